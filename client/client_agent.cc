@@ -1,0 +1,226 @@
+#include "client/client_agent.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "proto/wire.h"
+#include "runtime/status_macros.h"
+#include "runtime/tensor_codec.h"
+
+namespace fedberry::client {
+namespace {
+
+bool IsTransient(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ||
+         absl::IsResourceExhausted(s) || absl::IsAborted(s);
+}
+
+}  // namespace
+
+ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
+                         std::unique_ptr<v1::Federation::StubInterface> stub)
+    : options_(std::move(options)),
+      trainer_(trainer),
+      stub_(std::move(stub)),
+      backoff_(options_.backoff, options_.seed) {}
+
+void ClientAgent::Track(grpc::ClientContext* context) {
+  absl::MutexLock lock(&mu_);
+  in_flight_ = context;
+  if (context != nullptr && stop_.load()) context->TryCancel();
+}
+
+void ClientAgent::Stop() {
+  stop_.store(true);
+  absl::MutexLock lock(&mu_);
+  if (in_flight_ != nullptr) in_flight_->TryCancel();
+  wake_.SignalAll();
+}
+
+bool ClientAgent::Sleep(absl::Duration d) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time until = absl::Now() + d;
+  while (!stop_.load() && absl::Now() < until) {
+    wake_.WaitWithDeadline(&mu_, until);
+  }
+  return !stop_.load();
+}
+
+bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
+  const absl::Time now = absl::Now();
+  if (unreachable_since_ == absl::InfiniteFuture()) unreachable_since_ = now;
+  if (options_.give_up_after > absl::ZeroDuration() &&
+      now - unreachable_since_ >= options_.give_up_after) {
+    spdlog::error("giving up: the server was unreachable for {}",
+                  absl::FormatDuration(now - unreachable_since_));
+    return false;
+  }
+  const absl::Duration wait = backoff_.Next();
+  spdlog::warn("{} failed ({}): server unreachable, retry {} in {}", what,
+               status.ToString(), backoff_.attempts(),
+               absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))));
+  return Sleep(wait);
+}
+
+absl::Status ClientAgent::Join() {
+  v1::JoinRequest request;
+  request.set_client_name(options_.name);
+  *request.mutable_device() = options_.device;
+  request.set_num_samples(trainer_.num_samples());
+  v1::JoinResponse response;
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  absl::Status s =
+      wire::FromGrpcStatus(stub_->Join(&context, request, &response));
+  Track(nullptr);
+  RETURN_IF_ERROR(s);
+  client_id_ = response.client_id();
+  spdlog::info("joined job '{}' as {} with {} samples", response.job_id(),
+               client_id_, trainer_.num_samples());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
+  v1::GetTaskRequest request;
+  request.set_client_id(client_id_);
+  v1::GetTaskResponse response;
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.poll_timeout);
+  Track(&context);
+  absl::Status s =
+      wire::FromGrpcStatus(stub_->GetTask(&context, request, &response));
+  Track(nullptr);
+  RETURN_IF_ERROR(s);
+  return response;
+}
+
+absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
+    const v1::GetTaskResponse& task) {
+  v1::PullModelRequest request;
+  request.set_client_id(client_id_);
+  request.set_round(task.round());
+  request.set_task_id(task.task_id());
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  auto reader = stub_->PullModel(&context, request);
+  runtime::ModelAssembler assembler(task.round(), task.task_id(), std::nullopt);
+  v1::ModelChunk chunk;
+  absl::Status decoded;
+  while (reader->Read(&chunk)) {
+    if (decoded.ok()) decoded = assembler.Add(chunk);
+    if (!decoded.ok()) context.TryCancel();
+  }
+  absl::Status s = wire::FromGrpcStatus(reader->Finish());
+  Track(nullptr);
+  RETURN_IF_ERROR(decoded);
+  RETURN_IF_ERROR(s);
+  return assembler.Finish();
+}
+
+absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
+                                     const TrainOutcome& outcome) {
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  v1::PushUpdateResponse response;
+  auto writer = stub_->PushUpdate(&context, &response);
+  v1::UpdateChunk message;
+  v1::UpdateHeader* header = message.mutable_header();
+  header->set_client_id(client_id_);
+  header->set_round(task.round());
+  header->set_task_id(task.task_id());
+  header->set_num_samples(outcome.num_samples);
+  *header->mutable_metrics() = outcome.metrics;
+  bool open = writer->Write(message);
+  if (open) {
+    absl::Status encoded = runtime::EncodeModel(
+        outcome.model, task.round(), task.task_id(),
+        [&](const v1::ModelChunk& chunk) {
+          *message.mutable_chunk() = chunk;
+          return writer->Write(message);
+        });
+    (void)encoded;  // a broken stream shows in Finish()'s status
+    writer->WritesDone();
+  }
+  absl::Status s = wire::FromGrpcStatus(writer->Finish());
+  Track(nullptr);
+  return s;
+}
+
+absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
+  spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
+               task.total_rounds(), task.task_id());
+  ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
+  ASSIGN_OR_RETURN(TrainOutcome outcome,
+                   trainer_.Train(task.config(), global, stop_));
+  spdlog::info("round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
+               "pushing the update",
+               task.round(), outcome.num_samples,
+               outcome.metrics.train_seconds(), outcome.metrics.train_loss());
+  // A push that fails in transit is retried while the round may still be
+  // open; the server refuses a duplicate, so a retry is never counted twice.
+  while (true) {
+    absl::Status pushed = PushUpdate(task, outcome);
+    if (pushed.ok()) break;
+    if (absl::IsAlreadyExists(pushed)) break;  // an earlier try arrived
+    if (!IsTransient(pushed) || stop_.load()) return pushed;
+    if (!BackOff(pushed, "pushing the update")) return pushed;
+  }
+  ++rounds_trained_;
+  return absl::OkStatus();
+}
+
+absl::Status ClientAgent::Run() {
+  while (!stop_.load()) {
+    if (client_id_.empty()) {
+      absl::Status joined = Join();
+      if (!joined.ok()) {
+        if (stop_.load()) break;
+        if (!IsTransient(joined)) return joined;
+        if (!BackOff(joined, "joining")) return joined;
+        continue;
+      }
+      backoff_.Reset();
+      unreachable_since_ = absl::InfiniteFuture();
+    }
+    absl::StatusOr<v1::GetTaskResponse> task = GetTask();
+    if (!task.ok()) {
+      if (stop_.load()) break;
+      if (absl::IsNotFound(task.status())) {
+        spdlog::warn("the server does not know this client ({}); joining again",
+                     std::string(task.status().message()));
+        client_id_.clear();
+        continue;
+      }
+      if (!IsTransient(task.status())) return task.status();
+      if (!BackOff(task.status(), "asking for a task")) return task.status();
+      continue;
+    }
+    backoff_.Reset();
+    unreachable_since_ = absl::InfiniteFuture();
+    switch (task->action()) {
+      case v1::GetTaskResponse::DONE:
+        spdlog::info("the server says the job is done after {} rounds; "
+                     "this client trained in {}",
+                     task->round() - 1, rounds_trained_.load());
+        return absl::OkStatus();
+      case v1::GetTaskResponse::TRAIN: {
+        absl::Status round = DoRound(*task);
+        if (!round.ok() && !stop_.load()) {
+          // The round moves on without this update; the next task decides.
+          spdlog::warn("round {} failed on this client: {}", task->round(),
+                       round.ToString());
+          if (!BackOff(round, "the round")) return round;
+        }
+        break;
+      }
+      default:
+        Sleep(absl::Milliseconds(std::max<uint32_t>(task->retry_after_ms(), 50)));
+    }
+  }
+  return absl::CancelledError("the client was stopped");
+}
+
+}  // namespace fedberry::client

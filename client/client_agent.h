@@ -1,0 +1,82 @@
+// The device agent: joins the server, then loops pull task -> pull model ->
+// train -> push update until the server says the job is done. Every RPC has a
+// deadline. When the server is unreachable it retries with capped
+// exponential backoff and jitter, logging each wait; when the server no
+// longer knows it (a restarted server) it joins again.
+// Thread-safety: Run() on one thread; Stop() from any thread.
+#ifndef FEDBERRY_CLIENT_CLIENT_AGENT_H_
+#define FEDBERRY_CLIENT_CLIENT_AGENT_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "client/backoff.h"
+#include "client/local_trainer.h"
+#include "fedberry/v1/federation.grpc.pb.h"
+
+namespace fedberry::client {
+
+struct AgentOptions {
+  std::string name;                 // stable per board: a restart replaces it
+  v1::DeviceInfo device;
+  absl::Duration rpc_timeout = absl::Seconds(60);   // join, pull, push
+  absl::Duration poll_timeout = absl::Seconds(15);  // GetTask long poll
+  BackoffOptions backoff;
+  uint64_t seed = 0;                // jitter seed
+  // Give up after this long without reaching the server (0: never).
+  absl::Duration give_up_after = absl::ZeroDuration();
+};
+
+class ClientAgent {
+ public:
+  ClientAgent(AgentOptions options, LocalTrainer& trainer,
+              std::unique_ptr<v1::Federation::StubInterface> stub);
+
+  // Runs the job. OK when the server said DONE; Cancelled after Stop();
+  // Unavailable when give_up_after passed without reaching the server.
+  absl::Status Run();
+
+  // Ends Run() soon: cancels the call in flight and stops training at the
+  // next batch.
+  void Stop();
+
+  int rounds_trained() const { return rounds_trained_.load(); }
+  const std::string& client_id() const { return client_id_; }
+
+ private:
+  absl::Status Join();
+  absl::StatusOr<v1::GetTaskResponse> GetTask();
+  absl::Status DoRound(const v1::GetTaskResponse& task);
+  absl::StatusOr<runtime::NamedTensors> PullModel(
+      const v1::GetTaskResponse& task);
+  absl::Status PushUpdate(const v1::GetTaskResponse& task,
+                          const TrainOutcome& outcome);
+  // Sleeps up to `d` unless stopped. Returns false when stopped.
+  bool Sleep(absl::Duration d);
+  // Handles a transport failure: logs, backs off. Returns false to give up.
+  bool BackOff(const absl::Status& status, const char* what);
+  // Binds a context to this agent so Stop() can cancel it.
+  void Track(grpc::ClientContext* context);
+
+  AgentOptions options_;
+  LocalTrainer& trainer_;
+  std::unique_ptr<v1::Federation::StubInterface> stub_;
+  Backoff backoff_;
+  std::string client_id_;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> rounds_trained_{0};
+  absl::Time unreachable_since_ = absl::InfiniteFuture();
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+  grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_CLIENT_AGENT_H_

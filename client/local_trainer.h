@@ -1,0 +1,37 @@
+// What the client agent asks of the board's training: take the global model,
+// train it per the round's config, and report how many samples it trained on.
+// The agent knows nothing of data sets or LibTorch optimisers.
+// Thread-safety: Train is called from the agent's thread only.
+#ifndef FEDBERRY_CLIENT_LOCAL_TRAINER_H_
+#define FEDBERRY_CLIENT_LOCAL_TRAINER_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "fedberry/v1/federation.pb.h"
+#include "runtime/model.h"
+
+namespace fedberry::client {
+
+struct TrainOutcome {
+  runtime::NamedTensors model;  // the locally trained model
+  uint64_t num_samples = 0;     // the FedAvg weight
+  v1::TrainMetrics metrics;
+};
+
+class LocalTrainer {
+ public:
+  virtual ~LocalTrainer() = default;
+  // Samples this board holds (sent at join).
+  virtual uint64_t num_samples() const = 0;
+  // Trains from `global`. Cancelled when `stop` becomes true; InvalidArgument
+  // when the model or config does not fit this trainer.
+  virtual absl::StatusOr<TrainOutcome> Train(
+      const v1::TrainConfig& config, const runtime::NamedTensors& global,
+      const std::atomic<bool>& stop) = 0;
+};
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_LOCAL_TRAINER_H_

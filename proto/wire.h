@@ -1,0 +1,49 @@
+// Settings both ends of the fedberry wire must agree on, and the one place
+// where absl::Status and grpc::Status are converted.
+//
+// Keepalive: the client pings every kKeepaliveTime; the server accepts pings
+// that often (kMinPingInterval <= kKeepaliveTime), so it never answers a
+// well-behaved client with GOAWAY "too_many_pings".
+//
+// Message sizes: models move as chunks of at most kChunkBytes, so the receive
+// limit is a chunk plus headroom, not a 2 GB cap a hostile peer could use to
+// exhaust a 1 GB board. Thread-safe: everything here is pure.
+#ifndef FEDBERRY_PROTO_WIRE_H_
+#define FEDBERRY_PROTO_WIRE_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "proto/chunking.h"
+
+namespace fedberry::wire {
+
+// Largest message either end accepts: a chunk plus protobuf framing and spec.
+inline constexpr int kMaxMessageBytes = kChunkBytes + (64 << 10);
+inline constexpr int kKeepaliveTimeMs = 20'000;
+inline constexpr int kKeepaliveTimeoutMs = 10'000;
+inline constexpr int kMinPingIntervalMs = 10'000;
+
+// Channel arguments for a client's channel to the server.
+grpc::ChannelArguments ClientChannelArguments();
+
+// Applies the matching receive limits and keepalive policy to a server.
+void ConfigureServerBuilder(grpc::ServerBuilder& builder);
+
+// Opens an insecure channel to `address` with ClientChannelArguments().
+std::shared_ptr<grpc::Channel> MakeClientChannel(const std::string& address);
+
+// Canonical codes map 1:1 between Abseil and gRPC.
+grpc::Status ToGrpcStatus(const absl::Status& status);
+absl::Status FromGrpcStatus(const grpc::Status& status);
+
+// Sets `context`'s deadline `timeout` from now.
+void SetDeadline(grpc::ClientContext& context, absl::Duration timeout);
+
+}  // namespace fedberry::wire
+
+#endif  // FEDBERRY_PROTO_WIRE_H_

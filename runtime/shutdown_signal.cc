@@ -1,0 +1,36 @@
+#include "runtime/shutdown_signal.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+namespace fedberry {
+namespace {
+sigset_t ShutdownSet() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR2);  // private: wakes the watcher at destruction
+  return set;
+}
+}  // namespace
+
+ShutdownSignal::ShutdownSignal(std::function<void(int)> on_signal)
+    : on_signal_(std::move(on_signal)) {
+  sigset_t set = ShutdownSet();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  watcher_ = std::thread([this, set] {
+    int sig = 0;
+    while (sigwait(&set, &sig) == 0) {
+      if (sig == SIGUSR2) return;
+      if (!received_.exchange(true)) on_signal_(sig);
+    }
+  });
+}
+
+ShutdownSignal::~ShutdownSignal() {
+  pthread_kill(watcher_.native_handle(), SIGUSR2);
+  watcher_.join();
+}
+
+}  // namespace fedberry

@@ -1,0 +1,31 @@
+// Small stand-ins for the status macros of newer Abseil releases, which the
+// Abseil in Debian 12 (20220623) lacks. Shaped like absl's so they can be
+// swapped for the real ones later.
+#ifndef FEDBERRY_RUNTIME_STATUS_MACROS_H_
+#define FEDBERRY_RUNTIME_STATUS_MACROS_H_
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#define FEDBERRY_CONCAT_INNER_(a, b) a##b
+#define FEDBERRY_CONCAT_(a, b) FEDBERRY_CONCAT_INNER_(a, b)
+
+// Returns the status from the enclosing function if `expr` is not OK.
+#define RETURN_IF_ERROR(expr)                                  \
+  do {                                                         \
+    if (absl::Status fedberry_status_ = (expr);                \
+        !fedberry_status_.ok()) {                              \
+      return fedberry_status_;                                 \
+    }                                                          \
+  } while (false)
+
+// Declares/assigns `lhs` from a StatusOr, returning its status on error.
+#define ASSIGN_OR_RETURN(lhs, expr)                                          \
+  ASSIGN_OR_RETURN_IMPL_(FEDBERRY_CONCAT_(fedberry_statusor_, __LINE__), lhs, \
+                         expr)
+#define ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \
+  auto statusor = (expr);                           \
+  if (!statusor.ok()) return statusor.status();     \
+  lhs = std::move(statusor).value()
+
+#endif  // FEDBERRY_RUNTIME_STATUS_MACROS_H_

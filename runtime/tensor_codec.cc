@@ -1,0 +1,242 @@
+#include "runtime/tensor_codec.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/status_macros.h"
+
+namespace fedberry::runtime {
+namespace {
+
+// Both targets (x86-64 gateway, aarch64 Pi) are little-endian, so the raw
+// encoding is the tensor's memory as is.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the RAW wire encoding assumes a little-endian host");
+
+absl::StatusOr<v1::DType> ToWire(torch::ScalarType t) {
+  switch (t) {
+    case torch::kFloat32:
+      return v1::DTYPE_FLOAT32;
+    case torch::kInt64:
+      return v1::DTYPE_INT64;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("dtype ", c10::toString(t), " cannot be sent"));
+  }
+}
+
+absl::StatusOr<torch::ScalarType> FromWire(v1::DType t) {
+  switch (t) {
+    case v1::DTYPE_FLOAT32:
+      return torch::kFloat32;
+    case v1::DTYPE_INT64:
+      return torch::kInt64;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported wire dtype ", v1::DType_Name(t)));
+  }
+}
+
+bool SameShape(const v1::TensorSpec& a, const v1::TensorSpec& b) {
+  if (a.shape_size() != b.shape_size()) return false;
+  for (int i = 0; i < a.shape_size(); ++i) {
+    if (a.shape(i) != b.shape(i)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string ShapeString(const v1::TensorSpec& spec) {
+  return absl::StrCat("[", absl::StrJoin(spec.shape(), ", "), "]");
+}
+
+absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state) {
+  std::vector<v1::TensorSpec> specs;
+  specs.reserve(state.size());
+  for (const auto& t : state) {
+    v1::TensorSpec spec;
+    spec.set_name(t.name);
+    for (int64_t d : t.tensor.sizes()) spec.add_shape(d);
+    ASSIGN_OR_RETURN(v1::DType dtype, ToWire(t.tensor.scalar_type()));
+    spec.set_dtype(dtype);
+    spec.set_encoding(v1::ENCODING_RAW);
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
+                         const std::string& task_id,
+                         const std::function<bool(const v1::ModelChunk&)>& sink,
+                         int chunk_bytes) {
+  ASSIGN_OR_RETURN(std::vector<v1::TensorSpec> specs, SpecsOf(state));
+  v1::ModelChunk chunk;
+  for (size_t i = 0; i < state.size(); ++i) {
+    torch::Tensor t = state[i].tensor.contiguous();
+    const auto* bytes = static_cast<const char*>(t.data_ptr());
+    const int64_t total = t.numel() * t.element_size();
+    int64_t offset = 0;
+    do {
+      chunk.Clear();
+      chunk.set_round(round);
+      chunk.set_task_id(task_id);
+      chunk.set_tensor_index(static_cast<uint32_t>(i));
+      chunk.set_tensor_count(static_cast<uint32_t>(state.size()));
+      if (offset == 0) *chunk.mutable_spec() = specs[i];
+      const int64_t n = std::min<int64_t>(chunk_bytes, total - offset);
+      chunk.set_offset(static_cast<uint64_t>(offset));
+      chunk.set_data(bytes + offset, static_cast<size_t>(n));
+      if (!sink(chunk)) {
+        return absl::CancelledError(absl::StrCat(
+            "model stream was cancelled at tensor '", state[i].name, "'"));
+      }
+      offset += n;
+    } while (offset < total);
+  }
+  return absl::OkStatus();
+}
+
+ModelAssembler::ModelAssembler(
+    uint64_t round, std::string task_id,
+    std::optional<std::vector<v1::TensorSpec>> expected)
+    : round_(round), task_id_(std::move(task_id)), expected_(std::move(expected)) {}
+
+absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
+  const size_t index = tensors_.size();
+  if (!chunk.has_spec()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("first chunk of tensor ", index, " carries no spec"));
+  }
+  const v1::TensorSpec& spec = chunk.spec();
+  if (spec.encoding() != v1::ENCODING_RAW) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", spec.name(), "' uses unsupported encoding ",
+                     v1::Encoding_Name(spec.encoding())));
+  }
+  if (expected_) {
+    const v1::TensorSpec& want = (*expected_)[index];
+    if (spec.name() != want.name()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor ", index, " is named '", spec.name(),
+                       "'; expected '", want.name(), "'"));
+    }
+    if (!SameShape(spec, want)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name(), "' has shape ", ShapeString(spec),
+          "; expected ", ShapeString(want)));
+    }
+    if (spec.dtype() != want.dtype()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name(), "' has dtype ", v1::DType_Name(spec.dtype()),
+          "; expected ", v1::DType_Name(want.dtype())));
+    }
+  }
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  for (int64_t d : spec.shape()) {
+    if (d < 0 || d > (int64_t{1} << 31)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name(), "' has invalid shape ", ShapeString(spec)));
+    }
+    shape.push_back(d);
+    numel *= d;
+    if (numel > (int64_t{1} << 31)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", spec.name(), "' is too large: ", ShapeString(spec)));
+    }
+  }
+  ASSIGN_OR_RETURN(torch::ScalarType dtype, FromWire(spec.dtype()));
+  tensors_.push_back({spec.name(), torch::empty(shape, dtype)});
+  filled_ = 0;
+  return absl::OkStatus();
+}
+
+absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
+  if (chunk.round() != round_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("model chunk is for round ", chunk.round(),
+                     "; this stream is for round ", round_));
+  }
+  if (chunk.task_id() != task_id_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model chunk is for task '", chunk.task_id(),
+                     "'; this stream is for task '", task_id_, "'"));
+  }
+  const int64_t count = chunk.tensor_count();
+  if (declared_count_ < 0) {
+    if (expected_ && count != static_cast<int64_t>(expected_->size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model has ", count, " tensors; expected ",
+                       expected_->size()));
+    }
+    declared_count_ = count;
+  } else if (count != declared_count_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor count changed mid-stream from ", declared_count_,
+                     " to ", count));
+  }
+  const int64_t index = chunk.tensor_index();
+  const bool current_done =
+      !tensors_.empty() &&
+      filled_ == static_cast<int64_t>(tensors_.back().tensor.nbytes());
+  if (chunk.offset() == 0 &&
+      index == static_cast<int64_t>(tensors_.size()) &&
+      (tensors_.empty() || current_done)) {
+    if (index >= declared_count_) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor index ", index, " is beyond the declared count ",
+          declared_count_));
+    }
+    RETURN_IF_ERROR(StartTensor(chunk));
+  } else if (tensors_.empty() ||
+             index != static_cast<int64_t>(tensors_.size()) - 1 ||
+             static_cast<int64_t>(chunk.offset()) != filled_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "chunk out of order: got tensor ", index, " offset ", chunk.offset(),
+        ", expected tensor ", tensors_.size() - (current_done ? 0 : 1),
+        " offset ", current_done ? 0 : filled_));
+  }
+  torch::Tensor& t = tensors_.back().tensor;
+  const int64_t capacity = static_cast<int64_t>(t.nbytes());
+  const int64_t n = static_cast<int64_t>(chunk.data().size());
+  if (filled_ + n > capacity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", tensors_.back().name, "' receives ", filled_ + n,
+        " bytes; its shape holds ", capacity));
+  }
+  std::memcpy(static_cast<char*>(t.data_ptr()) + filled_, chunk.data().data(),
+              static_cast<size_t>(n));
+  filled_ += n;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NamedTensors> ModelAssembler::Finish() {
+  const int64_t want = declared_count_ < 0 ? (expected_ ? expected_->size() : 0)
+                                           : declared_count_;
+  if (static_cast<int64_t>(tensors_.size()) != want ||
+      (!tensors_.empty() &&
+       filled_ != static_cast<int64_t>(tensors_.back().tensor.nbytes()))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model stream ended early: ", tensors_.size(), " of ", want,
+        " tensors started, the last with ", filled_, " bytes"));
+  }
+  if (want == 0) {
+    return absl::InvalidArgumentError("model stream carried no tensors");
+  }
+  return std::move(tensors_);
+}
+
+absl::Status CheckFinite(const NamedTensors& state) {
+  for (const auto& t : state) {
+    if (!t.tensor.is_floating_point()) continue;
+    if (!torch::isfinite(t.tensor).all().item<bool>()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", t.name, "' contains NaN or Inf values"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fedberry::runtime

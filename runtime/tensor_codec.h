@@ -1,0 +1,69 @@
+// Converts model state (NamedTensors) to and from the wire's stream of
+// ModelChunk messages. Decoding is strict: the assembler checks every chunk
+// against the round, task and tensor specs it expects, and never allocates
+// more than the expected model, so a malformed or hostile stream is refused
+// with a clear status before it can grow memory.
+// Thread-safety: ModelAssembler is not thread-safe; use one per stream.
+#ifndef FEDBERRY_RUNTIME_TENSOR_CODEC_H_
+#define FEDBERRY_RUNTIME_TENSOR_CODEC_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fedberry/v1/federation.pb.h"
+#include "proto/chunking.h"
+#include "runtime/model.h"
+
+namespace fedberry::runtime {
+
+// The spec of each tensor of `state` (name, shape, dtype, raw encoding).
+// InvalidArgument for a dtype the wire cannot carry.
+absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state);
+
+// Streams `state` as chunks of at most `chunk_bytes` payload bytes, calling
+// `sink` for each; stops early (Cancelled) when `sink` returns false.
+absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
+                         const std::string& task_id,
+                         const std::function<bool(const v1::ModelChunk&)>& sink,
+                         int chunk_bytes = wire::kChunkBytes);
+
+class ModelAssembler {
+ public:
+  // `expected` (when given) fixes the names, shapes and dtypes the stream
+  // must carry, in order; without it the stream defines them.
+  ModelAssembler(uint64_t round, std::string task_id,
+                 std::optional<std::vector<v1::TensorSpec>> expected);
+
+  // Adds the next chunk. InvalidArgument names what is wrong (round, task,
+  // order, offset, spec, size); FailedPrecondition for another round's chunk.
+  absl::Status Add(const v1::ModelChunk& chunk);
+
+  // The decoded model. InvalidArgument when tensors are missing or partial.
+  absl::StatusOr<NamedTensors> Finish();
+
+ private:
+  absl::Status StartTensor(const v1::ModelChunk& chunk);
+
+  uint64_t round_;
+  std::string task_id_;
+  std::optional<std::vector<v1::TensorSpec>> expected_;
+  NamedTensors tensors_;
+  int64_t filled_ = 0;  // bytes written into tensors_.back()
+  int64_t declared_count_ = -1;
+};
+
+// OK when every floating-point value is finite; InvalidArgument naming the
+// first tensor with NaN or Inf otherwise.
+absl::Status CheckFinite(const NamedTensors& state);
+
+// Human-readable shape, e.g. [6, 1, 5, 5].
+std::string ShapeString(const v1::TensorSpec& spec);
+
+}  // namespace fedberry::runtime
+
+#endif  // FEDBERRY_RUNTIME_TENSOR_CODEC_H_

@@ -1,0 +1,78 @@
+#include "server/federation_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "proto/wire.h"
+
+namespace fedberry::server {
+
+absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
+    ServerOptions options, runtime::NamedTensors initial, Evaluator evaluator,
+    ReportSink sink, Clock& clock) {
+  auto server = std::unique_ptr<FederationServer>(new FederationServer);
+  server->options_ = options;
+  server->coordinator_ = std::make_unique<RoundCoordinator>(
+      options.coordinator, std::move(initial), std::move(evaluator),
+      std::move(sink), clock);
+  server->service_ = std::make_unique<FederationService>(
+      *server->coordinator_, options.max_poll);
+  grpc::ServerBuilder builder;
+  wire::ConfigureServerBuilder(builder);
+  int port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (!server->server_ || port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen,
+        " (address in use, or not an address of this machine?)"));
+  }
+  std::string host = options.listen.substr(0, options.listen.rfind(':'));
+  if (host == "0.0.0.0" || host == "[::]" || host.empty()) host = "127.0.0.1";
+  server->address_ = absl::StrCat(host, ":", port);
+  server->driver_ = std::thread([s = server.get()] { s->Drive(); });
+  return server;
+}
+
+FederationServer::~FederationServer() { Stop(); }
+
+void FederationServer::Drive() {
+  while (!coordinator_->done()) {
+    coordinator_->RunOnce();
+    coordinator_->WaitForWork(absl::Milliseconds(100));
+  }
+  // Keep answering long enough for every client to hear DONE.
+  const absl::Time give_up = absl::Now() + options_.done_grace;
+  while (absl::Now() < give_up && coordinator_->clients_told_done() <
+                                      coordinator_->registered_clients()) {
+    absl::MutexLock lock(&mu_);
+    if (stopped_) break;
+    cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));
+  }
+  absl::MutexLock lock(&mu_);
+  finished_ = true;
+  cv_.SignalAll();
+}
+
+void FederationServer::Wait() {
+  absl::MutexLock lock(&mu_);
+  while (!finished_ && !stopped_) cv_.Wait(&mu_);
+}
+
+void FederationServer::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopped_ && !driver_.joinable()) return;
+    stopped_ = true;
+    cv_.SignalAll();
+  }
+  coordinator_->Shutdown();
+  if (driver_.joinable()) driver_.join();
+  // In-flight calls get a moment to finish, then are cancelled.
+  server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  server_->Wait();
+}
+
+}  // namespace fedberry::server

@@ -1,0 +1,64 @@
+// A running aggregation server: the round coordinator, its gRPC service on a
+// listening port, and the driver thread that opens and closes rounds.
+// Used by fedberry-server and by in-process integration tests.
+// Thread-safe.
+#ifndef FEDBERRY_SERVER_FEDERATION_SERVER_H_
+#define FEDBERRY_SERVER_FEDERATION_SERVER_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/statusor.h"
+#include "server/federation_service.h"
+#include "server/round_coordinator.h"
+
+namespace fedberry::server {
+
+struct ServerOptions {
+  std::string listen = "0.0.0.0:50051";  // port 0 picks a free port
+  CoordinatorOptions coordinator;
+  absl::Duration max_poll = absl::Seconds(5);
+  // After the last round, how long to keep serving so clients learn DONE.
+  absl::Duration done_grace = absl::Seconds(10);
+};
+
+class FederationServer {
+ public:
+  // Binds and starts serving. Unavailable when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<FederationServer>> Start(
+      ServerOptions options, runtime::NamedTensors initial,
+      Evaluator evaluator, ReportSink sink, Clock& clock = Clock::Real());
+  ~FederationServer();  // Stop()s
+
+  // The bound address, e.g. "127.0.0.1:40311".
+  const std::string& address() const { return address_; }
+  RoundCoordinator& coordinator() { return *coordinator_; }
+
+  // Blocks until the job is done and clients were told (or the grace passed),
+  // or Stop() was called.
+  void Wait();
+  // Ends the job now and stops serving. Idempotent.
+  void Stop();
+
+ private:
+  FederationServer() = default;
+  void Drive();
+
+  ServerOptions options_;
+  std::unique_ptr<RoundCoordinator> coordinator_;
+  std::unique_ptr<FederationService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  std::thread driver_;
+  absl::Mutex mu_;
+  absl::CondVar cv_;
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_FEDERATION_SERVER_H_

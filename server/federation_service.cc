@@ -1,0 +1,102 @@
+#include "server/federation_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include "absl/strings/str_cat.h"
+#include "proto/wire.h"
+#include "runtime/tensor_codec.h"
+
+namespace fedberry::server {
+namespace {
+
+// Never hold a long poll past the caller's own deadline.
+absl::Duration PollBudget(grpc::ServerContext* context, absl::Duration max) {
+  auto left = context->deadline() - std::chrono::system_clock::now();
+  absl::Duration remaining =
+      absl::FromChrono(left) - absl::Milliseconds(500);
+  return std::clamp(remaining, absl::ZeroDuration(), max);
+}
+
+}  // namespace
+
+FederationService::FederationService(RoundCoordinator& coordinator,
+                                     absl::Duration max_poll)
+    : coordinator_(coordinator), max_poll_(max_poll) {}
+
+grpc::Status FederationService::Join(grpc::ServerContext* context,
+                                     const v1::JoinRequest* request,
+                                     v1::JoinResponse* response) {
+  auto joined = coordinator_.Join(*request);
+  if (!joined.ok()) return wire::ToGrpcStatus(joined.status());
+  *response = *std::move(joined);
+  return grpc::Status::OK;
+}
+
+grpc::Status FederationService::GetTask(grpc::ServerContext* context,
+                                        const v1::GetTaskRequest* request,
+                                        v1::GetTaskResponse* response) {
+  auto task = coordinator_.GetTask(request->client_id(),
+                                   PollBudget(context, max_poll_));
+  if (!task.ok()) return wire::ToGrpcStatus(task.status());
+  *response = *std::move(task);
+  return grpc::Status::OK;
+}
+
+grpc::Status FederationService::PullModel(
+    grpc::ServerContext* context, const v1::PullModelRequest* request,
+    grpc::ServerWriter<v1::ModelChunk>* writer) {
+  auto model = coordinator_.ModelFor(*request);
+  if (!model.ok()) return wire::ToGrpcStatus(model.status());
+  absl::Status sent = runtime::EncodeModel(
+      **model, request->round(), request->task_id(),
+      [&](const v1::ModelChunk& chunk) {
+        return !context->IsCancelled() && writer->Write(chunk);
+      });
+  return wire::ToGrpcStatus(sent);
+}
+
+grpc::Status FederationService::PushUpdate(
+    grpc::ServerContext* context, grpc::ServerReader<v1::UpdateChunk>* reader,
+    v1::PushUpdateResponse* response) {
+  v1::UpdateChunk message;
+  if (!reader->Read(&message) || !message.has_header()) {
+    coordinator_.CountRejected();
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "an update stream must start with an UpdateHeader");
+  }
+  const v1::UpdateHeader header = message.header();
+  auto specs = coordinator_.BeginUpdate(header);
+  if (!specs.ok()) {
+    spdlog::warn("refused update from {} for round {}: {}", header.client_id(),
+                 header.round(), std::string(specs.status().message()));
+    coordinator_.CountRejected();
+    return wire::ToGrpcStatus(specs.status());
+  }
+  runtime::ModelAssembler assembler(header.round(), header.task_id(),
+                                    *std::move(specs));
+  absl::Status status;
+  while (status.ok() && reader->Read(&message)) {
+    if (!message.has_chunk()) {
+      status = absl::InvalidArgumentError(
+          "update stream carries a second header; expected model chunks");
+    } else {
+      status = assembler.Add(message.chunk());
+    }
+  }
+  absl::StatusOr<int> held(status.ok() ? absl::UnknownError("unset") : status);
+  if (status.ok()) {
+    auto update = assembler.Finish();
+    held = update.ok() ? coordinator_.SubmitUpdate(header, *update)
+                       : absl::StatusOr<int>(update.status());
+  }
+  if (!held.ok()) {
+    spdlog::warn("refused update from {} for round {}: {}", header.client_id(),
+                 header.round(), std::string(held.status().message()));
+    coordinator_.CountRejected();
+    return wire::ToGrpcStatus(held.status());
+  }
+  response->set_received_updates(static_cast<uint32_t>(*held));
+  return grpc::Status::OK;
+}
+
+}  // namespace fedberry::server

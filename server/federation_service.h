@@ -1,0 +1,39 @@
+// The gRPC face of the round coordinator: validates wire messages, decodes
+// model streams and delegates. Holds no round state of its own.
+// Thread-safe (gRPC calls the handlers concurrently).
+#ifndef FEDBERRY_SERVER_FEDERATION_SERVICE_H_
+#define FEDBERRY_SERVER_FEDERATION_SERVICE_H_
+
+#include "absl/time/time.h"
+#include "fedberry/v1/federation.grpc.pb.h"
+#include "server/round_coordinator.h"
+
+namespace fedberry::server {
+
+class FederationService final : public v1::Federation::Service {
+ public:
+  // `coordinator` must outlive the service. GetTask long polls for at most
+  // `max_poll` (clients set their deadline above it).
+  explicit FederationService(RoundCoordinator& coordinator,
+                             absl::Duration max_poll = absl::Seconds(5));
+
+  grpc::Status Join(grpc::ServerContext* context, const v1::JoinRequest* request,
+                    v1::JoinResponse* response) override;
+  grpc::Status GetTask(grpc::ServerContext* context,
+                       const v1::GetTaskRequest* request,
+                       v1::GetTaskResponse* response) override;
+  grpc::Status PullModel(grpc::ServerContext* context,
+                         const v1::PullModelRequest* request,
+                         grpc::ServerWriter<v1::ModelChunk>* writer) override;
+  grpc::Status PushUpdate(grpc::ServerContext* context,
+                          grpc::ServerReader<v1::UpdateChunk>* reader,
+                          v1::PushUpdateResponse* response) override;
+
+ private:
+  RoundCoordinator& coordinator_;
+  const absl::Duration max_poll_;
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_FEDERATION_SERVICE_H_

@@ -1,0 +1,357 @@
+#include "server/round_coordinator.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/status_macros.h"
+#include "runtime/tensor_codec.h"
+
+namespace fedberry::server {
+
+RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
+                                   runtime::NamedTensors initial,
+                                   Evaluator evaluator, ReportSink sink,
+                                   Clock& clock)
+    : options_(std::move(options)),
+      evaluator_(std::move(evaluator)),
+      sink_(std::move(sink)),
+      clock_(clock),
+      rng_(options_.seed) {
+  auto specs = runtime::SpecsOf(initial);
+  if (specs.ok()) specs_ = *std::move(specs);
+  global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
+  if (options_.rounds <= 0) state_ = State::kDone;
+}
+
+absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
+    const v1::JoinRequest& request) {
+  if (request.client_name().empty()) {
+    return absl::InvalidArgumentError("join request has an empty client_name");
+  }
+  absl::MutexLock lock(&mu_);
+  // A board that restarts joins again under its name: retire the old id so
+  // the round does not wait for an update that will never come.
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    if (it->second.name == request.client_name()) {
+      spdlog::info("client '{}' joined again; retiring its old id {}",
+                   request.client_name(), it->first);
+      cohort_.erase(it->first);
+      it = clients_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
+                                   static_cast<uint32_t>(rng_() & 0xffffff));
+  ClientInfo info;
+  info.name = request.client_name();
+  info.num_samples = request.num_samples();
+  info.last_seen = clock_.Now();
+  clients_[id] = info;
+  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})",
+               info.name, id, info.num_samples, request.device().cores(),
+               request.device().architecture());
+  work_pending_ = true;
+  changed_.SignalAll();
+  v1::JoinResponse response;
+  response.set_client_id(id);
+  response.set_job_id(options_.job_id);
+  return response;
+}
+
+absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
+    const std::string& client_id, absl::Duration max_wait) {
+  absl::MutexLock lock(&mu_);
+  const absl::Time give_up = absl::Now() + max_wait;
+  while (true) {
+    auto it = clients_.find(client_id);
+    if (it == clients_.end()) {
+      return absl::NotFoundError(absl::StrCat(
+          "unknown client id '", client_id, "': join the federation first"));
+    }
+    it->second.last_seen = clock_.Now();
+    v1::GetTaskResponse response;
+    response.set_total_rounds(options_.rounds);
+    response.set_round(round_);
+    if (state_ == State::kDone) {
+      it->second.told_done = true;
+      response.set_action(v1::GetTaskResponse::DONE);
+      return response;
+    }
+    if (state_ == State::kCollecting && cohort_.count(client_id) &&
+        !reported_.count(client_id)) {
+      response.set_action(v1::GetTaskResponse::TRAIN);
+      response.set_task_id(task_id_);
+      *response.mutable_config() = options_.train;
+      // Each client and round gets its own data order.
+      response.mutable_config()->set_seed(options_.seed * 7919 + round_);
+      return response;
+    }
+    if (absl::Now() >= give_up) {
+      response.set_action(v1::GetTaskResponse::WAIT);
+      response.set_retry_after_ms(200);
+      return response;
+    }
+    changed_.WaitWithDeadline(&mu_, give_up);
+  }
+}
+
+absl::Status RoundCoordinator::CheckTaskLocked(const std::string& client_id,
+                                               uint64_t round,
+                                               const std::string& task_id) const {
+  if (!clients_.count(client_id)) {
+    return absl::NotFoundError(absl::StrCat(
+        "unknown client id '", client_id, "': join the federation first"));
+  }
+  if (state_ != State::kCollecting || round != round_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", round, " is not open (the server is ",
+        state_ == State::kCollecting ? "collecting round "
+                                     : "not collecting; current round ",
+        round_, ")"));
+  }
+  if (task_id != task_id_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "task id '", task_id, "' does not match round ", round_, "'s task"));
+  }
+  if (!cohort_.count(client_id)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "client ", client_id, " was not selected for round ", round_));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
+RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(
+      CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
+  clients_[request.client_id()].last_seen = clock_.Now();
+  return global_;
+}
+
+absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
+    const v1::UpdateHeader& header) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(
+      CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
+  if (reported_.count(header.client_id())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("client ", header.client_id(),
+                     " already sent its update for round ", header.round()));
+  }
+  if (header.num_samples() == 0) {
+    return absl::InvalidArgumentError(
+        "update header has num_samples 0; an update must weigh something");
+  }
+  clients_[header.client_id()].last_seen = clock_.Now();
+  return specs_;
+}
+
+absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
+    const v1::UpdateHeader& header, const runtime::NamedTensors& update) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(
+      CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
+  if (reported_.count(header.client_id())) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("client ", header.client_id(),
+                     " already sent its update for round ", header.round()));
+  }
+  if (header.num_samples() == 0) {
+    return absl::InvalidArgumentError(
+        "update header has num_samples 0; an update must weigh something");
+  }
+  RETURN_IF_ERROR(sum_->Add(update, static_cast<double>(header.num_samples())));
+  reported_.insert(header.client_id());
+  ClientInfo& info = clients_[header.client_id()];
+  info.last_seen = clock_.Now();
+  pending_.clients.push_back(
+      {header.client_id(), info.name, header.num_samples(), header.metrics()});
+  spdlog::info("round {}: update {}/{} from {} ({} samples, loss {:.4f})",
+               round_, reported_.size(), cohort_.size(), info.name,
+               header.num_samples(), header.metrics().train_loss());
+  work_pending_ = true;
+  changed_.SignalAll();
+  return static_cast<int>(reported_.size());
+}
+
+void RoundCoordinator::CountRejected() {
+  absl::MutexLock lock(&mu_);
+  ++pending_.rejected;
+}
+
+bool RoundCoordinator::TryOpenRoundLocked() {
+  const absl::Time now = clock_.Now();
+  std::vector<std::string> available;
+  for (const auto& [id, info] : clients_) {
+    if (now - info.last_seen <= options_.liveness) available.push_back(id);
+  }
+  const int n = static_cast<int>(available.size());
+  if (n < std::max(1, options_.min_clients_to_start) ||
+      n < options_.min_clients_per_round) {
+    return false;
+  }
+  int k = static_cast<int>(std::ceil(options_.fraction * n));
+  k = std::clamp(std::max(k, options_.min_clients_per_round), 1, n);
+  // Seeded partial Fisher-Yates: the same registrations give the same cohort.
+  for (int i = 0; i < k; ++i) {
+    int j = i + static_cast<int>(rng_() % static_cast<uint64_t>(n - i));
+    std::swap(available[i], available[j]);
+  }
+  cohort_ = std::set<std::string>(available.begin(), available.begin() + k);
+  reported_.clear();
+  task_id_ = absl::StrFormat("r%d-%08x", round_,
+                             static_cast<uint32_t>(rng_() & 0xffffffff));
+  sum_ = std::make_unique<FedAvg>(*global_);
+  pending_ = RoundReport{};
+  pending_.round = round_;
+  pending_.selected = k;
+  round_start_ = now;
+  state_ = State::kCollecting;
+  spdlog::info("round {}/{}: selected {} of {} available clients (task {})",
+               round_, options_.rounds, k, n, task_id_);
+  changed_.SignalAll();
+  return true;
+}
+
+bool RoundCoordinator::RunOnce() {
+  bool close = false, abandon = false;
+  {
+    absl::MutexLock lock(&mu_);
+    work_pending_ = false;
+    if (state_ == State::kWaiting) return TryOpenRoundLocked();
+    if (state_ != State::kCollecting) return false;
+    // A retired client cannot report; the cohort shrinks with it.
+    const size_t expected = cohort_.size();
+    const bool complete = reported_.size() >= expected;
+    const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
+    const size_t quorum = static_cast<size_t>(
+        std::max(1.0, std::ceil(options_.quorum * pending_.selected)));
+    if (complete && !reported_.empty()) {
+      close = true;
+    } else if (late || (cohort_.empty() && reported_.empty())) {
+      close = reported_.size() >= quorum;
+      abandon = !close;
+    } else {
+      return false;
+    }
+    state_ = State::kClosing;
+  }
+  CloseRound(abandon);
+  return true;
+}
+
+void RoundCoordinator::CloseRound(bool abandon) {
+  std::unique_ptr<FedAvg> sum;
+  RoundReport report;
+  {
+    absl::MutexLock lock(&mu_);
+    sum = std::move(sum_);
+    report = std::move(pending_);
+    report.participants = static_cast<int>(reported_.size());
+    report.dropped = report.selected - report.participants;
+    report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
+  }
+  if (abandon) {
+    spdlog::warn(
+        "round {}: deadline passed with {} of {} updates, below the quorum; "
+        "the round starts over with the same global model",
+        report.round, report.participants, report.selected);
+    absl::MutexLock lock(&mu_);
+    state_ = shutdown_ ? State::kDone : State::kWaiting;
+    cohort_.clear();
+    reported_.clear();
+    work_pending_ = true;
+    changed_.SignalAll();
+    return;
+  }
+  const absl::Time agg_start = absl::Now();
+  absl::StatusOr<runtime::NamedTensors> averaged = sum->Result();
+  report.aggregation_seconds = absl::ToDoubleSeconds(absl::Now() - agg_start);
+  sum.reset();
+  std::shared_ptr<const runtime::NamedTensors> next;
+  if (averaged.ok()) {
+    next = std::make_shared<const runtime::NamedTensors>(*std::move(averaged));
+  } else {
+    spdlog::error("round {}: aggregation failed: {}", report.round,
+                  averaged.status().ToString());
+  }
+  if (next && evaluator_) {
+    const absl::Time eval_start = absl::Now();
+    auto eval = evaluator_(*next);
+    report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - eval_start);
+    if (eval.ok()) {
+      report.eval = *eval;
+    } else {
+      spdlog::error("round {}: evaluation failed: {}", report.round,
+                    eval.status().ToString());
+    }
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
+    if (next) global_ = next;
+    history_.push_back(report);
+    cohort_.clear();
+    reported_.clear();
+    ++round_;
+    state_ = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds)
+                 ? State::kDone
+                 : State::kWaiting;
+    work_pending_ = true;
+    changed_.SignalAll();
+  }
+  if (sink_) sink_(report);
+}
+
+void RoundCoordinator::WaitForWork(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  if (!work_pending_) changed_.WaitWithTimeout(&mu_, timeout);
+}
+
+void RoundCoordinator::Shutdown() {
+  absl::MutexLock lock(&mu_);
+  shutdown_ = true;
+  if (state_ != State::kClosing) state_ = State::kDone;
+  changed_.SignalAll();
+}
+
+bool RoundCoordinator::done() const {
+  absl::MutexLock lock(&mu_);
+  return state_ == State::kDone;
+}
+
+uint64_t RoundCoordinator::current_round() const {
+  absl::MutexLock lock(&mu_);
+  return round_;
+}
+
+std::shared_ptr<const runtime::NamedTensors> RoundCoordinator::global_model()
+    const {
+  absl::MutexLock lock(&mu_);
+  return global_;
+}
+
+std::vector<RoundReport> RoundCoordinator::history() const {
+  absl::MutexLock lock(&mu_);
+  return history_;
+}
+
+int RoundCoordinator::clients_told_done() const {
+  absl::MutexLock lock(&mu_);
+  int n = 0;
+  for (const auto& [id, info] : clients_) n += info.told_done;
+  return n;
+}
+
+int RoundCoordinator::registered_clients() const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(clients_.size());
+}
+
+}  // namespace fedberry::server

@@ -1,0 +1,177 @@
+// The server's round state machine: registers clients, selects a cohort,
+// hands out tasks and the global model, folds accepted updates into FedAvg,
+// and closes each round when every selected client reported or, at the
+// deadline, once a quorum did. Closing aggregates, evaluates and reports.
+//
+//   WAITING (for clients) -> COLLECTING -> (RunOnce closes) -> WAITING ... DONE
+//
+// RPC threads call Join/GetTask/ModelFor/BeginUpdate/SubmitUpdate; one driver
+// thread calls RunOnce, which does the slow work (aggregation, evaluation)
+// outside the lock. Time comes from an injected Clock so deadline behaviour is
+// testable without waiting. Thread-safe.
+#ifndef FEDBERRY_SERVER_ROUND_COORDINATOR_H_
+#define FEDBERRY_SERVER_ROUND_COORDINATOR_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "fedberry/v1/federation.pb.h"
+#include "runtime/clock.h"
+#include "runtime/model.h"
+#include "runtime/trainer.h"
+#include "server/fedavg.h"
+
+namespace fedberry::server {
+
+struct CoordinatorOptions {
+  int rounds = 5;
+  double fraction = 1.0;           // share of available clients per round
+  int min_clients_per_round = 2;   // cohort size floor
+  int min_clients_to_start = 2;    // available clients needed to open a round
+  double quorum = 0.5;             // share of the cohort that closes a round
+                                   // at its deadline
+  absl::Duration round_deadline = absl::Minutes(10);
+  // A client not heard from for this long is not selected (it may be gone).
+  absl::Duration liveness = absl::Minutes(2);
+  v1::TrainConfig train;           // model, epochs/steps, batch, lr, momentum
+  uint64_t seed = 1;               // cohort selection and data order seeds
+  std::string job_id = "job";
+};
+
+struct ClientRoundReport {
+  std::string client_id;
+  std::string client_name;
+  uint64_t num_samples = 0;
+  v1::TrainMetrics metrics;
+};
+
+struct RoundReport {
+  uint64_t round = 0;
+  int selected = 0;
+  int participants = 0;
+  int dropped = 0;    // selected but no accepted update
+  int rejected = 0;   // updates refused as bad input
+  double round_seconds = 0;
+  double aggregation_seconds = 0;
+  double eval_seconds = 0;
+  std::optional<runtime::EvalResult> eval;
+  std::vector<ClientRoundReport> clients;
+};
+
+using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(
+    const runtime::NamedTensors&)>;
+using ReportSink = std::function<void(const RoundReport&)>;
+
+class RoundCoordinator {
+ public:
+  // `evaluator` and `sink` may be empty. `clock` must outlive this object.
+  RoundCoordinator(CoordinatorOptions options, runtime::NamedTensors initial,
+                   Evaluator evaluator, ReportSink sink,
+                   Clock& clock = Clock::Real());
+
+  // Registers a client. A client joining again under the same name replaces
+  // its earlier registration (a restarted board). InvalidArgument for an
+  // empty name.
+  absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request);
+
+  // The client's task: TRAIN when it is in the open round's cohort and has
+  // not reported, DONE after the last round, else WAIT. Blocks up to
+  // `max_wait` (real time) for something to change. NotFound for an unknown
+  // client id.
+  absl::StatusOr<v1::GetTaskResponse> GetTask(const std::string& client_id,
+                                              absl::Duration max_wait);
+
+  // The global model for the client's task. NotFound (unknown client),
+  // FailedPrecondition (round not open or closed, client not selected),
+  // InvalidArgument (wrong task id).
+  absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> ModelFor(
+      const v1::PullModelRequest& request);
+
+  // Checks an update's header before its tensors are read, and returns the
+  // tensor specs they must follow. Same codes as ModelFor, plus AlreadyExists
+  // for a second update in one round and InvalidArgument for zero samples.
+  absl::StatusOr<std::vector<v1::TensorSpec>> BeginUpdate(
+      const v1::UpdateHeader& header);
+
+  // Re-checks the header and folds the update into the round's sum. Returns
+  // the number of updates the round holds. Errors as BeginUpdate, plus
+  // InvalidArgument for bad tensors (wrong names/shapes, NaN/Inf); a refused
+  // update leaves everything unchanged.
+  absl::StatusOr<int> SubmitUpdate(const v1::UpdateHeader& header,
+                                   const runtime::NamedTensors& update);
+
+  // Counts a refused update (for the round report).
+  void CountRejected();
+
+  // One step of the round driver: opens a round when enough clients are
+  // available, closes it when complete or past its deadline. Returns true if
+  // it changed state.
+  bool RunOnce();
+
+  // Waits (real time) up to `timeout` for a state change worth a RunOnce.
+  void WaitForWork(absl::Duration timeout);
+
+  // Stops the job: long polls return, later tasks are DONE.
+  void Shutdown();
+
+  bool done() const;
+  uint64_t current_round() const;
+  std::shared_ptr<const runtime::NamedTensors> global_model() const;
+  std::vector<RoundReport> history() const;
+  // Number of registered clients that have been told the job is DONE.
+  int clients_told_done() const;
+  int registered_clients() const;
+
+ private:
+  enum class State { kWaiting, kCollecting, kClosing, kDone };
+  struct ClientInfo {
+    std::string name;
+    uint64_t num_samples = 0;
+    absl::Time last_seen;
+    bool told_done = false;
+  };
+
+  absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
+                               const std::string& task_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CloseRound(bool abandon);
+
+  const CoordinatorOptions options_;
+  const Evaluator evaluator_;
+  const ReportSink sink_;
+  Clock& clock_;
+
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;
+  State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
+  uint64_t round_ ABSL_GUARDED_BY(mu_) = 1;
+  std::string task_id_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<FedAvg> sum_ ABSL_GUARDED_BY(mu_);
+  RoundReport pending_ ABSL_GUARDED_BY(mu_);
+  absl::Time round_start_ ABSL_GUARDED_BY(mu_);
+  std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
+  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
+  bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
+  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_ROUND_COORDINATOR_H_

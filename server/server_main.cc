@@ -1,0 +1,196 @@
+// fedberry-server: the aggregation server of a federated training job.
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/image_dataset.h"
+#include "runtime/shutdown_signal.h"
+#include "runtime/trainer.h"
+#include "server/federation_server.h"
+#include "server/metrics_log.h"
+
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "Address to listen on; port 0 picks a free port (written to "
+          "<output>/server.addr).");
+ABSL_FLAG(int, rounds, 5, "Number of federated rounds.");
+ABSL_FLAG(double, fraction, 1.0,
+          "Share of available clients selected each round.");
+ABSL_FLAG(int, min_clients, 2, "Minimum clients selected per round.");
+ABSL_FLAG(int, min_clients_to_start, 2,
+          "Available clients needed before a round opens.");
+ABSL_FLAG(double, quorum, 0.5,
+          "Share of the selected clients whose updates close a round at its "
+          "deadline; below it the round starts over.");
+ABSL_FLAG(int, local_epochs, 1, "Local epochs per round (when local_steps=0).");
+ABSL_FLAG(int, local_steps, 0, "Local batches per round; 0 = whole epochs.");
+ABSL_FLAG(int, batch_size, 32, "Local batch size.");
+ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
+ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
+ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10),
+          "A round closes at this deadline once the quorum reported.");
+ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
+ABSL_FLAG(std::string, eval_data, fedberry::runtime::kDefaultFashionMnistDir,
+          "Folder with the held-out test split (t10k IDX files); empty to "
+          "skip server-side evaluation.");
+ABSL_FLAG(std::string, output, "fedberry-out",
+          "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
+ABSL_FLAG(uint64_t, seed, 1, "Seed for the initial model, cohorts, data order.");
+ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
+
+namespace fs = std::filesystem;
+using namespace fedberry;
+
+namespace {
+
+absl::Status SaveModel(const runtime::NamedTensors& model,
+                       const std::string& path) {
+  try {
+    torch::serialize::OutputArchive archive;
+    for (const auto& t : model) archive.write(t.name, t.tensor);
+    const std::string tmp = path + ".tmp";
+    archive.save_to(tmp);
+    fs::rename(tmp, path);
+  } catch (const std::exception& e) {
+    return absl::InternalError(
+        absl::StrCat("cannot save the global model to ", path, ": ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+int Run() {
+  if (absl::GetFlag(FLAGS_threads) > 0) {
+    torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  }
+  const std::string output = absl::GetFlag(FLAGS_output);
+  auto metrics = server::MetricsLog::Open(output);
+  if (!metrics.ok()) {
+    spdlog::error("{}", std::string(metrics.status().message()));
+    return 2;
+  }
+
+  std::shared_ptr<runtime::ImageDataset> test_set;
+  if (!absl::GetFlag(FLAGS_eval_data).empty()) {
+    auto loaded = runtime::LoadIdxDataset(absl::GetFlag(FLAGS_eval_data),
+                                          runtime::Split::kTest);
+    if (!loaded.ok()) {
+      spdlog::error("cannot load evaluation data: {}",
+                    std::string(loaded.status().message()));
+      return 2;
+    }
+    test_set = std::make_shared<runtime::ImageDataset>(*std::move(loaded));
+    spdlog::info("evaluation set: {} images from {}", test_set->rows,
+                 absl::GetFlag(FLAGS_eval_data));
+  }
+
+  torch::manual_seed(absl::GetFlag(FLAGS_seed));
+  auto net = runtime::MakeNet(absl::GetFlag(FLAGS_model));
+  if (!net.ok()) {
+    spdlog::error("{}", std::string(net.status().message()));
+    return 2;
+  }
+  server::Evaluator evaluator;
+  if (test_set) {
+    evaluator = [net = *net, test_set](const runtime::NamedTensors& model)
+        -> absl::StatusOr<runtime::EvalResult> {
+      if (absl::Status s = runtime::LoadState(*net, model); !s.ok()) return s;
+      return runtime::Evaluate(*net, *test_set);
+    };
+  }
+
+  server::ServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  server::CoordinatorOptions& c = options.coordinator;
+  c.rounds = absl::GetFlag(FLAGS_rounds);
+  c.fraction = absl::GetFlag(FLAGS_fraction);
+  c.min_clients_per_round = absl::GetFlag(FLAGS_min_clients);
+  c.min_clients_to_start = absl::GetFlag(FLAGS_min_clients_to_start);
+  c.quorum = absl::GetFlag(FLAGS_quorum);
+  c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
+  c.seed = absl::GetFlag(FLAGS_seed);
+  c.train.set_model(absl::GetFlag(FLAGS_model));
+  c.train.set_local_epochs(absl::GetFlag(FLAGS_local_epochs));
+  c.train.set_local_steps(absl::GetFlag(FLAGS_local_steps));
+  c.train.set_batch_size(absl::GetFlag(FLAGS_batch_size));
+  c.train.set_learning_rate(absl::GetFlag(FLAGS_lr));
+  c.train.set_momentum(absl::GetFlag(FLAGS_momentum));
+  if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
+      c.fraction > 1 || (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
+    spdlog::error(
+        "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1 "
+        "and local_epochs or local_steps >= 1");
+    return 2;
+  }
+
+  server::MetricsLog* log = metrics->get();
+  const int rounds = c.rounds;
+  auto sink = [log, rounds](const server::RoundReport& r) {
+    log->Write(r);
+    if (r.eval) {
+      spdlog::info(
+          "round {}/{} done: {} of {} clients, test accuracy {:.4f}, loss "
+          "{:.4f}, {:.2f} s",
+          r.round, rounds, r.participants, r.selected, r.eval->accuracy,
+          r.eval->mean_loss, r.round_seconds);
+    } else {
+      spdlog::info("round {}/{} done: {} of {} clients, {:.2f} s", r.round,
+                   rounds, r.participants, r.selected, r.round_seconds);
+    }
+  };
+
+  auto server = server::FederationServer::Start(
+      options, runtime::StateOf(**net), evaluator, sink);
+  if (!server.ok()) {
+    spdlog::error("{}", std::string(server.status().message()));
+    return 3;
+  }
+  {
+    std::ofstream addr(output + "/server.addr.tmp");
+    addr << (*server)->address() << "\n";
+    addr.close();
+    fs::rename(output + "/server.addr.tmp", output + "/server.addr");
+  }
+  spdlog::info("fedberry-server listening on {} ({} rounds of {}, output {})",
+               (*server)->address(), c.rounds, c.train.model(), output);
+
+  ShutdownSignal signal([&](int sig) {
+    spdlog::warn("signal {} received: stopping the job", sig);
+    (*server)->Stop();
+  });
+  (*server)->Wait();
+  (*server)->Stop();
+  const auto history = (*server)->coordinator().history();
+  if (absl::Status s = SaveModel(*(*server)->coordinator().global_model(),
+                                 output + "/global_model.pt");
+      !s.ok()) {
+    spdlog::error("{}", std::string(s.message()));
+    return 1;
+  }
+  spdlog::info("job ended after {} of {} rounds; global model in {}/global_model.pt",
+               history.size(), rounds, output);
+  return signal.received() ? 130 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "fedberry aggregation server: runs FedAvg rounds for clients that dial "
+      "in.\nUsage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
+      "--output=out");
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "server_main");
+  };
+  config.contains_helpshort_flags = config.contains_help_flags;
+  absl::SetFlagsUsageConfig(config);
+  absl::ParseCommandLine(argc, argv);
+  return Run();
+}

@@ -1,0 +1,269 @@
+// fedberry-sim: a whole federation on this machine. Starts fedberry-server
+// and N fedberry-client processes on loopback, shows progress, and ends with
+// a per-round table and each process's peak memory.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "runtime/image_dataset.h"
+#include "runtime/shutdown_signal.h"
+#include "sim/process.h"
+
+ABSL_FLAG(int, clients, 4, "Number of client processes.");
+ABSL_FLAG(int, rounds, 5, "Number of federated rounds.");
+ABSL_FLAG(double, fraction, 1.0, "Share of clients selected each round.");
+ABSL_FLAG(int, min_clients, 0,
+          "Minimum clients per round and to start (0: all --clients).");
+ABSL_FLAG(int, local_epochs, 1, "Local epochs per round.");
+ABSL_FLAG(int, local_steps, 0, "Local batches per round (0: whole epochs).");
+ABSL_FLAG(int, batch_size, 32, "Local batch size.");
+ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
+ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
+ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10),
+          "Round deadline.");
+ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
+ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
+          "Fashion-MNIST folder (train and t10k IDX files).");
+ABSL_FLAG(std::string, partition, "iid", "Split: iid or dirichlet.");
+ABSL_FLAG(double, alpha, 0.5, "Dirichlet concentration.");
+ABSL_FLAG(uint64_t, seed, 1, "Job seed.");
+ABSL_FLAG(int, threads_per_client, 1, "LibTorch threads per client.");
+ABSL_FLAG(std::string, output, "fedberry-sim-out",
+          "Output folder (metrics, logs, final model).");
+ABSL_FLAG(std::string, bin_dir, "",
+          "Folder of fedberry-server and fedberry-client (default: this "
+          "program's folder).");
+
+namespace fs = std::filesystem;
+using fedberry::sim::Process;
+
+namespace {
+
+std::string BinDir() {
+  if (!absl::GetFlag(FLAGS_bin_dir).empty()) return absl::GetFlag(FLAGS_bin_dir);
+  return fs::read_symlink("/proc/self/exe").parent_path().string();
+}
+
+std::vector<nlohmann::json> ReadLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) out.push_back(std::move(j));
+  }
+  return out;
+}
+
+double Num(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : -1;
+}
+
+void PrintTable(const std::vector<nlohmann::json>& rounds) {
+  std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s\n", "round",
+              "participants", "test_accuracy", "test_loss", "round_s",
+              "max_train_s");
+  for (const auto& r : rounds) {
+    std::printf("%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f\n",
+                static_cast<int>(Num(r, "round")),
+                absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
+                                static_cast<int>(Num(r, "selected")))
+                    .c_str(),
+                Num(r, "test_accuracy"), Num(r, "test_loss"),
+                Num(r, "round_seconds"), Num(r, "max_train_seconds"));
+  }
+}
+
+int Run() {
+  const int n = absl::GetFlag(FLAGS_clients);
+  const int rounds = absl::GetFlag(FLAGS_rounds);
+  if (n < 1 || rounds < 1) {
+    std::fprintf(stderr, "fedberry-sim: --clients and --rounds must be >= 1\n");
+    return 2;
+  }
+  const int min_clients =
+      absl::GetFlag(FLAGS_min_clients) > 0 ? absl::GetFlag(FLAGS_min_clients) : n;
+  const std::string out = absl::GetFlag(FLAGS_output);
+  const std::string bin = BinDir();
+  std::error_code ec;
+  fs::remove(out + "/rounds.jsonl", ec);
+  fs::remove(out + "/clients.jsonl", ec);
+  fs::remove(out + "/server.addr", ec);
+  fs::create_directories(out + "/logs", ec);
+  if (ec) {
+    std::fprintf(stderr, "fedberry-sim: cannot create %s/logs: %s\n",
+                 out.c_str(), ec.message().c_str());
+    return 2;
+  }
+  const absl::Time start = absl::Now();
+  std::vector<Process> procs;
+  std::atomic<bool> interrupted{false};
+  fedberry::ShutdownSignal signal([&](int) { interrupted = true; });
+
+  std::vector<std::string> server_argv = {
+      bin + "/fedberry-server",
+      "--listen=127.0.0.1:0",
+      absl::StrCat("--output=", out),
+      absl::StrCat("--rounds=", rounds),
+      absl::StrCat("--fraction=", absl::GetFlag(FLAGS_fraction)),
+      absl::StrCat("--min_clients=", min_clients),
+      absl::StrCat("--min_clients_to_start=", min_clients),
+      absl::StrCat("--local_epochs=", absl::GetFlag(FLAGS_local_epochs)),
+      absl::StrCat("--local_steps=", absl::GetFlag(FLAGS_local_steps)),
+      absl::StrCat("--batch_size=", absl::GetFlag(FLAGS_batch_size)),
+      absl::StrCat("--lr=", absl::GetFlag(FLAGS_lr)),
+      absl::StrCat("--momentum=", absl::GetFlag(FLAGS_momentum)),
+      absl::StrCat("--round_deadline=",
+                   absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
+      absl::StrCat("--model=", absl::GetFlag(FLAGS_model)),
+      absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_data)),
+      absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
+      absl::StrCat("--threads=", std::max(1, absl::GetFlag(FLAGS_threads_per_client))),
+  };
+  auto server = Process::Spawn(server_argv, out + "/logs/server.log");
+  if (!server.ok()) {
+    std::fprintf(stderr, "fedberry-sim: %s\n",
+                 std::string(server.status().message()).c_str());
+    return 2;
+  }
+  procs.push_back(*server);
+  std::printf("fedberry-sim: server started (log %s/logs/server.log)\n",
+              out.c_str());
+
+  // The server writes its bound address once it listens.
+  std::string address;
+  while (address.empty()) {
+    std::ifstream f(out + "/server.addr");
+    std::getline(f, address);
+    if (!address.empty()) break;
+    if (procs[0].Poll() || interrupted) {
+      std::fprintf(stderr,
+                   "fedberry-sim: the server exited before listening; see "
+                   "%s/logs/server.log\n",
+                   out.c_str());
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::string> argv = {
+        bin + "/fedberry-client",
+        absl::StrCat("--server=", address),
+        absl::StrCat("--data=", absl::GetFlag(FLAGS_data)),
+        absl::StrCat("--partition_index=", i),
+        absl::StrCat("--partition_count=", n),
+        absl::StrCat("--partition=", absl::GetFlag(FLAGS_partition)),
+        absl::StrCat("--alpha=", absl::GetFlag(FLAGS_alpha)),
+        absl::StrCat("--threads=", absl::GetFlag(FLAGS_threads_per_client)),
+        absl::StrCat("--name=sim-client-", i),
+        "--give_up_after=60s",
+    };
+    auto p = Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));
+    if (!p.ok()) {
+      std::fprintf(stderr, "fedberry-sim: %s\n",
+                   std::string(p.status().message()).c_str());
+      for (auto& q : procs) q.Signal(SIGTERM);
+      return 2;
+    }
+    procs.push_back(*p);
+  }
+  std::printf("fedberry-sim: %d clients on %s, %d rounds of %s\n", n,
+              address.c_str(), rounds, absl::GetFlag(FLAGS_model).c_str());
+  std::fflush(stdout);
+
+  size_t shown = 0;
+  absl::Time last_note = absl::Now();
+  bool signalled = false;
+  while (true) {
+    if (interrupted && !signalled) {
+      std::printf("fedberry-sim: interrupted; stopping the federation\n");
+      for (auto& p : procs) p.Signal(SIGTERM);
+      signalled = true;
+    }
+    auto lines = ReadLines(out + "/rounds.jsonl");
+    for (; shown < lines.size(); ++shown) {
+      const auto& r = lines[shown];
+      std::printf(
+          "[%6.1fs] round %d/%d: %d/%d clients, test accuracy %.4f, loss "
+          "%.4f, round %.2f s\n",
+          absl::ToDoubleSeconds(absl::Now() - start),
+          static_cast<int>(Num(r, "round")), rounds,
+          static_cast<int>(Num(r, "participants")),
+          static_cast<int>(Num(r, "selected")), Num(r, "test_accuracy"),
+          Num(r, "test_loss"), Num(r, "round_seconds"));
+      std::fflush(stdout);
+      last_note = absl::Now();
+    }
+    bool all_done = true;
+    for (auto& p : procs) all_done &= p.Poll().has_value();
+    if (all_done) break;
+    if (procs[0].exit() && !signalled) {
+      // The server is gone: clients would only retry.
+      for (auto& p : procs) p.Signal(SIGTERM);
+      signalled = true;
+    }
+    if (absl::Now() - last_note > absl::Seconds(10)) {
+      std::printf("[%6.1fs] round %zu/%d in progress\n",
+                  absl::ToDoubleSeconds(absl::Now() - start), shown + 1, rounds);
+      std::fflush(stdout);
+      last_note = absl::Now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+  auto lines = ReadLines(out + "/rounds.jsonl");
+  PrintTable(lines);
+  std::printf("\n%-10s %-10s %-14s\n", "process", "exit", "peak_rss_MiB");
+  int failures = 0;
+  for (size_t i = 0; i < procs.size(); ++i) {
+    const auto& e = *procs[i].exit();
+    std::printf("%-10s %-10d %-14.1f\n",
+                i == 0 ? "server" : absl::StrCat("client-", i - 1).c_str(),
+                e.code, e.max_rss_kib / 1024.0);
+    failures += e.code != 0;
+  }
+  const double accuracy = lines.empty() ? 0 : Num(lines.back(), "test_accuracy");
+  std::printf("\nfedberry-sim: %zu/%d rounds, final test accuracy %.4f, wall "
+              "time %.1f s, output in %s\n",
+              lines.size(), rounds, accuracy, wall, out.c_str());
+  if (failures > 0 || static_cast<int>(lines.size()) != rounds) {
+    std::fprintf(stderr,
+                 "fedberry-sim: the job did not complete cleanly (%d process "
+                 "failures); see %s/logs/\n",
+                 failures, out.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "fedberry simulator: runs a server and N clients on loopback on "
+      "Fashion-MNIST and prints a per-round table.\nUsage: fedberry-sim "
+      "--clients=4 --rounds=5 --output=out");
+  absl::FlagsUsageConfig config;
+  config.contains_help_flags = [](absl::string_view file) {
+    return absl::StrContains(file, "sim_main");
+  };
+  config.contains_helpshort_flags = config.contains_help_flags;
+  absl::SetFlagsUsageConfig(config);
+  absl::ParseCommandLine(argc, argv);
+  return Run();
+}

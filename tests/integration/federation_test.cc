@@ -1,0 +1,301 @@
+// A real in-process server and real client agents talking gRPC on loopback.
+// Clients use a scripted trainer, so the test knows every update and can
+// compute the global model FedAvg must produce.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/client_agent.h"
+#include "proto/wire.h"
+#include "runtime/tensor_codec.h"
+#include "server/federation_server.h"
+
+namespace fedberry {
+namespace {
+
+using runtime::NamedTensors;
+
+// Adds a fixed per-client offset to the global model; weight = num_samples.
+class OffsetTrainer : public client::LocalTrainer {
+ public:
+  OffsetTrainer(float offset, uint64_t samples)
+      : offset_(offset), samples_(samples) {}
+  uint64_t num_samples() const override { return samples_; }
+  absl::StatusOr<client::TrainOutcome> Train(
+      const v1::TrainConfig& config, const NamedTensors& global,
+      const std::atomic<bool>& stop) override {
+    client::TrainOutcome out;
+    for (const auto& t : global) {
+      out.model.push_back({t.name, t.tensor + offset_ * (rounds_ + 1)});
+    }
+    ++rounds_;
+    out.num_samples = samples_;
+    out.metrics.set_train_loss(1.0);
+    return out;
+  }
+  int rounds() const { return rounds_; }
+
+ private:
+  float offset_;
+  uint64_t samples_;
+  int rounds_ = 0;
+};
+
+NamedTensors InitialModel(const std::string& name) {
+  torch::manual_seed(5);
+  auto net = runtime::MakeNet(name);
+  EXPECT_TRUE(net.ok());
+  return runtime::StateOf(**net);
+}
+
+std::unique_ptr<server::FederationServer> StartServer(
+    const NamedTensors& initial, int rounds, int clients,
+    const std::string& model) {
+  server::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.coordinator.rounds = rounds;
+  o.coordinator.min_clients_per_round = clients;
+  o.coordinator.min_clients_to_start = clients;
+  o.coordinator.train.set_model(model);
+  o.max_poll = absl::Milliseconds(500);
+  o.done_grace = absl::Seconds(5);
+  auto s = server::FederationServer::Start(o, runtime::CloneState(initial),
+                                           nullptr, nullptr);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *std::move(s);
+}
+
+std::unique_ptr<client::ClientAgent> MakeAgent(const std::string& address,
+                                               const std::string& name,
+                                               client::LocalTrainer& trainer) {
+  client::AgentOptions o;
+  o.name = name;
+  o.rpc_timeout = absl::Seconds(30);
+  o.poll_timeout = absl::Seconds(5);
+  o.backoff.initial = absl::Milliseconds(50);
+  o.give_up_after = absl::Seconds(20);
+  return std::make_unique<client::ClientAgent>(
+      o, trainer, v1::Federation::NewStub(wire::MakeClientChannel(address)));
+}
+
+// Runs `rounds` rounds with two OffsetTrainer clients and checks the global
+// model against the weighted average computed here.
+void RunTwoClientJob(const std::string& model, int rounds) {
+  const NamedTensors initial = InitialModel(model);
+  auto server = StartServer(initial, rounds, 2, model);
+  OffsetTrainer t1(0.5f, 100), t2(-1.0f, 300);
+  auto a1 = MakeAgent(server->address(), "one", t1);
+  auto a2 = MakeAgent(server->address(), "two", t2);
+  absl::Status s1, s2;
+  std::thread c1([&] { s1 = a1->Run(); });
+  std::thread c2([&] { s2 = a2->Run(); });
+  c1.join();
+  c2.join();
+  server->Wait();
+  EXPECT_TRUE(s1.ok()) << s1;
+  EXPECT_TRUE(s2.ok()) << s2;
+  EXPECT_EQ(a1->rounds_trained(), rounds);
+  EXPECT_EQ(a2->rounds_trained(), rounds);
+
+  NamedTensors expected = runtime::CloneState(initial);
+  for (int r = 1; r <= rounds; ++r) {
+    for (auto& t : expected) {
+      torch::Tensor u1 = t.tensor + 0.5f * r, u2 = t.tensor + -1.0f * r;
+      t.tensor = ((u1.to(torch::kFloat64) * 100 + u2.to(torch::kFloat64) * 300) /
+                  400)
+                     .to(torch::kFloat32);
+    }
+  }
+  const NamedTensors& global = *server->coordinator().global_model();
+  ASSERT_EQ(global.size(), expected.size());
+  for (size_t i = 0; i < global.size(); ++i) {
+    EXPECT_EQ(global[i].name, expected[i].name);
+    EXPECT_TRUE(torch::allclose(global[i].tensor, expected[i].tensor, 1e-6,
+                                1e-6))
+        << global[i].name;
+  }
+  auto history = server->coordinator().history();
+  ASSERT_EQ(history.size(), static_cast<size_t>(rounds));
+  for (const auto& r : history) EXPECT_EQ(r.participants, 2);
+}
+
+TEST(Federation, TwoClientsTwoRoundsGiveTheWeightedAverage) {
+  RunTwoClientJob("mlp", 2);
+}
+
+TEST(Federation, ModelLargerThanFourMegabytesMovesInChunks) {
+  const NamedTensors wide = InitialModel("wide-mlp");
+  int64_t bytes = 0;
+  for (const auto& t : wide) bytes += t.tensor.nbytes();
+  ASSERT_GT(bytes, 4 << 20);
+  RunTwoClientJob("wide-mlp", 1);
+}
+
+// Talks to the server with a raw stub to send what a well-behaved agent never
+// would.
+class BadInputTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    initial_ = InitialModel("mlp");
+    server_ = StartServer(initial_, 1, 1, "mlp");
+    stub_ = v1::Federation::NewStub(wire::MakeClientChannel(server_->address()));
+    v1::JoinRequest join;
+    join.set_client_name("raw");
+    v1::JoinResponse joined;
+    grpc::ClientContext c1;
+    wire::SetDeadline(c1, absl::Seconds(10));
+    ASSERT_TRUE(stub_->Join(&c1, join, &joined).ok());
+    id_ = joined.client_id();
+    for (int i = 0; i < 50 && task_.action() != v1::GetTaskResponse::TRAIN; ++i) {
+      grpc::ClientContext c2;
+      wire::SetDeadline(c2, absl::Seconds(10));
+      v1::GetTaskRequest req;
+      req.set_client_id(id_);
+      ASSERT_TRUE(stub_->GetTask(&c2, req, &task_).ok());
+    }
+    ASSERT_EQ(task_.action(), v1::GetTaskResponse::TRAIN);
+  }
+
+  v1::UpdateHeader Header() {
+    v1::UpdateHeader h;
+    h.set_client_id(id_);
+    h.set_round(task_.round());
+    h.set_task_id(task_.task_id());
+    h.set_num_samples(10);
+    return h;
+  }
+
+  grpc::Status Push(const std::vector<v1::UpdateChunk>& messages) {
+    grpc::ClientContext c;
+    wire::SetDeadline(c, absl::Seconds(10));
+    v1::PushUpdateResponse response;
+    auto w = stub_->PushUpdate(&c, &response);
+    for (const auto& m : messages) {
+      if (!w->Write(m)) break;
+    }
+    w->WritesDone();
+    return w->Finish();
+  }
+
+  std::vector<v1::UpdateChunk> Update(const v1::UpdateHeader& header,
+                                      const NamedTensors& model) {
+    std::vector<v1::UpdateChunk> out(1);
+    *out[0].mutable_header() = header;
+    EXPECT_TRUE(runtime::EncodeModel(model, header.round(), header.task_id(),
+                                     [&](const v1::ModelChunk& c) {
+                                       out.emplace_back();
+                                       *out.back().mutable_chunk() = c;
+                                       return true;
+                                     })
+                    .ok());
+    return out;
+  }
+
+  void ExpectGlobalUnchanged() {
+    const NamedTensors& g = *server_->coordinator().global_model();
+    ASSERT_EQ(g.size(), initial_.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      EXPECT_TRUE(g[i].tensor.equal(initial_[i].tensor));
+    }
+    EXPECT_EQ(server_->coordinator().current_round(), 1u);
+  }
+
+  NamedTensors initial_;
+  std::unique_ptr<server::FederationServer> server_;
+  std::unique_ptr<v1::Federation::Stub> stub_;
+  std::string id_;
+  v1::GetTaskResponse task_;
+};
+
+TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
+  NamedTensors nan = runtime::CloneState(initial_);
+  nan[0].tensor[0][0] = std::numeric_limits<float>::quiet_NaN();
+  auto s = Push(Update(Header(), nan));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("NaN"), std::string::npos);
+
+  NamedTensors shape = runtime::CloneState(initial_);
+  shape[1].tensor = torch::zeros({7});
+  s = Push(Update(Header(), shape));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("shape"), std::string::npos);
+
+  NamedTensors names = runtime::CloneState(initial_);
+  names[0].name = "evil.weight";
+  s = Push(Update(Header(), names));
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  auto wrong_round = Header();
+  wrong_round.set_round(9);
+  EXPECT_EQ(Push(Update(wrong_round, initial_)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+
+  auto unknown = Header();
+  unknown.set_client_id("c0000-nobody");
+  EXPECT_EQ(Push(Update(unknown, initial_)).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+
+  // A stream that starts with a chunk instead of a header.
+  auto headless = Update(Header(), initial_);
+  headless.erase(headless.begin());
+  EXPECT_EQ(Push(headless).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // A stream cut short.
+  auto cut = Update(Header(), initial_);
+  cut.pop_back();
+  EXPECT_EQ(Push(cut).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // A message above the chunk limit is refused by the transport.
+  auto huge = Update(Header(), initial_);
+  huge[1].mutable_chunk()->set_data(std::string(wire::kMaxMessageBytes + 1, 'x'));
+  EXPECT_EQ(Push(huge).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+
+  ExpectGlobalUnchanged();
+
+  // After all that, the honest update is accepted once and closes the round.
+  EXPECT_TRUE(Push(Update(Header(), initial_)).ok());
+  EXPECT_EQ(Push(Update(Header(), initial_)).error_code(),
+            grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST(ClientAgent, RetriesWithBackoffThenGivesUpWhenNoServer) {
+  // A port nothing listens on: bind one, note it, close it.
+  server::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  auto s = server::FederationServer::Start(o, InitialModel("mlp"), nullptr,
+                                           nullptr);
+  ASSERT_TRUE(s.ok());
+  const std::string address = (*s)->address();
+  s->reset();
+  OffsetTrainer trainer(1, 1);
+  client::AgentOptions ao;
+  ao.name = "lonely";
+  ao.rpc_timeout = absl::Milliseconds(300);
+  ao.backoff.initial = absl::Milliseconds(20);
+  ao.backoff.max = absl::Milliseconds(100);
+  ao.give_up_after = absl::Seconds(1);
+  client::ClientAgent agent(
+      ao, trainer, v1::Federation::NewStub(wire::MakeClientChannel(address)));
+  absl::Status status = agent.Run();
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable) << status;
+  EXPECT_EQ(trainer.rounds(), 0);
+}
+
+TEST(ClientAgent, StopEndsALongPoll) {
+  auto server = StartServer(InitialModel("mlp"), 1, /*clients=*/2, "mlp");
+  OffsetTrainer trainer(1, 1);
+  auto agent = MakeAgent(server->address(), "waiting", trainer);
+  absl::Status status;
+  std::thread t([&] { status = agent->Run(); });
+  // Wait until the agent joined and sits in its long poll.
+  while (server->coordinator().registered_clients() < 1) {
+    std::this_thread::yield();
+  }
+  agent->Stop();
+  t.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(trainer.rounds(), 0);  // a round never opened with one client
+}
+
+}  // namespace
+}  // namespace fedberry

@@ -1,0 +1,133 @@
+#include "runtime/tensor_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace fedberry::runtime {
+namespace {
+
+NamedTensors Sample() {
+  torch::manual_seed(3);
+  return {{"w", torch::randn({3, 4})},
+          {"b", torch::randn({4})},
+          {"steps", torch::tensor({7}, torch::kInt64)},
+          {"empty", torch::zeros({0})}};
+}
+
+std::vector<v1::ModelChunk> Encode(const NamedTensors& m, int chunk_bytes,
+                                   uint64_t round = 3,
+                                   const std::string& task = "t") {
+  std::vector<v1::ModelChunk> chunks;
+  absl::Status s = EncodeModel(
+      m, round, task,
+      [&](const v1::ModelChunk& c) {
+        chunks.push_back(c);
+        return true;
+      },
+      chunk_bytes);
+  EXPECT_TRUE(s.ok()) << s;
+  return chunks;
+}
+
+absl::StatusOr<NamedTensors> Decode(
+    const std::vector<v1::ModelChunk>& chunks,
+    std::optional<std::vector<v1::TensorSpec>> expected = std::nullopt) {
+  ModelAssembler a(3, "t", std::move(expected));
+  for (const auto& c : chunks) {
+    if (absl::Status s = a.Add(c); !s.ok()) return s;
+  }
+  return a.Finish();
+}
+
+void ExpectEqual(const NamedTensors& a, const NamedTensors& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(a[i].tensor.scalar_type(), b[i].tensor.scalar_type());
+    EXPECT_TRUE(a[i].tensor.equal(b[i].tensor)) << a[i].name;
+  }
+}
+
+TEST(TensorCodec, RoundTripInOneChunkPerTensor) {
+  auto m = Sample();
+  auto chunks = Encode(m, 1 << 20);
+  EXPECT_EQ(chunks.size(), 4u);
+  auto back = Decode(chunks);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectEqual(m, *back);
+}
+
+TEST(TensorCodec, RoundTripInSmallChunks) {
+  auto m = Sample();
+  auto chunks = Encode(m, 5);  // splits floats across chunk borders
+  EXPECT_GT(chunks.size(), 10u);
+  for (const auto& c : chunks) EXPECT_LE(c.data().size(), 5u);
+  auto specs = SpecsOf(m);
+  ASSERT_TRUE(specs.ok());
+  auto back = Decode(chunks, *specs);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ExpectEqual(m, *back);
+}
+
+TEST(TensorCodec, RefusesOtherRoundAndTask) {
+  auto m = Sample();
+  ModelAssembler other_round(4, "t", std::nullopt);
+  EXPECT_EQ(other_round.Add(Encode(m, 1 << 20)[0]).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ModelAssembler other_task(3, "x", std::nullopt);
+  EXPECT_EQ(other_task.Add(Encode(m, 1 << 20)[0]).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorCodec, RefusesWrongNameAndShape) {
+  auto m = Sample();
+  auto specs = *SpecsOf(m);
+  auto renamed = m;
+  renamed[0].name = "v";
+  auto s = Decode(Encode(renamed, 1 << 20), specs).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'v'"), std::string::npos);
+
+  auto reshaped = m;
+  reshaped[0].tensor = torch::zeros({4, 3});
+  s = Decode(Encode(reshaped, 1 << 20), specs).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("[4, 3]"), std::string::npos);
+}
+
+TEST(TensorCodec, RefusesOutOfOrderMissingAndOversizedChunks) {
+  auto m = Sample();
+  auto chunks = Encode(m, 8);
+  auto swapped = chunks;
+  std::swap(swapped[1], swapped[2]);
+  EXPECT_EQ(Decode(swapped).status().code(), absl::StatusCode::kInvalidArgument);
+
+  auto missing = chunks;
+  missing.pop_back();
+  missing.pop_back();
+  EXPECT_EQ(Decode(missing).status().code(), absl::StatusCode::kInvalidArgument);
+
+  auto oversized = chunks;
+  oversized[0].set_data(std::string(1000, 'x'));
+  EXPECT_EQ(Decode(oversized).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  auto no_spec = chunks;
+  no_spec[0].clear_spec();
+  EXPECT_EQ(Decode(no_spec).status().code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(Decode({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(TensorCodec, CheckFiniteNamesTheTensor) {
+  auto m = Sample();
+  EXPECT_TRUE(CheckFinite(m).ok());
+  m[1].tensor[2] = std::numeric_limits<float>::quiet_NaN();
+  auto s = CheckFinite(m);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'b'"), std::string::npos);
+  m[1].tensor[2] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(CheckFinite(m).ok());
+}
+
+}  // namespace
+}  // namespace fedberry::runtime

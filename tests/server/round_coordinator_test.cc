@@ -1,0 +1,238 @@
+#include "server/round_coordinator.h"
+
+#include <gtest/gtest.h>
+
+namespace fedberry::server {
+namespace {
+
+using runtime::NamedTensors;
+
+NamedTensors Model(float w, float b) {
+  return {{"w", torch::full({2, 2}, w)}, {"b", torch::full({2}, b)}};
+}
+
+bool SameModel(const NamedTensors& a, const NamedTensors& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].name != b[i].name || !a[i].tensor.equal(b[i].tensor)) return false;
+  }
+  return true;
+}
+
+class RoundCoordinatorTest : public ::testing::Test {
+ protected:
+  void Make(int clients_per_round, int rounds = 2) {
+    CoordinatorOptions o;
+    o.rounds = rounds;
+    o.min_clients_per_round = clients_per_round;
+    o.min_clients_to_start = clients_per_round;
+    o.round_deadline = absl::Seconds(60);
+    o.quorum = 0.5;
+    o.train.set_model("test");
+    coordinator_ = std::make_unique<RoundCoordinator>(
+        o, Model(0, 0),
+        [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
+          ++evaluations_;
+          return runtime::EvalResult{10, 0.5, 0.75};
+        },
+        [this](const RoundReport& r) { reports_.push_back(r); }, clock_);
+  }
+
+  std::string Join(const std::string& name) {
+    v1::JoinRequest r;
+    r.set_client_name(name);
+    r.set_num_samples(10);
+    auto j = coordinator_->Join(r);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j->client_id();
+  }
+
+  v1::GetTaskResponse Task(const std::string& id) {
+    auto t = coordinator_->GetTask(id, absl::ZeroDuration());
+    EXPECT_TRUE(t.ok()) << t.status();
+    return *t;
+  }
+
+  v1::UpdateHeader Header(const std::string& id, const v1::GetTaskResponse& t,
+                          uint64_t samples) {
+    v1::UpdateHeader h;
+    h.set_client_id(id);
+    h.set_round(t.round());
+    h.set_task_id(t.task_id());
+    h.set_num_samples(samples);
+    return h;
+  }
+
+  absl::Status Submit(const v1::UpdateHeader& h, const NamedTensors& m) {
+    if (auto s = coordinator_->BeginUpdate(h); !s.ok()) return s.status();
+    return coordinator_->SubmitUpdate(h, m).status();
+  }
+
+  SimulatedClock clock_;
+  std::unique_ptr<RoundCoordinator> coordinator_;
+  std::vector<RoundReport> reports_;
+  int evaluations_ = 0;
+};
+
+TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
+  Make(2, /*rounds=*/2);
+  std::string a = Join("a");
+  EXPECT_FALSE(coordinator_->RunOnce());  // one client: no round yet
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  std::string b = Join("b");
+  EXPECT_TRUE(coordinator_->RunOnce());
+  for (int round = 1; round <= 2; ++round) {
+    auto ta = Task(a), tb = Task(b);
+    ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+    ASSERT_EQ(tb.action(), v1::GetTaskResponse::TRAIN);
+    EXPECT_EQ(ta.round(), static_cast<uint64_t>(round));
+    EXPECT_EQ(ta.task_id(), tb.task_id());
+    EXPECT_EQ(ta.config().model(), "test");
+    ASSERT_TRUE(Submit(Header(a, ta, 1), Model(round, 1)).ok());
+    EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);  // reported
+    EXPECT_FALSE(coordinator_->RunOnce());  // b still training
+    ASSERT_TRUE(Submit(Header(b, tb, 3), Model(round + 4, 5)).ok());
+    EXPECT_TRUE(coordinator_->RunOnce());  // closes
+    // (1*r + 3*(r+4))/4 = r + 3; (1 + 15)/4 = 4
+    EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(round + 3, 4)));
+    if (round == 1) EXPECT_TRUE(coordinator_->RunOnce());  // opens round 2
+  }
+  EXPECT_TRUE(coordinator_->done());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1].round, 2u);
+  EXPECT_EQ(reports_[1].participants, 2);
+  EXPECT_EQ(reports_[1].dropped, 0);
+  ASSERT_TRUE(reports_[1].eval.has_value());
+  EXPECT_DOUBLE_EQ(reports_[1].eval->accuracy, 0.75);
+  EXPECT_EQ(evaluations_, 2);
+}
+
+TEST_F(RoundCoordinatorTest, BadUpdatesAreRefusedAndChangeNothing) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
+  const NamedTensors before = *coordinator_->global_model();
+
+  auto wrong_round = Header(a, ta, 5);
+  wrong_round.set_round(7);
+  EXPECT_EQ(Submit(wrong_round, Model(1, 1)).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  auto wrong_task = Header(a, ta, 5);
+  wrong_task.set_task_id("r1-forged");
+  EXPECT_EQ(Submit(wrong_task, Model(1, 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(Submit(Header("c9999-unknown", ta, 5), Model(1, 1)).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(Submit(Header(a, ta, 0), Model(1, 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  NamedTensors nan = Model(1, 1);
+  nan[0].tensor[0][1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(Submit(Header(a, ta, 5), nan).code(),
+            absl::StatusCode::kInvalidArgument);
+  NamedTensors shape = Model(1, 1);
+  shape[1].tensor = torch::zeros({3});
+  EXPECT_EQ(Submit(Header(a, ta, 5), shape).code(),
+            absl::StatusCode::kInvalidArgument);
+  NamedTensors names = Model(1, 1);
+  names[1].name = "bias";
+  EXPECT_EQ(Submit(Header(a, ta, 5), names).code(),
+            absl::StatusCode::kInvalidArgument);
+
+  // None of it counted: the round still waits for both, and a good update
+  // from a is still accepted once.
+  EXPECT_FALSE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(2, 2)).ok());
+  EXPECT_EQ(Submit(Header(a, ta, 5), Model(9, 9)).code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), before));
+
+  auto tb = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(4, 4)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(3, 3)));
+
+  // A late update for the closed round is refused.
+  EXPECT_EQ(Submit(Header(b, tb, 5), Model(1, 1)).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(RoundCoordinatorTest, NotSelectedClientCannotPullOrPush) {
+  Make(1);
+  CoordinatorOptions o;
+  std::string a = Join("a");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  std::string late = Join("late");
+  auto ta = Task(a);
+  EXPECT_EQ(Task(late).action(), v1::GetTaskResponse::WAIT);
+  v1::PullModelRequest pull;
+  pull.set_client_id(late);
+  pull.set_round(ta.round());
+  pull.set_task_id(ta.task_id());
+  EXPECT_EQ(coordinator_->ModelFor(pull).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(Submit(Header(late, ta, 5), Model(1, 1)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  pull.set_client_id(a);
+  EXPECT_TRUE(coordinator_->ModelFor(pull).ok());
+}
+
+TEST_F(RoundCoordinatorTest, DeadlineClosesWithQuorumOrStartsOver) {
+  Make(4, /*rounds=*/1);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t = Task(ids[0]);
+  ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(8, 8)).ok());
+  // One of four before the deadline: below the quorum of two.
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+  EXPECT_EQ(coordinator_->current_round(), 1u);
+  EXPECT_TRUE(reports_.empty());
+
+  // The round starts over with a new task id; two report, two straggle.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t2 = Task(ids[0]);
+  EXPECT_NE(t2.task_id(), t.task_id());
+  ASSERT_TRUE(Submit(Header(ids[0], t2, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(Header(ids[1], Task(ids[1]), 1), Model(4, 4)).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());  // not late yet
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(3, 3)));
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 2);
+  EXPECT_EQ(reports_[0].dropped, 2);
+  EXPECT_TRUE(coordinator_->done());
+}
+
+TEST_F(RoundCoordinatorTest, RejoinUnderSameNameRetiresOldId) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto tb = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb, 2), Model(6, 6)).ok());
+  std::string a2 = Join("a");  // a restarted mid-round
+  EXPECT_NE(a, a2);
+  EXPECT_EQ(coordinator_->GetTask(a, absl::ZeroDuration()).status().code(),
+            absl::StatusCode::kNotFound);
+  // The round no longer waits for the retired id.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(6, 6)));
+}
+
+TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {
+  Make(2);
+  std::string a = Join("a");
+  coordinator_->Shutdown();
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  EXPECT_TRUE(coordinator_->done());
+}
+
+}  // namespace
+}  // namespace fedberry::server
