@@ -135,12 +135,12 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   *header->mutable_metrics() = outcome.metrics;
   bool open = writer->Write(message);
   if (open) {
-    absl::Status encoded = runtime::EncodeModel(
-        outcome.model, task.round(), task.task_id(),
-        [&](const v1::ModelChunk& chunk) {
-          *message.mutable_chunk() = chunk;
-          return writer->Write(message);
-        });
+    absl::Status encoded =
+        runtime::EncodeModel(outcome.model, task.round(), task.task_id(),
+                             [&](const v1::ModelChunk& chunk) {
+                               *message.mutable_chunk() = chunk;
+                               return writer->Write(message);
+                             });
     (void)encoded;  // a broken stream shows in Finish()'s status
     writer->WritesDone();
   }
@@ -155,10 +155,11 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
   ASSIGN_OR_RETURN(TrainOutcome outcome,
                    trainer_.Train(task.config(), global, stop_));
-  spdlog::info("round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
-               "pushing the update",
-               task.round(), outcome.num_samples,
-               outcome.metrics.train_seconds(), outcome.metrics.train_loss());
+  spdlog::info(
+      "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
+      "pushing the update",
+      task.round(), outcome.num_samples, outcome.metrics.train_seconds(),
+      outcome.metrics.train_loss());
   // A push that fails in transit is retried while the round may still be
   // open; the server refuses a duplicate, so a retry is never counted twice.
   while (true) {
@@ -202,9 +203,10 @@ absl::Status ClientAgent::Run() {
     unreachable_since_ = absl::InfiniteFuture();
     switch (task->action()) {
       case v1::GetTaskResponse::DONE:
-        spdlog::info("the server says the job is done after {} rounds; "
-                     "this client trained in {}",
-                     task->round() - 1, rounds_trained_.load());
+        spdlog::info(
+            "the server says the job is done after {} rounds; "
+            "this client trained in {}",
+            task->round() - 1, rounds_trained_.load());
         return absl::OkStatus();
       case v1::GetTaskResponse::TRAIN: {
         absl::Status round = DoRound(*task);
@@ -217,7 +219,8 @@ absl::Status ClientAgent::Run() {
         break;
       }
       default:
-        Sleep(absl::Milliseconds(std::max<uint32_t>(task->retry_after_ms(), 50)));
+        Sleep(
+            absl::Milliseconds(std::max<uint32_t>(task->retry_after_ms(), 50)));
     }
   }
   return absl::CancelledError("the client was stopped");

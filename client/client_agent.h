@@ -23,12 +23,12 @@
 namespace fedberry::client {
 
 struct AgentOptions {
-  std::string name;                 // stable per board: a restart replaces it
+  std::string name;  // stable per board: a restart replaces it
   v1::DeviceInfo device;
   absl::Duration rpc_timeout = absl::Seconds(60);   // join, pull, push
   absl::Duration poll_timeout = absl::Seconds(15);  // GetTask long poll
   BackoffOptions backoff;
-  uint64_t seed = 0;                // jitter seed
+  uint64_t seed = 0;  // jitter seed
   // Give up after this long without reaching the server (0: never).
   absl::Duration give_up_after = absl::ZeroDuration();
 };

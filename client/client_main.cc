@@ -70,7 +70,8 @@ int Run() {
   auto data = runtime::LoadIdxDataset(absl::GetFlag(FLAGS_data),
                                       runtime::Split::kTrain, &partition);
   if (!data.ok()) {
-    spdlog::error("cannot load training data: {}", std::string(data.status().message()));
+    spdlog::error("cannot load training data: {}",
+                  std::string(data.status().message()));
     return 2;
   }
   spdlog::info("loaded shard {}/{} ({}): {} images from {}", partition.index,
@@ -79,19 +80,18 @@ int Run() {
 
   client::AgentOptions options;
   options.device = DescribeDevice();
-  options.name = absl::GetFlag(FLAGS_name).empty()
-                     ? absl::StrCat(options.device.hostname(), "/",
-                                    partition.index)
-                     : absl::GetFlag(FLAGS_name);
+  options.name =
+      absl::GetFlag(FLAGS_name).empty()
+          ? absl::StrCat(options.device.hostname(), "/", partition.index)
+          : absl::GetFlag(FLAGS_name);
   options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
   options.seed = static_cast<uint64_t>(getpid());
   client::ImageTrainer trainer(*std::move(data),
                                static_cast<uint64_t>(partition.index));
-  client::ClientAgent agent(
-      options, trainer,
-      v1::Federation::NewStub(
-          wire::MakeClientChannel(absl::GetFlag(FLAGS_server))));
+  client::ClientAgent agent(options, trainer,
+                            v1::Federation::NewStub(wire::MakeClientChannel(
+                                absl::GetFlag(FLAGS_server))));
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("signal {} received: stopping", sig);
     agent.Stop();

@@ -29,8 +29,8 @@ absl::StatusOr<GzFile> Open(const std::string& path) {
       return absl::NotFoundError(
           absl::StrCat("IDX file ", path, " does not exist"));
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot open IDX file ", path, ": ", std::strerror(errno)));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot open IDX file ", path, ": ", std::strerror(errno)));
   }
   gzbuffer(f, 1 << 16);
   return GzFile(f);
@@ -42,8 +42,9 @@ absl::Status ReadExact(gzFile f, const std::string& path, void* out, size_t n,
   size_t done = 0;
   auto* p = static_cast<char*>(out);
   while (done < n) {
-    int got = gzread(f, p + done, static_cast<unsigned>(
-                                      std::min<size_t>(n - done, 1u << 30)));
+    int got =
+        gzread(f, p + done,
+               static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30)));
     if (got < 0) {
       int err = 0;
       const char* msg = gzerror(f, &err);
@@ -51,9 +52,9 @@ absl::Status ReadExact(gzFile f, const std::string& path, void* out, size_t n,
           "IDX file ", path, " is corrupt while reading ", what, ": ", msg));
     }
     if (got == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "IDX file ", path, " is truncated: it ends inside the ", what,
-          " (expected ", n, " bytes, found ", done, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("IDX file ", path, " is truncated: it ends inside the ",
+                       what, " (expected ", n, " bytes, found ", done, ")"));
     }
     done += static_cast<size_t>(got);
   }
@@ -77,9 +78,9 @@ absl::StatusOr<std::vector<int64_t>> ReadHeader(gzFile f,
   }
   int ndims = magic[3];
   if (ndims < 1 || ndims > kMaxDims) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "IDX file ", path, " declares ", ndims, " dimensions (1 to ",
-        kMaxDims, " supported)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("IDX file ", path, " declares ", ndims,
+                     " dimensions (1 to ", kMaxDims, " supported)"));
   }
   std::vector<int64_t> dims(ndims);
   for (int i = 0; i < ndims; ++i) {

@@ -10,8 +10,8 @@ class LeNet5 : public Net {
  public:
   LeNet5()
       : conv1_(register_module(
-            "conv1", torch::nn::Conv2d(
-                         torch::nn::Conv2dOptions(1, 6, 5).padding(2)))),
+            "conv1",
+            torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 5).padding(2)))),
         conv2_(register_module("conv2", torch::nn::Conv2d(6, 16, 5))),
         fc1_(register_module("fc1", torch::nn::Linear(16 * 5 * 5, 120))),
         fc2_(register_module("fc2", torch::nn::Linear(120, 84))),
@@ -54,8 +54,8 @@ absl::StatusOr<std::shared_ptr<Net>> MakeNet(const std::string& name) {
   if (name == "mlp") return std::make_shared<Mlp>(32);
   if (name == "wide-mlp") return std::make_shared<Mlp>(1536);
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown model '", name, "' (known: ",
-                   absl::StrJoin(ModelNames(), ", "), ")"));
+      absl::StrCat("unknown model '", name,
+                   "' (known: ", absl::StrJoin(ModelNames(), ", "), ")"));
 }
 
 NamedTensors StateOf(torch::nn::Module& module) {
@@ -84,8 +84,8 @@ absl::Status LoadState(torch::nn::Module& module, const NamedTensors& state) {
   }
   if (state.size() != targets.size()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model state has ", state.size(), " tensors; the model has ",
-                     targets.size()));
+        absl::StrCat("model state has ", state.size(),
+                     " tensors; the model has ", targets.size()));
   }
   for (size_t i = 0; i < state.size(); ++i) {
     if (state[i].name != names[i]) {
@@ -94,10 +94,10 @@ absl::Status LoadState(torch::nn::Module& module, const NamedTensors& state) {
                        "'; the model expects '", names[i], "'"));
     }
     if (!state[i].tensor.sizes().equals(targets[i].sizes())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", names[i], "' has shape ",
-          c10::str(state[i].tensor.sizes()), "; the model expects ",
-          c10::str(targets[i].sizes())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", names[i], "' has shape ",
+                       c10::str(state[i].tensor.sizes()),
+                       "; the model expects ", c10::str(targets[i].sizes())));
     }
   }
   for (size_t i = 0; i < state.size(); ++i) targets[i].copy_(state[i].tensor);

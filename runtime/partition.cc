@@ -58,9 +58,8 @@ absl::Status Validate(size_t rows, const PartitionSpec& spec) {
         absl::StrCat("partition count must be at least 1, got ", spec.count));
   }
   if (spec.index < 0 || spec.index >= spec.count) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("partition index ", spec.index, " is outside 0..",
-                     spec.count - 1));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "partition index ", spec.index, " is outside 0..", spec.count - 1));
   }
   if (static_cast<size_t>(spec.count) > rows) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -104,8 +103,8 @@ std::vector<std::vector<int64_t>> SplitDirichlet(
       acc += p[c] / sum;
       size_t end = c + 1 == count
                        ? rows.size()
-                       : std::min(rows.size(), static_cast<size_t>(
-                                                   acc * rows.size() + 0.5));
+                       : std::min(rows.size(),
+                                  static_cast<size_t>(acc * rows.size() + 0.5));
       end = std::max(end, begin);
       shards[c].insert(shards[c].end(), rows.begin() + begin,
                        rows.begin() + end);

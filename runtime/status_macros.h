@@ -11,16 +11,15 @@
 #define FEDBERRY_CONCAT_(a, b) FEDBERRY_CONCAT_INNER_(a, b)
 
 // Returns the status from the enclosing function if `expr` is not OK.
-#define RETURN_IF_ERROR(expr)                                  \
-  do {                                                         \
-    if (absl::Status fedberry_status_ = (expr);                \
-        !fedberry_status_.ok()) {                              \
-      return fedberry_status_;                                 \
-    }                                                          \
+#define RETURN_IF_ERROR(expr)                                             \
+  do {                                                                    \
+    if (absl::Status fedberry_status_ = (expr); !fedberry_status_.ok()) { \
+      return fedberry_status_;                                            \
+    }                                                                     \
   } while (false)
 
 // Declares/assigns `lhs` from a StatusOr, returning its status on error.
-#define ASSIGN_OR_RETURN(lhs, expr)                                          \
+#define ASSIGN_OR_RETURN(lhs, expr)                                           \
   ASSIGN_OR_RETURN_IMPL_(FEDBERRY_CONCAT_(fedberry_statusor_, __LINE__), lhs, \
                          expr)
 #define ASSIGN_OR_RETURN_IMPL_(statusor, lhs, expr) \

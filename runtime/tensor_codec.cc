@@ -101,7 +101,9 @@ absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
 ModelAssembler::ModelAssembler(
     uint64_t round, std::string task_id,
     std::optional<std::vector<v1::TensorSpec>> expected)
-    : round_(round), task_id_(std::move(task_id)), expected_(std::move(expected)) {}
+    : round_(round),
+      task_id_(std::move(task_id)),
+      expected_(std::move(expected)) {}
 
 absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   const size_t index = tensors_.size();
@@ -123,9 +125,9 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
                        "'; expected '", want.name(), "'"));
     }
     if (!SameShape(spec, want)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", spec.name(), "' has shape ", ShapeString(spec),
-          "; expected ", ShapeString(want)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor '", spec.name(), "' has shape ",
+                       ShapeString(spec), "; expected ", ShapeString(want)));
     }
     if (spec.dtype() != want.dtype()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -167,9 +169,8 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   const int64_t count = chunk.tensor_count();
   if (declared_count_ < 0) {
     if (expected_ && count != static_cast<int64_t>(expected_->size())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model has ", count, " tensors; expected ",
-                       expected_->size()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model has ", count, " tensors; expected ", expected_->size()));
     }
     declared_count_ = count;
   } else if (count != declared_count_) {
@@ -181,13 +182,12 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   const bool current_done =
       !tensors_.empty() &&
       filled_ == static_cast<int64_t>(tensors_.back().tensor.nbytes());
-  if (chunk.offset() == 0 &&
-      index == static_cast<int64_t>(tensors_.size()) &&
+  if (chunk.offset() == 0 && index == static_cast<int64_t>(tensors_.size()) &&
       (tensors_.empty() || current_done)) {
     if (index >= declared_count_) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor index ", index, " is beyond the declared count ",
-          declared_count_));
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor index ", index, " is beyond the declared count ",
+                       declared_count_));
     }
     RETURN_IF_ERROR(StartTensor(chunk));
   } else if (tensors_.empty() ||
@@ -202,9 +202,9 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   const int64_t capacity = static_cast<int64_t>(t.nbytes());
   const int64_t n = static_cast<int64_t>(chunk.data().size());
   if (filled_ + n > capacity) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", tensors_.back().name, "' receives ", filled_ + n,
-        " bytes; its shape holds ", capacity));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", tensors_.back().name, "' receives ",
+                     filled_ + n, " bytes; its shape holds ", capacity));
   }
   std::memcpy(static_cast<char*>(t.data_ptr()) + filled_, chunk.data().data(),
               static_cast<size_t>(n));

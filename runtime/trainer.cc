@@ -79,9 +79,8 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
     std::vector<int64_t> order;
     for (int64_t step = 0; step < planned; ++step) {
       if (stop != nullptr && stop->load()) {
-        return absl::CancelledError(
-            absl::StrCat("training stopped after ", step, " of ", planned,
-                         " steps"));
+        return absl::CancelledError(absl::StrCat(
+            "training stopped after ", step, " of ", planned, " steps"));
       }
       const int64_t epoch = step / batches_per_epoch;
       const int64_t in_epoch = step % batches_per_epoch;
@@ -105,8 +104,8 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
     result.accuracy =
         static_cast<double>(correct) / static_cast<double>(result.samples);
   } catch (const c10::Error& e) {
-    return absl::InternalError(
-        absl::StrCat("LibTorch failed during training: ", e.what_without_backtrace()));
+    return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
+                                            e.what_without_backtrace()));
   }
   result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   return result;
@@ -130,11 +129,12 @@ absl::StatusOr<EvalResult> Evaluate(Net& net, const ImageDataset& data,
       torch::Tensor x = ImageBatch(data, rows.data(), n);
       torch::Tensor y = LabelBatch(data, rows.data(), n);
       torch::Tensor logits = net.forward(x);
-      loss_sum += torch::nn::functional::cross_entropy(
-                      logits, y,
-                      torch::nn::functional::CrossEntropyFuncOptions()
-                          .reduction(torch::kSum))
-                      .item<double>();
+      loss_sum +=
+          torch::nn::functional::cross_entropy(
+              logits, y,
+              torch::nn::functional::CrossEntropyFuncOptions().reduction(
+                  torch::kSum))
+              .item<double>();
       correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       result.samples += n;
     }

@@ -28,16 +28,16 @@ absl::Status FedAvg::Validate(const runtime::NamedTensors& update) const {
                        "'; the model has '", want.name, "'"));
     }
     if (!got.tensor.sizes().equals(want.tensor.sizes())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "update tensor '", got.name, "' has shape ",
-          c10::str(got.tensor.sizes()), "; the model has ",
-          c10::str(want.tensor.sizes())));
+      return absl::InvalidArgumentError(
+          absl::StrCat("update tensor '", got.name, "' has shape ",
+                       c10::str(got.tensor.sizes()), "; the model has ",
+                       c10::str(want.tensor.sizes())));
     }
     if (got.tensor.scalar_type() != dtypes_[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "update tensor '", got.name, "' has dtype ",
-          c10::toString(got.tensor.scalar_type()), "; the model has ",
-          c10::toString(dtypes_[i])));
+      return absl::InvalidArgumentError(
+          absl::StrCat("update tensor '", got.name, "' has dtype ",
+                       c10::toString(got.tensor.scalar_type()),
+                       "; the model has ", c10::toString(dtypes_[i])));
     }
   }
   return runtime::CheckFinite(update);

@@ -15,8 +15,8 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   server->coordinator_ = std::make_unique<RoundCoordinator>(
       options.coordinator, std::move(initial), std::move(evaluator),
       std::move(sink), clock);
-  server->service_ = std::make_unique<FederationService>(
-      *server->coordinator_, options.max_poll);
+  server->service_ = std::make_unique<FederationService>(*server->coordinator_,
+                                                         options.max_poll);
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   int port = 0;
@@ -25,9 +25,9 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (!server->server_ || port == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "cannot listen on ", options.listen,
-        " (address in use, or not an address of this machine?)"));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen,
+                     " (address in use, or not an address of this machine?)"));
   }
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   if (host == "0.0.0.0" || host == "[::]" || host.empty()) host = "127.0.0.1";

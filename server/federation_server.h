@@ -29,8 +29,8 @@ class FederationServer {
  public:
   // Binds and starts serving. Unavailable when the address cannot be bound.
   static absl::StatusOr<std::unique_ptr<FederationServer>> Start(
-      ServerOptions options, runtime::NamedTensors initial,
-      Evaluator evaluator, ReportSink sink, Clock& clock = Clock::Real());
+      ServerOptions options, runtime::NamedTensors initial, Evaluator evaluator,
+      ReportSink sink, Clock& clock = Clock::Real());
   ~FederationServer();  // Stop()s
 
   // The bound address, e.g. "127.0.0.1:40311".

@@ -12,8 +12,7 @@ namespace {
 // Never hold a long poll past the caller's own deadline.
 absl::Duration PollBudget(grpc::ServerContext* context, absl::Duration max) {
   auto left = context->deadline() - std::chrono::system_clock::now();
-  absl::Duration remaining =
-      absl::FromChrono(left) - absl::Milliseconds(500);
+  absl::Duration remaining = absl::FromChrono(left) - absl::Milliseconds(500);
   return std::clamp(remaining, absl::ZeroDuration(), max);
 }
 

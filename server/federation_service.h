@@ -17,7 +17,8 @@ class FederationService final : public v1::Federation::Service {
   explicit FederationService(RoundCoordinator& coordinator,
                              absl::Duration max_poll = absl::Seconds(5));
 
-  grpc::Status Join(grpc::ServerContext* context, const v1::JoinRequest* request,
+  grpc::Status Join(grpc::ServerContext* context,
+                    const v1::JoinRequest* request,
                     v1::JoinResponse* response) override;
   grpc::Status GetTask(grpc::ServerContext* context,
                        const v1::GetTaskRequest* request,

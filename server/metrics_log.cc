@@ -12,8 +12,8 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot create output folder ", dir, ": ", ec.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot create output folder ", dir, ": ", ec.message()));
   }
   auto log = std::unique_ptr<MetricsLog>(new MetricsLog);
   log->rounds_.open(dir + "/rounds.jsonl", std::ios::app);

@@ -52,8 +52,8 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.num_samples = request.num_samples();
   info.last_seen = clock_.Now();
   clients_[id] = info;
-  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})",
-               info.name, id, info.num_samples, request.device().cores(),
+  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})", info.name,
+               id, info.num_samples, request.device().cores(),
                request.device().architecture());
   work_pending_ = true;
   changed_.SignalAll();
@@ -70,8 +70,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
   while (true) {
     auto it = clients_.find(client_id);
     if (it == clients_.end()) {
-      return absl::NotFoundError(absl::StrCat(
-          "unknown client id '", client_id, "': join the federation first"));
+      return absl::NotFoundError(absl::StrCat("unknown client id '", client_id,
+                                              "': join the federation first"));
     }
     it->second.last_seen = clock_.Now();
     v1::GetTaskResponse response;
@@ -100,12 +100,12 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
   }
 }
 
-absl::Status RoundCoordinator::CheckTaskLocked(const std::string& client_id,
-                                               uint64_t round,
-                                               const std::string& task_id) const {
+absl::Status RoundCoordinator::CheckTaskLocked(
+    const std::string& client_id, uint64_t round,
+    const std::string& task_id) const {
   if (!clients_.count(client_id)) {
-    return absl::NotFoundError(absl::StrCat(
-        "unknown client id '", client_id, "': join the federation first"));
+    return absl::NotFoundError(absl::StrCat("unknown client id '", client_id,
+                                            "': join the federation first"));
   }
   if (state_ != State::kCollecting || round != round_) {
     return absl::FailedPreconditionError(absl::StrCat(

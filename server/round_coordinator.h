@@ -35,16 +35,16 @@ namespace fedberry::server {
 
 struct CoordinatorOptions {
   int rounds = 5;
-  double fraction = 1.0;           // share of available clients per round
-  int min_clients_per_round = 2;   // cohort size floor
-  int min_clients_to_start = 2;    // available clients needed to open a round
-  double quorum = 0.5;             // share of the cohort that closes a round
-                                   // at its deadline
+  double fraction = 1.0;          // share of available clients per round
+  int min_clients_per_round = 2;  // cohort size floor
+  int min_clients_to_start = 2;   // available clients needed to open a round
+  double quorum = 0.5;            // share of the cohort that closes a round
+                                  // at its deadline
   absl::Duration round_deadline = absl::Minutes(10);
   // A client not heard from for this long is not selected (it may be gone).
   absl::Duration liveness = absl::Minutes(2);
-  v1::TrainConfig train;           // model, epochs/steps, batch, lr, momentum
-  uint64_t seed = 1;               // cohort selection and data order seeds
+  v1::TrainConfig train;  // model, epochs/steps, batch, lr, momentum
+  uint64_t seed = 1;      // cohort selection and data order seeds
   std::string job_id = "job";
 };
 
@@ -59,8 +59,8 @@ struct RoundReport {
   uint64_t round = 0;
   int selected = 0;
   int participants = 0;
-  int dropped = 0;    // selected but no accepted update
-  int rejected = 0;   // updates refused as bad input
+  int dropped = 0;   // selected but no accepted update
+  int rejected = 0;  // updates refused as bad input
   double round_seconds = 0;
   double aggregation_seconds = 0;
   double eval_seconds = 0;

@@ -42,7 +42,8 @@ ABSL_FLAG(std::string, eval_data, fedberry::runtime::kDefaultFashionMnistDir,
           "skip server-side evaluation.");
 ABSL_FLAG(std::string, output, "fedberry-out",
           "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
-ABSL_FLAG(uint64_t, seed, 1, "Seed for the initial model, cohorts, data order.");
+ABSL_FLAG(uint64_t, seed, 1,
+          "Seed for the initial model, cohorts, data order.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
 
 namespace fs = std::filesystem;
@@ -122,7 +123,8 @@ int Run() {
   c.train.set_learning_rate(absl::GetFlag(FLAGS_lr));
   c.train.set_momentum(absl::GetFlag(FLAGS_momentum));
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
-      c.fraction > 1 || (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
+      c.fraction > 1 ||
+      (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
     spdlog::error(
         "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1 "
         "and local_epochs or local_steps >= 1");
@@ -173,8 +175,9 @@ int Run() {
     spdlog::error("{}", std::string(s.message()));
     return 1;
   }
-  spdlog::info("job ended after {} of {} rounds; global model in {}/global_model.pt",
-               history.size(), rounds, output);
+  spdlog::info(
+      "job ended after {} of {} rounds; global model in {}/global_model.pt",
+      history.size(), rounds, output);
   return signal.received() ? 130 : 0;
 }
 

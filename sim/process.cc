@@ -49,8 +49,7 @@ std::optional<ExitInfo> Process::Poll() {
   pid_t r = wait4(pid_, &status, WNOHANG, &usage);
   if (r != pid_) return std::nullopt;
   ExitInfo info;
-  info.code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                : 128 + WTERMSIG(status);
+  info.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   info.max_rss_kib = usage.ru_maxrss;
   exit_ = info;
   return exit_;

@@ -34,8 +34,7 @@ ABSL_FLAG(int, local_steps, 0, "Local batches per round (0: whole epochs).");
 ABSL_FLAG(int, batch_size, 32, "Local batch size.");
 ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
 ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
-ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10),
-          "Round deadline.");
+ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10), "Round deadline.");
 ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
           "Fashion-MNIST folder (train and t10k IDX files).");
@@ -55,7 +54,8 @@ using fedberry::sim::Process;
 namespace {
 
 std::string BinDir() {
-  if (!absl::GetFlag(FLAGS_bin_dir).empty()) return absl::GetFlag(FLAGS_bin_dir);
+  if (!absl::GetFlag(FLAGS_bin_dir).empty())
+    return absl::GetFlag(FLAGS_bin_dir);
   return fs::read_symlink("/proc/self/exe").parent_path().string();
 }
 
@@ -75,17 +75,23 @@ double Num(const nlohmann::json& j, const char* key) {
 }
 
 void PrintTable(const std::vector<nlohmann::json>& rounds) {
-  std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s\n", "round",
+  // Overhead: what the round took beyond its slowest client's training and
+  // the server's evaluation (RPCs, model transfer, aggregation, scheduling).
+  std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s %-8s %-12s\n", "round",
               "participants", "test_accuracy", "test_loss", "round_s",
-              "max_train_s");
+              "max_train_s", "eval_s", "overhead_ms");
   for (const auto& r : rounds) {
-    std::printf("%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f\n",
-                static_cast<int>(Num(r, "round")),
-                absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
-                                static_cast<int>(Num(r, "selected")))
-                    .c_str(),
-                Num(r, "test_accuracy"), Num(r, "test_loss"),
-                Num(r, "round_seconds"), Num(r, "max_train_seconds"));
+    const double overhead = Num(r, "round_seconds") -
+                            Num(r, "max_train_seconds") -
+                            Num(r, "eval_seconds");
+    std::printf(
+        "%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f %-8.2f %-12.1f\n",
+        static_cast<int>(Num(r, "round")),
+        absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
+                        static_cast<int>(Num(r, "selected")))
+            .c_str(),
+        Num(r, "test_accuracy"), Num(r, "test_loss"), Num(r, "round_seconds"),
+        Num(r, "max_train_seconds"), Num(r, "eval_seconds"), overhead * 1000);
   }
 }
 
@@ -96,8 +102,9 @@ int Run() {
     std::fprintf(stderr, "fedberry-sim: --clients and --rounds must be >= 1\n");
     return 2;
   }
-  const int min_clients =
-      absl::GetFlag(FLAGS_min_clients) > 0 ? absl::GetFlag(FLAGS_min_clients) : n;
+  const int min_clients = absl::GetFlag(FLAGS_min_clients) > 0
+                              ? absl::GetFlag(FLAGS_min_clients)
+                              : n;
   const std::string out = absl::GetFlag(FLAGS_output);
   const std::string bin = BinDir();
   std::error_code ec;
@@ -133,7 +140,8 @@ int Run() {
       absl::StrCat("--model=", absl::GetFlag(FLAGS_model)),
       absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_data)),
       absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
-      absl::StrCat("--threads=", std::max(1, absl::GetFlag(FLAGS_threads_per_client))),
+      absl::StrCat("--threads=",
+                   std::max(1, absl::GetFlag(FLAGS_threads_per_client))),
   };
   auto server = Process::Spawn(server_argv, out + "/logs/server.log");
   if (!server.ok()) {
@@ -173,7 +181,8 @@ int Run() {
         absl::StrCat("--name=sim-client-", i),
         "--give_up_after=60s",
     };
-    auto p = Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));
+    auto p =
+        Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));
     if (!p.ok()) {
       std::fprintf(stderr, "fedberry-sim: %s\n",
                    std::string(p.status().message()).c_str());
@@ -219,7 +228,8 @@ int Run() {
     }
     if (absl::Now() - last_note > absl::Seconds(10)) {
       std::printf("[%6.1fs] round %zu/%d in progress\n",
-                  absl::ToDoubleSeconds(absl::Now() - start), shown + 1, rounds);
+                  absl::ToDoubleSeconds(absl::Now() - start), shown + 1,
+                  rounds);
       std::fflush(stdout);
       last_note = absl::Now();
     }
@@ -237,10 +247,12 @@ int Run() {
                 e.code, e.max_rss_kib / 1024.0);
     failures += e.code != 0;
   }
-  const double accuracy = lines.empty() ? 0 : Num(lines.back(), "test_accuracy");
-  std::printf("\nfedberry-sim: %zu/%d rounds, final test accuracy %.4f, wall "
-              "time %.1f s, output in %s\n",
-              lines.size(), rounds, accuracy, wall, out.c_str());
+  const double accuracy =
+      lines.empty() ? 0 : Num(lines.back(), "test_accuracy");
+  std::printf(
+      "\nfedberry-sim: %zu/%d rounds, final test accuracy %.4f, wall "
+      "time %.1f s, output in %s\n",
+      lines.size(), rounds, accuracy, wall, out.c_str());
   if (failures > 0 || static_cast<int>(lines.size()) != rounds) {
     std::fprintf(stderr,
                  "fedberry-sim: the job did not complete cleanly (%d process "

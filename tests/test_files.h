@@ -18,9 +18,9 @@ namespace fedberry::testing {
 class TempDir {
  public:
   TempDir() {
-    std::string tmpl = (std::filesystem::temp_directory_path() /
-                        "fedberry-test-XXXXXX")
-                           .string();
+    std::string tmpl =
+        (std::filesystem::temp_directory_path() / "fedberry-test-XXXXXX")
+            .string();
     path_ = mkdtemp(tmpl.data());
   }
   ~TempDir() {

@@ -101,17 +101,17 @@ void RunTwoClientJob(const std::string& model, int rounds) {
   for (int r = 1; r <= rounds; ++r) {
     for (auto& t : expected) {
       torch::Tensor u1 = t.tensor + 0.5f * r, u2 = t.tensor + -1.0f * r;
-      t.tensor = ((u1.to(torch::kFloat64) * 100 + u2.to(torch::kFloat64) * 300) /
-                  400)
-                     .to(torch::kFloat32);
+      t.tensor =
+          ((u1.to(torch::kFloat64) * 100 + u2.to(torch::kFloat64) * 300) / 400)
+              .to(torch::kFloat32);
     }
   }
   const NamedTensors& global = *server->coordinator().global_model();
   ASSERT_EQ(global.size(), expected.size());
   for (size_t i = 0; i < global.size(); ++i) {
     EXPECT_EQ(global[i].name, expected[i].name);
-    EXPECT_TRUE(torch::allclose(global[i].tensor, expected[i].tensor, 1e-6,
-                                1e-6))
+    EXPECT_TRUE(
+        torch::allclose(global[i].tensor, expected[i].tensor, 1e-6, 1e-6))
         << global[i].name;
   }
   auto history = server->coordinator().history();
@@ -138,7 +138,8 @@ class BadInputTest : public ::testing::Test {
   void SetUp() override {
     initial_ = InitialModel("mlp");
     server_ = StartServer(initial_, 1, 1, "mlp");
-    stub_ = v1::Federation::NewStub(wire::MakeClientChannel(server_->address()));
+    stub_ =
+        v1::Federation::NewStub(wire::MakeClientChannel(server_->address()));
     v1::JoinRequest join;
     join.set_client_name("raw");
     v1::JoinResponse joined;
@@ -146,7 +147,8 @@ class BadInputTest : public ::testing::Test {
     wire::SetDeadline(c1, absl::Seconds(10));
     ASSERT_TRUE(stub_->Join(&c1, join, &joined).ok());
     id_ = joined.client_id();
-    for (int i = 0; i < 50 && task_.action() != v1::GetTaskResponse::TRAIN; ++i) {
+    for (int i = 0; i < 50 && task_.action() != v1::GetTaskResponse::TRAIN;
+         ++i) {
       grpc::ClientContext c2;
       wire::SetDeadline(c2, absl::Seconds(10));
       v1::GetTaskRequest req;
@@ -247,7 +249,8 @@ TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
 
   // A message above the chunk limit is refused by the transport.
   auto huge = Update(Header(), initial_);
-  huge[1].mutable_chunk()->set_data(std::string(wire::kMaxMessageBytes + 1, 'x'));
+  huge[1].mutable_chunk()->set_data(
+      std::string(wire::kMaxMessageBytes + 1, 'x'));
   EXPECT_EQ(Push(huge).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
 
   ExpectGlobalUnchanged();
@@ -262,8 +265,8 @@ TEST(ClientAgent, RetriesWithBackoffThenGivesUpWhenNoServer) {
   // A port nothing listens on: bind one, note it, close it.
   server::ServerOptions o;
   o.listen = "127.0.0.1:0";
-  auto s = server::FederationServer::Start(o, InitialModel("mlp"), nullptr,
-                                           nullptr);
+  auto s =
+      server::FederationServer::Start(o, InitialModel("mlp"), nullptr, nullptr);
   ASSERT_TRUE(s.ok());
   const std::string address = (*s)->address();
   s->reset();

@@ -96,8 +96,9 @@ TEST(Partition, DirichletIsDisjointCompleteAndSkewed) {
   for (const auto& s : *shards) {
     std::vector<int> counts(10);
     for (int64_t r : s) ++counts[labels[r]];
-    EXPECT_LT(*std::max_element(counts.begin(), counts.end()) / double(s.size()),
-              0.2);
+    EXPECT_LT(
+        *std::max_element(counts.begin(), counts.end()) / double(s.size()),
+        0.2);
   }
 }
 

@@ -99,12 +99,14 @@ TEST(TensorCodec, RefusesOutOfOrderMissingAndOversizedChunks) {
   auto chunks = Encode(m, 8);
   auto swapped = chunks;
   std::swap(swapped[1], swapped[2]);
-  EXPECT_EQ(Decode(swapped).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Decode(swapped).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   auto missing = chunks;
   missing.pop_back();
   missing.pop_back();
-  EXPECT_EQ(Decode(missing).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Decode(missing).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   auto oversized = chunks;
   oversized[0].set_data(std::string(1000, 'x'));
@@ -113,7 +115,8 @@ TEST(TensorCodec, RefusesOutOfOrderMissingAndOversizedChunks) {
 
   auto no_spec = chunks;
   no_spec[0].clear_spec();
-  EXPECT_EQ(Decode(no_spec).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Decode(no_spec).status().code(),
+            absl::StatusCode::kInvalidArgument);
 
   EXPECT_EQ(Decode({}).status().code(), absl::StatusCode::kInvalidArgument);
 }

@@ -72,8 +72,8 @@ TEST(FedAvg, BadUpdatesAreRefusedAndChangeNothing) {
   NamedTensors retyped = Model(1, 1, 1);
   retyped[1].tensor = torch::tensor({1.0}, torch::kFloat64);
   NamedTensors short_model = {Model(1, 1, 1)[0]};
-  for (const auto* bad : {&nan, &inf, &renamed, &reshaped, &retyped,
-                          &short_model}) {
+  for (const auto* bad :
+       {&nan, &inf, &renamed, &reshaped, &retyped, &short_model}) {
     EXPECT_EQ(avg.Add(*bad, 1).code(), absl::StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(avg.Add(Model(1, 1, 1), 0).code(),

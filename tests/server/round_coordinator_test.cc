@@ -90,12 +90,14 @@ TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
     EXPECT_EQ(ta.config().model(), "test");
     ASSERT_TRUE(Submit(Header(a, ta, 1), Model(round, 1)).ok());
     EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);  // reported
-    EXPECT_FALSE(coordinator_->RunOnce());  // b still training
+    EXPECT_FALSE(coordinator_->RunOnce());                   // b still training
     ASSERT_TRUE(Submit(Header(b, tb, 3), Model(round + 4, 5)).ok());
     EXPECT_TRUE(coordinator_->RunOnce());  // closes
     // (1*r + 3*(r+4))/4 = r + 3; (1 + 15)/4 = 4
     EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(round + 3, 4)));
-    if (round == 1) EXPECT_TRUE(coordinator_->RunOnce());  // opens round 2
+    if (round == 1) {
+      EXPECT_TRUE(coordinator_->RunOnce());  // opens round 2
+    }
   }
   EXPECT_TRUE(coordinator_->done());
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);

@@ -1,0 +1,81 @@
+// End to end: the real fedberry-sim binary starts a real server and real
+// client processes on loopback and trains on a small IDX data set.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_files.h"
+
+namespace fedberry {
+namespace {
+
+std::string RunCommand(const std::string& cmd, int* exit_code) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+TEST(Sim, SmallJobRunsToTheEndAboveChance) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 600);
+  int code = 0;
+  const std::string out = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) + "/fedberry-sim --clients=2 --rounds=2 " +
+          "--local_steps=20 --batch_size=16 --lr=0.02 --data=" + dir.path() +
+          " --output=" + (dir / "out"),
+      &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("round 2/2"), std::string::npos) << out;
+  EXPECT_NE(out.find("test_accuracy"), std::string::npos) << out;
+
+  std::ifstream rounds(dir / "out/rounds.jsonl");
+  std::string line, last;
+  int lines = 0;
+  while (std::getline(rounds, line)) {
+    last = line;
+    ++lines;
+  }
+  ASSERT_EQ(lines, 2) << out;
+  auto j = nlohmann::json::parse(last);
+  EXPECT_EQ(j["participants"].get<int>(), 2);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.3) << last;  // chance: 0.1
+  std::ifstream model(dir / "out/global_model.pt");
+  EXPECT_TRUE(model.good());
+}
+
+TEST(Sim, MissingDataIsAClearError) {
+  testing::TempDir dir;
+  int code = 0;
+  const std::string out = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) + "/fedberry-sim --clients=1 --rounds=1 " +
+          "--data=" + dir.path() + "/nothing --output=" + (dir / "out"),
+      &code);
+  EXPECT_NE(code, 0) << out;
+  std::ifstream log(dir / "out/logs/server.log");
+  std::string text((std::istreambuf_iterator<char>(log)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("t10k-labels-idx1-ubyte"), std::string::npos) << text;
+}
+
+TEST(Binaries, HelpDescribesTheFlags) {
+  for (const char* bin :
+       {"fedberry-server", "fedberry-client", "fedberry-sim"}) {
+    int code = 0;
+    const std::string out = RunCommand(
+        std::string(FEDBERRY_BIN_DIR) + "/" + bin + " --help", &code);
+    EXPECT_NE(out.find("Usage"), std::string::npos) << bin << ": " << out;
+    EXPECT_NE(out.find("--"), std::string::npos) << bin;
+  }
+}
+
+}  // namespace
+}  // namespace fedberry
