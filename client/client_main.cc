@@ -39,6 +39,8 @@ ABSL_FLAG(int, checkpoint_every_batches, 100,
 ABSL_FLAG(absl::Duration, checkpoint_every, absl::Seconds(60),
           "Checkpoint at least this often (0: not by time).");
 ABSL_FLAG(int, checkpoint_keep, 3, "Newest checkpoints kept.");
+ABSL_FLAG(absl::Duration, max_backoff, absl::Seconds(30),
+          "Longest wait between reconnection attempts.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
@@ -94,6 +96,7 @@ int Run() {
           : absl::GetFlag(FLAGS_name);
   options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
+  options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
   options.seed = static_cast<uint64_t>(getpid());
   std::unique_ptr<checkpoint::CheckpointStore> store;
   if (!absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
