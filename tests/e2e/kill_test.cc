@@ -1,0 +1,271 @@
+// Crash-safety shown by killing real processes: a harness SIGKILLs a
+// training client (or the server) at random moments, some of them inside
+// checkpoint writes (kill points armed by FEDBERRY_KILL_POINTS), restarts
+// it, and checks that the job always resumes and ends with the same global
+// model, bit for bit, as a job that was never interrupted.
+//
+// FEDBERRY_KILL_TARGET sets how many kills a run aims for (default 12 for
+// the client, a third of it for the server); the `soak` ctest label runs
+// more.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <thread>
+
+#include "sim/process.h"
+#include "tests/test_files.h"
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+namespace fedberry {
+namespace {
+
+using sim::Process;
+const std::string kBin = FEDBERRY_BIN_DIR;
+constexpr int kRounds = 3;
+
+int KillTarget() {
+  const char* env = std::getenv("FEDBERRY_KILL_TARGET");
+  return env ? std::atoi(env) : 12;
+}
+
+void SleepMs(int ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// Polls until the process ends or `ms` pass; returns its exit if it ended.
+std::optional<sim::ExitInfo> WaitFor(Process& p, int ms) {
+  for (int waited = 0; waited <= ms; waited += 5) {
+    if (auto e = p.Poll()) return e;
+    SleepMs(5);
+  }
+  return std::nullopt;
+}
+
+sim::ExitInfo WaitExit(Process& p) {
+  while (true) {
+    if (auto e = p.Poll()) return *e;
+    SleepMs(10);
+  }
+}
+
+class KillTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::WriteTinyDataset(dir_ / "data", 1200);
+  }
+
+  std::vector<std::string> ServerArgs(const std::string& out,
+                                      const std::string& listen, int clients) {
+    return {kBin + "/fedberry-server", "--listen=" + listen, "--output=" + out,
+            "--rounds=" + std::to_string(kRounds),
+            "--min_clients=" + std::to_string(clients),
+            "--min_clients_to_start=" + std::to_string(clients),
+            "--local_steps=600", "--batch_size=16", "--model=lenet5",
+            "--eval_data=", "--seed=3", "--threads=1"};
+  }
+
+  std::vector<std::string> ClientArgs(const std::string& out,
+                                      const std::string& address, int i,
+                                      int clients) {
+    return {kBin + "/fedberry-client", "--server=" + address,
+            "--data=" + (dir_ / "data"), "--partition_index=" + std::to_string(i),
+            "--partition_count=" + std::to_string(clients), "--threads=1",
+            "--name=client-" + std::to_string(i),
+            "--checkpoint_dir=" + out + "/client-ckpt-" + std::to_string(i),
+            "--checkpoint_every_batches=7", "--max_backoff=300ms",
+            "--give_up_after=120s"};
+  }
+
+  Process Spawn(const std::vector<std::string>& argv, const std::string& log,
+                const char* kill_points = nullptr) {
+    if (kill_points) setenv("FEDBERRY_KILL_POINTS", kill_points, 1);
+    auto p = Process::Spawn(argv, log);
+    unsetenv("FEDBERRY_KILL_POINTS");
+    EXPECT_TRUE(p.ok()) << p.status();
+    return *p;
+  }
+
+  std::string Address(const std::string& out, Process& server) {
+    for (int i = 0; i < 3000; ++i) {
+      std::ifstream f(out + "/server.addr");
+      std::string a;
+      if (std::getline(f, a) && !a.empty()) return a;
+      if (server.Poll()) break;
+      SleepMs(10);
+    }
+    ADD_FAILURE() << "server did not start; see " << out << "/server.log";
+    return "";
+  }
+
+  // A job that nobody interrupts.
+  void Reference(const std::string& out, int clients) {
+    std::filesystem::create_directories(out);
+    Process server = Spawn(ServerArgs(out, "127.0.0.1:0", clients),
+                           out + "/server.log");
+    const std::string address = Address(out, server);
+    std::vector<Process> cs;
+    for (int i = 0; i < clients; ++i) {
+      cs.push_back(Spawn(ClientArgs(out, address, i, clients),
+                         out + "/client-" + std::to_string(i) + ".log"));
+    }
+    for (auto& c : cs) ASSERT_EQ(WaitExit(c).code, 0);
+    ASSERT_EQ(WaitExit(server).code, 0);
+  }
+
+  static std::vector<torch::Tensor> Model(const std::string& path) {
+    torch::serialize::InputArchive a;
+    a.load_from(path);
+    std::vector<torch::Tensor> out;
+    for (const auto& key : a.keys()) {
+      torch::Tensor t;
+      a.read(key, t);
+      out.push_back(t);
+    }
+    return out;
+  }
+
+  static void ExpectSameModel(const std::string& a, const std::string& b) {
+    auto ma = Model(a), mb = Model(b);
+    ASSERT_EQ(ma.size(), mb.size());
+    ASSERT_FALSE(ma.empty());
+    for (size_t i = 0; i < ma.size(); ++i) {
+      EXPECT_TRUE(ma[i].equal(mb[i])) << "tensor " << i << " differs";
+    }
+  }
+
+  // Waits until `log` holds more than `before` lines with `needle` (this
+  // life of the process got that far) or the process ends.
+  static void WaitForLine(Process& p, const std::string& log,
+                          const std::string& needle, int before) {
+    for (int i = 0; i < 6000 && !p.Poll(); ++i) {
+      if (CountLines(log, needle) > before) return;
+      SleepMs(5);
+    }
+  }
+
+  static int CountLines(const std::string& path, const std::string& needle) {
+    std::ifstream in(path);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
+    return n;
+  }
+
+  testing::TempDir dir_;
+  std::mt19937 rng_{std::random_device{}()};
+};
+
+TEST_F(KillTest, ClientKilledAtRandomMomentsResumesToTheSameModel) {
+  const int target = KillTarget();
+  Reference(dir_ / "ref", 1);
+
+  const std::string out = dir_ / "kill";
+  std::filesystem::create_directories(out);
+  Process server = Spawn(ServerArgs(out, "127.0.0.1:0", 1), out + "/server.log");
+  const std::string address = Address(out, server);
+  int kills = 0, self_kills = 0, starts = 0;
+  std::uniform_int_distribution<int> delay(0, 700);
+  const std::string log = out + "/client-0.log";
+  while (true) {
+    ASSERT_LT(starts, 20 * target + 50) << "the job does not finish";
+    ++starts;
+    const bool killing = kills < target;
+    const int joined = CountLines(log, "joined job");
+    Process client = Spawn(ClientArgs(out, address, 0, 1), log,
+                           killing ? "ckpt.*:0.03" : nullptr);
+    // Kill at a random moment after this life joined the job.
+    if (killing) WaitForLine(client, log, "joined job", joined);
+    std::optional<sim::ExitInfo> e =
+        killing ? WaitFor(client, delay(rng_)) : WaitExit(client);
+    if (!e) {
+      client.Signal(SIGKILL);
+      e = WaitExit(client);
+      ++kills;
+      continue;
+    }
+    if (e->code == 128 + SIGKILL) {  // died at a kill point
+      ++kills;
+      ++self_kills;
+      continue;
+    }
+    ASSERT_EQ(e->code, 0) << "client failed; see " << out << "/client-0.log";
+    break;
+  }
+  ASSERT_EQ(WaitExit(server).code, 0);
+  const int resumes = CountLines(log, "resuming round");
+  const int corrupt = CountLines(log, "skipped checkpoint");
+  std::printf(
+      "client kill test: %d kills (%d inside checkpoint writes), %d starts, "
+      "%d resumes from a checkpoint, %d corrupt checkpoints skipped\n",
+      kills, self_kills, starts, resumes, corrupt);
+  EXPECT_GE(kills, target);
+  EXPECT_GT(resumes, 0);
+  EXPECT_EQ(CountLines(log, "cannot read"), 0);  // never loaded a bad one
+  ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
+}
+
+TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
+  const int target = std::max(3, KillTarget() / 3);
+  Reference(dir_ / "ref", 2);
+
+  const std::string out = dir_ / "kill";
+  std::filesystem::create_directories(out);
+  Process server = Spawn(ServerArgs(out, "127.0.0.1:0", 2), out + "/server.log",
+                         "ckpt.*:0.2");
+  const std::string address = Address(out, server);
+  std::vector<Process> clients;
+  for (int i = 0; i < 2; ++i) {
+    clients.push_back(Spawn(ClientArgs(out, address, i, 2),
+                            out + "/client-" + std::to_string(i) + ".log"));
+  }
+  int kills = 0, self_kills = 0;
+  std::uniform_int_distribution<int> delay(0, 2500);
+  const std::string log = out + "/server.log";
+  int listening = 0;
+  while (true) {
+    const bool killing = kills < target;
+    if (killing) WaitForLine(server, log, "listening on", listening);
+    listening = CountLines(log, "listening on");
+    std::optional<sim::ExitInfo> e =
+        killing ? WaitFor(server, delay(rng_)) : WaitExit(server);
+    if (!e) {
+      server.Signal(SIGKILL);
+      WaitExit(server);
+      ++kills;
+    } else if (e->code == 128 + SIGKILL) {
+      ++kills;
+      ++self_kills;
+    } else {
+      ASSERT_EQ(e->code, 0) << "see " << out << "/server.log";
+      break;
+    }
+    ASSERT_LT(kills, 10 * target + 20);
+    // Same address: clients reconnect to the restarted server.
+    server = Spawn(ServerArgs(out, address, 2), out + "/server.log",
+                   kills < target ? "ckpt.*:0.2" : nullptr);
+  }
+  for (auto& c : clients) EXPECT_EQ(WaitExit(c).code, 0);
+  std::printf("server kill test: %d kills (%d inside checkpoint writes), %d "
+              "resumes from a checkpoint\n",
+              kills, self_kills,
+              CountLines(out + "/server.log", "resuming the job"));
+  EXPECT_GE(kills, target);
+  // Every round exactly once in the metrics, and the same final model.
+  std::ifstream rounds(out + "/rounds.jsonl");
+  std::string line;
+  std::vector<int> seen;
+  while (std::getline(rounds, line)) {
+    seen.push_back(nlohmann::json::parse(line)["round"].get<int>());
+  }
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
+}
+
+}  // namespace
+}  // namespace fedberry
