@@ -50,6 +50,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   ClientInfo info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
+  info.device = request.device();
   info.last_seen = clock_.Now();
   clients_[id] = info;
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})", info.name,
@@ -170,8 +171,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   reported_.insert(header.client_id());
   ClientInfo& info = clients_[header.client_id()];
   info.last_seen = clock_.Now();
-  pending_.clients.push_back(
-      {header.client_id(), info.name, header.num_samples(), header.metrics()});
+  pending_.clients.push_back({header.client_id(), info.name,
+                              header.num_samples(), header.metrics(),
+                              header.resources(), info.device});
   spdlog::info("round {}: update {}/{} from {} ({} samples, loss {:.4f})",
                round_, reported_.size(), cohort_.size(), info.name,
                header.num_samples(), header.metrics().train_loss());
@@ -237,6 +239,11 @@ bool RoundCoordinator::RunOnce() {
     } else if (late || (cohort_.empty() && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
+      if (late) {
+        for (const auto& id : cohort_) {
+          pending_.stragglers += reported_.count(id) ? 0 : 1;
+        }
+      }
     } else {
       return false;
     }

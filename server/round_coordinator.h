@@ -53,6 +53,8 @@ struct ClientRoundReport {
   std::string client_name;
   uint64_t num_samples = 0;
   v1::TrainMetrics metrics;
+  v1::ResourceMetrics resources;  // what the round cost the board
+  v1::DeviceInfo device;          // the board's facts, as sent at join
 };
 
 struct RoundReport {
@@ -61,6 +63,8 @@ struct RoundReport {
   int participants = 0;
   int dropped = 0;   // selected but no accepted update
   int rejected = 0;  // updates refused as bad input
+  // Selected clients still out when the round closed at its deadline.
+  int stragglers = 0;
   double round_seconds = 0;
   double aggregation_seconds = 0;
   double eval_seconds = 0;
@@ -137,6 +141,7 @@ class RoundCoordinator {
   struct ClientInfo {
     std::string name;
     uint64_t num_samples = 0;
+    v1::DeviceInfo device;
     absl::Time last_seen;
     bool told_done = false;
   };
