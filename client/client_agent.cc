@@ -15,6 +15,18 @@ bool IsTransient(const absl::Status& s) {
          absl::IsResourceExhausted(s) || absl::IsAborted(s);
 }
 
+// Serialized size of the chunks EncodeModel will send for `model`.
+uint64_t EncodedBytes(const runtime::NamedTensors& model, uint64_t round,
+                      const std::string& task_id) {
+  uint64_t bytes = 0;
+  (void)runtime::EncodeModel(model, round, task_id,
+                             [&](const v1::ModelChunk& chunk) {
+                               bytes += chunk.ByteSizeLong();
+                               return true;
+                             });
+  return bytes;
+}
+
 }  // namespace
 
 ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
@@ -92,6 +104,8 @@ absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
       wire::FromGrpcStatus(stub_->GetTask(&context, request, &response));
   Track(nullptr);
   RETURN_IF_ERROR(s);
+  task_sent_bytes_ = request.ByteSizeLong();
+  task_received_bytes_ = response.ByteSizeLong();
   return response;
 }
 
@@ -105,10 +119,12 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
   wire::SetDeadline(context, options_.rpc_timeout);
   Track(&context);
   auto reader = stub_->PullModel(&context, request);
+  meter_.AddSent(request.ByteSizeLong());
   runtime::ModelAssembler assembler(task.round(), task.task_id(), std::nullopt);
   v1::ModelChunk chunk;
   absl::Status decoded;
   while (reader->Read(&chunk)) {
+    meter_.AddReceived(chunk.ByteSizeLong());
     if (decoded.ok()) decoded = assembler.Add(chunk);
     if (!decoded.ok()) context.TryCancel();
   }
@@ -120,7 +136,8 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
 }
 
 absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
-                                     const TrainOutcome& outcome) {
+                                     const TrainOutcome& outcome,
+                                     const v1::ResourceMetrics& resources) {
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
   Track(&context);
@@ -133,6 +150,7 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   header->set_task_id(task.task_id());
   header->set_num_samples(outcome.num_samples);
   *header->mutable_metrics() = outcome.metrics;
+  *header->mutable_resources() = resources;
   bool open = writer->Write(message);
   if (open) {
     absl::Status encoded =
@@ -152,11 +170,17 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
 absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
+  meter_.Begin(task_sent_bytes_, task_received_bytes_);
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
   ASSIGN_OR_RETURN(
       TrainOutcome outcome,
       trainer_.Train(TaskRef{task.round(), task.task_id()}, task.config(),
                      global, stop_));
+  // The update's chunks are counted before they are sent: the header that
+  // carries the figures goes first.
+  meter_.AddSent(EncodedBytes(outcome.model, task.round(), task.task_id()));
+  const v1::ResourceMetrics resources =
+      meter_.Finish(outcome.num_samples, outcome.metrics.train_seconds());
   spdlog::info(
       "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
       "pushing the update",
@@ -165,7 +189,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   // A push that fails in transit is retried while the round may still be
   // open; the server refuses a duplicate, so a retry is never counted twice.
   while (true) {
-    absl::Status pushed = PushUpdate(task, outcome);
+    absl::Status pushed = PushUpdate(task, outcome, resources);
     if (pushed.ok()) break;
     if (absl::IsAlreadyExists(pushed)) break;  // an earlier try arrived
     if (!IsTransient(pushed) || stop_.load()) return pushed;

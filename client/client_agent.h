@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "client/backoff.h"
 #include "client/local_trainer.h"
+#include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 
 namespace fedberry::client {
@@ -31,6 +32,9 @@ struct AgentOptions {
   uint64_t seed = 0;  // jitter seed
   // Give up after this long without reaching the server (0: never).
   absl::Duration give_up_after = absl::ZeroDuration();
+  // Per-round /proc readings sent with each update (may be null: then only
+  // RPC bytes and throughput are sent). Must outlive the agent.
+  runtime::ResourceMonitor* monitor = nullptr;
 };
 
 class ClientAgent {
@@ -56,7 +60,8 @@ class ClientAgent {
   absl::StatusOr<runtime::NamedTensors> PullModel(
       const v1::GetTaskResponse& task);
   absl::Status PushUpdate(const v1::GetTaskResponse& task,
-                          const TrainOutcome& outcome);
+                          const TrainOutcome& outcome,
+                          const v1::ResourceMetrics& resources);
   // Sleeps up to `d` unless stopped. Returns false when stopped.
   bool Sleep(absl::Duration d);
   // Handles a transport failure: logs, backs off. Returns false to give up.
@@ -72,6 +77,9 @@ class ClientAgent {
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();
+  RoundMeter meter_{options_.monitor};
+  uint64_t task_sent_bytes_ = 0;  // of the last GetTask call
+  uint64_t task_received_bytes_ = 0;
   absl::Mutex mu_;
   absl::CondVar wake_;
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;

@@ -1,9 +1,6 @@
 // fedberry-client: the device agent that trains on this board's data.
 #include <spdlog/spdlog.h>
-#include <sys/utsname.h>
 #include <unistd.h>
-
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -13,8 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "client/client_agent.h"
 #include "client/image_trainer.h"
+#include "client/round_meter.h"
 #include "proto/wire.h"
+#include "runtime/device_facts.h"
 #include "runtime/image_dataset.h"
+#include "runtime/periodic_sampler.h"
+#include "runtime/resource_monitor.h"
 #include "runtime/shutdown_signal.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
@@ -41,25 +42,16 @@ ABSL_FLAG(absl::Duration, checkpoint_every, absl::Seconds(60),
 ABSL_FLAG(int, checkpoint_keep, 3, "Newest checkpoints kept.");
 ABSL_FLAG(absl::Duration, max_backoff, absl::Seconds(30),
           "Longest wait between reconnection attempts.");
+ABSL_FLAG(absl::Duration, resource_sample_interval,
+          fedberry::runtime::kDefaultSampleInterval,
+          "How often to sample this process's memory during a round (for the "
+          "round's peak RSS); 0 = only at round ends.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
 using namespace fedberry;
 
 namespace {
-
-v1::DeviceInfo DescribeDevice() {
-  v1::DeviceInfo info;
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  info.set_hostname(host);
-  utsname u;
-  if (uname(&u) == 0) info.set_architecture(u.machine);
-  info.set_cores(std::thread::hardware_concurrency());
-  info.set_total_memory_bytes(static_cast<uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                              sysconf(_SC_PAGESIZE));
-  return info;
-}
 
 int Run() {
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
@@ -89,7 +81,13 @@ int Run() {
                absl::GetFlag(FLAGS_data));
 
   client::AgentOptions options;
-  options.device = DescribeDevice();
+  options.device = client::ToDeviceInfo(
+      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
+  runtime::ResourceMonitor monitor(runtime::ProcFiles::Real(), Clock::Real());
+  runtime::PeriodicSampler sampler(
+      absl::GetFlag(FLAGS_resource_sample_interval),
+      [&monitor] { monitor.Sample(); });
+  options.monitor = &monitor;
   options.name =
       absl::GetFlag(FLAGS_name).empty()
           ? absl::StrCat(options.device.hostname(), "/", partition.index)

@@ -10,6 +10,7 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev
+  libcpp-httplib-dev
   dataset-fashion-mnist
   time
 )

@@ -3,11 +3,29 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
 #include "checkpoint/torch_archive.h"
 #include "runtime/status_macros.h"
 
 namespace fedberry::server {
 namespace {
+
+// Resource readings and device facts keep their proto form (absent readings
+// stay absent) as embedded JSON objects.
+nlohmann::json ProtoToJson(const google::protobuf::Message& m) {
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(m, &text).ok()) return {};
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
+void ProtoFromJson(const nlohmann::json& j, const char* key,
+                   google::protobuf::Message* m) {
+  if (!j.contains(key)) return;
+  // A field this build does not know is skipped rather than refused.
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  (void)google::protobuf::util::JsonStringToMessage(j[key].dump(), m, options);
+}
 
 nlohmann::json ToJson(const RoundReport& r) {
   nlohmann::json clients = nlohmann::json::array();
@@ -18,13 +36,16 @@ nlohmann::json ToJson(const RoundReport& r) {
                        {"train_loss", c.metrics.train_loss()},
                        {"train_accuracy", c.metrics.train_accuracy()},
                        {"train_seconds", c.metrics.train_seconds()},
-                       {"steps", c.metrics.steps()}});
+                       {"steps", c.metrics.steps()},
+                       {"resources", ProtoToJson(c.resources)},
+                       {"device", ProtoToJson(c.device)}});
   }
   nlohmann::json j = {{"round", r.round},
                       {"selected", r.selected},
                       {"participants", r.participants},
                       {"dropped", r.dropped},
                       {"rejected", r.rejected},
+                      {"stragglers", r.stragglers},
                       {"round_seconds", r.round_seconds},
                       {"aggregation_seconds", r.aggregation_seconds},
                       {"eval_seconds", r.eval_seconds},
@@ -44,6 +65,7 @@ RoundReport FromJson(const nlohmann::json& j) {
   r.participants = j.at("participants").get<int>();
   r.dropped = j.at("dropped").get<int>();
   r.rejected = j.at("rejected").get<int>();
+  r.stragglers = j.value("stragglers", 0);
   r.round_seconds = j.at("round_seconds").get<double>();
   r.aggregation_seconds = j.at("aggregation_seconds").get<double>();
   r.eval_seconds = j.at("eval_seconds").get<double>();
@@ -56,6 +78,8 @@ RoundReport FromJson(const nlohmann::json& j) {
     cr.metrics.set_train_accuracy(c.at("train_accuracy").get<double>());
     cr.metrics.set_train_seconds(c.at("train_seconds").get<double>());
     cr.metrics.set_steps(c.at("steps").get<uint64_t>());
+    ProtoFromJson(c, "resources", &cr.resources);
+    ProtoFromJson(c, "device", &cr.device);
     r.clients.push_back(std::move(cr));
   }
   if (j.contains("eval")) {

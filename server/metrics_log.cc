@@ -6,6 +6,53 @@
 #include "absl/strings/str_cat.h"
 
 namespace fedberry::server {
+namespace {
+
+// Only the readings the board took: an absent reading stays absent.
+void AddResources(const v1::ResourceMetrics& r, nlohmann::json& line) {
+  if (r.has_wall_seconds()) line["client_wall_seconds"] = r.wall_seconds();
+  if (r.has_cpu_seconds()) line["cpu_seconds"] = r.cpu_seconds();
+  if (r.has_cpu_utilization()) line["cpu_utilization"] = r.cpu_utilization();
+  if (r.has_samples_per_second()) {
+    line["samples_per_second"] = r.samples_per_second();
+  }
+  if (r.has_rss_bytes()) line["rss_bytes"] = r.rss_bytes();
+  if (r.has_peak_rss_bytes()) line["peak_rss_bytes"] = r.peak_rss_bytes();
+  if (r.has_round_peak_rss_bytes()) {
+    line["round_peak_rss_bytes"] = r.round_peak_rss_bytes();
+  }
+  if (r.has_rpc_sent_bytes()) line["rpc_sent_bytes"] = r.rpc_sent_bytes();
+  if (r.has_rpc_received_bytes()) {
+    line["rpc_received_bytes"] = r.rpc_received_bytes();
+  }
+  if (r.has_interface_rx_bytes()) {
+    line["interface_rx_bytes"] = r.interface_rx_bytes();
+  }
+  if (r.has_interface_tx_bytes()) {
+    line["interface_tx_bytes"] = r.interface_tx_bytes();
+  }
+  if (r.has_watchdog_pauses()) line["watchdog_pauses"] = r.watchdog_pauses();
+  if (r.has_paused_seconds()) line["paused_seconds"] = r.paused_seconds();
+  if (r.has_resource_samples()) {
+    line["resource_samples"] = r.resource_samples();
+  }
+}
+
+nlohmann::json DeviceJson(const v1::DeviceInfo& d) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!d.hostname().empty()) j["hostname"] = d.hostname();
+  if (!d.architecture().empty()) j["architecture"] = d.architecture();
+  if (d.cores() > 0) j["cores"] = d.cores();
+  if (d.total_memory_bytes() > 0) {
+    j["total_memory_bytes"] = d.total_memory_bytes();
+  }
+  if (!d.cpu_model().empty()) j["cpu_model"] = d.cpu_model();
+  if (!d.kernel().empty()) j["kernel"] = d.kernel();
+  if (!d.os().empty()) j["os"] = d.os();
+  return j;
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     const std::string& dir, const std::vector<RoundReport>& history) {
@@ -15,11 +62,12 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     return absl::InvalidArgumentError(
         absl::StrCat("cannot create output folder ", dir, ": ", ec.message()));
   }
+  auto log = std::unique_ptr<MetricsLog>(new MetricsLog);
   {
     // Replace, not append: lines of rounds after the checkpoint are redone.
     std::ofstream rounds(dir + "/rounds.jsonl.tmp", std::ios::trunc);
     std::ofstream clients(dir + "/clients.jsonl.tmp", std::ios::trunc);
-    for (const auto& r : history) Format(r, rounds, clients);
+    for (const auto& r : history) Format(r, rounds, clients, log->described_);
     if (!rounds || !clients) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot write metrics files in ", dir));
@@ -34,7 +82,6 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot replace metrics files in ", dir, ": ", ec.message()));
   }
-  auto log = std::unique_ptr<MetricsLog>(new MetricsLog);
   log->rounds_.open(dir + "/rounds.jsonl", std::ios::app);
   log->clients_.open(dir + "/clients.jsonl", std::ios::app);
   if (!log->rounds_ || !log->clients_) {
@@ -45,13 +92,14 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
 }
 
 void MetricsLog::Write(const RoundReport& report) {
-  Format(report, rounds_, clients_);
+  Format(report, rounds_, clients_, described_);
   rounds_.flush();
   clients_.flush();
 }
 
 void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
-                        std::ostream& clients_) {
+                        std::ostream& clients_,
+                        std::set<std::string>& described) {
   double train_max = 0, train_sum = 0;
   for (const auto& c : report.clients) {
     nlohmann::json line = {
@@ -64,6 +112,12 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
         {"train_seconds", c.metrics.train_seconds()},
         {"steps", c.metrics.steps()},
     };
+    AddResources(c.resources, line);
+    // The board's facts once per client (per id: a rejoined board repeats).
+    if (described.insert(c.client_id).second) {
+      nlohmann::json device = DeviceJson(c.device);
+      if (!device.empty()) line["device"] = std::move(device);
+    }
     clients_ << line.dump() << '\n';
     train_max = std::max(train_max, c.metrics.train_seconds());
     train_sum += c.metrics.train_seconds();
@@ -74,6 +128,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
       {"participants", report.participants},
       {"dropped", report.dropped},
       {"rejected", report.rejected},
+      {"stragglers", report.stragglers},
       {"round_seconds", report.round_seconds},
       {"aggregation_seconds", report.aggregation_seconds},
       {"eval_seconds", report.eval_seconds},

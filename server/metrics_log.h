@@ -1,12 +1,15 @@
 // Writes a job's figures into its output folder as JSON lines:
 // rounds.jsonl (one line per round) and clients.jsonl (one line per client
-// per round). Lines are flushed as they are written, so a crashed job keeps
-// every finished round.
-// Thread-safety: not thread-safe; the round driver calls it.
+// per round, with the board's resource readings, and its device facts on a
+// client's first line). Readings a board could not take are left out of the
+// line, never written as 0. Lines are flushed as they are written, so a crashed
+// job keeps every finished round. Thread-safety: not thread-safe; the round
+// driver calls it.
 #ifndef FEDBERRY_SERVER_METRICS_LOG_H_
 #define FEDBERRY_SERVER_METRICS_LOG_H_
 
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -25,11 +28,13 @@ class MetricsLog {
   void Write(const RoundReport& report);
 
  private:
+  // `described`: client ids whose device facts are already written.
   static void Format(const RoundReport& report, std::ostream& rounds,
-                     std::ostream& clients);
+                     std::ostream& clients, std::set<std::string>& described);
 
   std::ofstream rounds_;
   std::ofstream clients_;
+  std::set<std::string> described_;  // client ids whose device was written
 };
 
 }  // namespace fedberry::server

@@ -21,7 +21,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
       clock_(clock),
-      rng_(options_.seed) {
+      id_rng_(std::random_device{}()) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
@@ -35,7 +35,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   }
   absl::MutexLock lock(&mu_);
   std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
-                                   static_cast<uint32_t>(rng_() & 0xffffff));
+                                   static_cast<uint32_t>(id_rng_() & 0xffffff));
   // A board that restarts joins again under its name: its old id retires and
   // the new one takes its place in the open round, so it can resume there.
   for (auto it = clients_.begin(); it != clients_.end();) {
@@ -54,6 +54,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   ClientInfo info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
+  info.device = request.device();
   info.last_seen = clock_.Now();
   clients_[id] = info;
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})", info.name,
@@ -174,8 +175,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   reported_.insert(header.client_id());
   ClientInfo& info = clients_[header.client_id()];
   info.last_seen = clock_.Now();
-  pending_.clients.push_back(
-      {header.client_id(), info.name, header.num_samples(), header.metrics()});
+  pending_.clients.push_back({header.client_id(), info.name,
+                              header.num_samples(), header.metrics(),
+                              header.resources(), info.device});
   spdlog::info("round {}: update {}/{} from {} ({} samples, loss {:.4f})",
                round_, reported_.size(), cohort_.size(), info.name,
                header.num_samples(), header.metrics().train_loss());
@@ -244,6 +246,11 @@ bool RoundCoordinator::RunOnce() {
     } else if (late || (cohort_.empty() && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
+      if (late) {
+        for (const auto& id : cohort_) {
+          pending_.stragglers += reported_.count(id) ? 0 : 1;
+        }
+      }
     } else {
       return false;
     }

@@ -53,6 +53,8 @@ struct ClientRoundReport {
   std::string client_name;
   uint64_t num_samples = 0;
   v1::TrainMetrics metrics;
+  v1::ResourceMetrics resources;  // what the round cost the board
+  v1::DeviceInfo device;          // the board's facts, as sent at join
 };
 
 struct RoundReport {
@@ -61,6 +63,8 @@ struct RoundReport {
   int participants = 0;
   int dropped = 0;   // selected but no accepted update
   int rejected = 0;  // updates refused as bad input
+  // Selected clients still out when the round closed at its deadline.
+  int stragglers = 0;
   double round_seconds = 0;
   double aggregation_seconds = 0;
   double eval_seconds = 0;
@@ -163,6 +167,7 @@ class RoundCoordinator {
   struct ClientInfo {
     std::string name;
     uint64_t num_samples = 0;
+    v1::DeviceInfo device;
     absl::Time last_seen;
     bool told_done = false;
   };
@@ -193,7 +198,10 @@ class RoundCoordinator {
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
-  std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
+  // Ids carry a random part drawn afresh by every server process: a server
+  // restarted without a checkpoint counts from 1 again, and a board still
+  // holding an id from before must never match another board's new one.
+  std::mt19937_64 id_rng_ ABSL_GUARDED_BY(mu_);
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;

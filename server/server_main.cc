@@ -17,7 +17,9 @@
 #include "checkpoint/checkpoint_store.h"
 #include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
+#include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
+#include "server/server_metrics.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "Address to listen on; port 0 picks a free port (written to "
@@ -50,6 +52,9 @@ ABSL_FLAG(int, checkpoint_keep, 3,
           "Federation checkpoints kept in <output>/checkpoints.");
 ABSL_FLAG(bool, resume, true,
           "Continue the job from <output>/checkpoints when one is there.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "Address for the Prometheus /metrics and /healthz endpoint, e.g. "
+          "127.0.0.1:9464; empty = off.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
 
 namespace fs = std::filesystem;
@@ -191,8 +196,10 @@ int Run() {
 
   server::MetricsLog* log = metrics->get();
   const int rounds = c.rounds;
-  auto sink = [log, rounds](const server::RoundReport& r) {
+  auto figures = std::make_shared<server::ServerMetrics>();
+  auto sink = [log, rounds, figures](const server::RoundReport& r) {
     log->Write(r);
+    figures->Record(r);
     if (r.eval) {
       spdlog::info(
           "round {}/{} done: {} of {} clients, test accuracy {:.4f}, loss "
@@ -219,6 +226,23 @@ int Run() {
   }
   spdlog::info("fedberry-server listening on {} ({} rounds of {}, output {})",
                (*server)->address(), c.rounds, c.train.model(), output);
+  std::unique_ptr<server::MetricsHttpServer> metrics_http;
+  if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
+    server::RoundCoordinator* coordinator = &(*server)->coordinator();
+    auto started = server::MetricsHttpServer::Start(
+        absl::GetFlag(FLAGS_metrics_listen),
+        {[coordinator, rounds] {
+           return server::StatusOf(*coordinator, rounds);
+         },
+         [figures](const server::JobStatus& s) { return figures->Render(s); }});
+    if (!started.ok()) {
+      spdlog::error("{}", std::string(started.status().message()));
+      return 3;
+    }
+    metrics_http = *std::move(started);
+    spdlog::info("metrics on http://{}/metrics, health on /healthz",
+                 metrics_http->address());
+  }
 
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("signal {} received: stopping the job", sig);

@@ -1,6 +1,7 @@
 // fedberry-sim: a whole federation on this machine. Starts fedberry-server
 // and N fedberry-client processes on loopback, shows progress, and ends with
-// a per-round table and each process's peak memory.
+// a per-round table, each process's peak memory, a per-client resource
+// table, and writes report.html into the output folder.
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@
 #include "absl/time/clock.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
+#include "server/html_report.h"
+#include "server/job_record.h"
 #include "sim/process.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
@@ -99,6 +102,40 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
   }
 }
 
+// Per client over the job: mean CPU, peak RSS, RPC bytes, throughput, as
+// the clients measured them ("-": a reading the board could not take).
+void PrintResourceTable(const std::string& out) {
+  auto record = fedberry::server::ReadJobRecord(out);
+  if (!record.ok() || record->clients.empty()) return;
+  auto opt = [](bool has, double v, const char* fmt) {
+    return has ? absl::StrFormat(*absl::ParsedFormat<'f'>::New(fmt), v)
+               : std::string("-");
+  };
+  std::printf("\n%-14s %-7s %-7s %-13s %-13s %-13s %-10s\n", "client", "rounds",
+              "cpu_%", "peak_rss_MiB", "rpc_sent_MiB", "rpc_recv_MiB",
+              "samples/s");
+  for (const auto& s : fedberry::server::SummarizeClients(*record)) {
+    const double mib = 1024.0 * 1024.0;
+    std::printf("%-14s %-7d %-7s %-13s %-13s %-13s %-10s\n", s.client.c_str(),
+                s.rounds,
+                opt(s.mean_cpu_utilization.has_value(),
+                    s.mean_cpu_utilization.value_or(0) * 100, "%.0f")
+                    .c_str(),
+                opt(s.peak_rss_bytes.has_value(),
+                    s.peak_rss_bytes.value_or(0) / mib, "%.1f")
+                    .c_str(),
+                opt(s.rpc_sent_bytes.has_value(),
+                    s.rpc_sent_bytes.value_or(0) / mib, "%.2f")
+                    .c_str(),
+                opt(s.rpc_received_bytes.has_value(),
+                    s.rpc_received_bytes.value_or(0) / mib, "%.2f")
+                    .c_str(),
+                opt(s.mean_samples_per_second.has_value(),
+                    s.mean_samples_per_second.value_or(0), "%.0f")
+                    .c_str());
+  }
+}
+
 int Run() {
   const int n = absl::GetFlag(FLAGS_clients);
   const int rounds = absl::GetFlag(FLAGS_rounds);
@@ -119,6 +156,7 @@ int Run() {
     fs::remove_all(out + "/checkpoints", ec);
     fs::remove_all(out + "/client-checkpoints", ec);
   }
+  fs::remove(out + "/report.html", ec);
   fs::create_directories(out + "/logs", ec);
   if (ec) {
     std::fprintf(stderr, "fedberry-sim: cannot create %s/logs: %s\n",
@@ -257,6 +295,14 @@ int Run() {
                 i == 0 ? "server" : absl::StrCat("client-", i - 1).c_str(),
                 e.code, e.max_rss_kib / 1024.0);
     failures += e.code != 0;
+  }
+  PrintResourceTable(out);
+  const std::string report = out + "/report.html";
+  if (absl::Status s = fedberry::server::WriteHtmlReport(out, report); s.ok()) {
+    std::printf("\nfedberry-sim: report in %s\n", report.c_str());
+  } else {
+    std::fprintf(stderr, "fedberry-sim: no report: %s\n",
+                 std::string(s.message()).c_str());
   }
   const double accuracy =
       lines.empty() ? 0 : Num(lines.back(), "test_accuracy");

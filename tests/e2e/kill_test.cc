@@ -225,13 +225,17 @@ TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
                             out + "/client-" + std::to_string(i) + ".log"));
   }
   int kills = 0, self_kills = 0;
-  std::uniform_int_distribution<int> delay(0, 2500);
+  std::uniform_int_distribution<int> delay(0, 300);
   const std::string log = out + "/server.log";
-  int listening = 0;
   while (true) {
     const bool killing = kills < target;
-    if (killing) WaitForLine(server, log, "listening on", listening);
-    listening = CountLines(log, "listening on");
+    // Kills alternate between mid-round (just after an update arrived) and
+    // just after a round closed, while its checkpoint is being written (kill
+    // points inside the write protocol add more of those).
+    if (killing) {
+      const std::string anchor = kills % 2 == 0 ? "update " : " done: ";
+      WaitForLine(server, log, anchor, CountLines(log, anchor));
+    }
     std::optional<sim::ExitInfo> e =
         killing ? WaitFor(server, delay(rng_)) : WaitExit(server);
     if (!e) {
@@ -256,6 +260,7 @@ TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
               kills, self_kills,
               CountLines(out + "/server.log", "resuming the job"));
   EXPECT_GE(kills, target);
+  EXPECT_GT(CountLines(out + "/server.log", "resuming the job"), 0);
   // Every round exactly once in the metrics, and the same final model.
   std::ifstream rounds(out + "/rounds.jsonl");
   std::string line;

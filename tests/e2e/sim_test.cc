@@ -50,6 +50,15 @@ TEST(Sim, SmallJobRunsToTheEndAboveChance) {
   EXPECT_GT(j["test_accuracy"].get<double>(), 0.3) << last;  // chance: 0.1
   std::ifstream model(dir / "out/global_model.pt");
   EXPECT_TRUE(model.good());
+  // The resource table and the report.
+  EXPECT_NE(out.find("peak_rss_MiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("samples/s"), std::string::npos) << out;
+  EXPECT_NE(out.find("sim-client-1"), std::string::npos) << out;
+  std::ifstream report(dir / "out/report.html");
+  const std::string html((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("id=\"plot-cpu\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"plot-round-time\""), std::string::npos);
 }
 
 TEST(Sim, MissingDataIsAClearError) {
@@ -66,9 +75,20 @@ TEST(Sim, MissingDataIsAClearError) {
   EXPECT_NE(text.find("t10k-labels-idx1-ubyte"), std::string::npos) << text;
 }
 
+TEST(Report, MissingInputIsAClearError) {
+  testing::TempDir dir;
+  int code = 0;
+  const std::string out =
+      RunCommand(std::string(FEDBERRY_BIN_DIR) +
+                     "/fedberry-report --input=" + dir.path() + "/nothing",
+                 &code);
+  EXPECT_NE(code, 0) << out;
+  EXPECT_NE(out.find("rounds.jsonl"), std::string::npos) << out;
+}
+
 TEST(Binaries, HelpDescribesTheFlags) {
-  for (const char* bin :
-       {"fedberry-server", "fedberry-client", "fedberry-sim"}) {
+  for (const char* bin : {"fedberry-server", "fedberry-client", "fedberry-sim",
+                          "fedberry-report"}) {
     int code = 0;
     const std::string out = RunCommand(
         std::string(FEDBERRY_BIN_DIR) + "/" + bin + " --help", &code);

@@ -1,0 +1,321 @@
+#include "server/html_report.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/svg_chart.h"
+
+namespace fedberry::server {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string MiB(const std::optional<uint64_t>& v) {
+  return v ? absl::StrFormat("%.1f", *v / kMiB) : "&ndash;";
+}
+
+// One series per client of `value(row)` against the round.
+template <typename F>
+std::vector<Series> PerClient(const JobRecord& record, F value,
+                              const std::string& suffix = "",
+                              bool dashed = false) {
+  std::vector<Series> out;
+  for (const std::string& name : record.client_names) {
+    Series s;
+    s.name = name + suffix;
+    s.dashed = dashed;
+    for (const ClientRow& c : record.clients) {
+      if (c.client != name) continue;
+      if (std::optional<double> v = value(c)) s.points.push_back({c.round, *v});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+bool AnyPoints(const std::vector<Series>& series) {
+  for (const auto& s : series) {
+    if (!s.points.empty()) return true;
+  }
+  return false;
+}
+
+std::string Figure(const std::string& id, const std::string& svg,
+                   const std::string& caption) {
+  return absl::StrCat("<figure id=\"", id, "\">\n", svg, "<figcaption>",
+                      caption, "</figcaption>\n</figure>\n");
+}
+
+}  // namespace
+
+const std::vector<std::string>& ReportPlotIds() {
+  static const std::vector<std::string> kIds = {
+      "plot-accuracy", "plot-loss",    "plot-round-time", "plot-cpu",
+      "plot-memory",   "plot-network", "plot-pauses"};
+  return kIds;
+}
+
+std::string RenderHtmlReport(const JobRecord& record,
+                             const std::string& title) {
+  std::string html = absl::StrCat(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<title>fedberry report: ",
+      XmlEscape(title),
+      "</title>\n<style>\n"
+      "body{font-family:sans-serif;margin:16px;color:#222}\n"
+      "h1{font-size:22px}h2{font-size:17px;margin-top:28px}\n"
+      "table{border-collapse:collapse;font-size:13px}\n"
+      "td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\n"
+      "th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}\n"
+      ".plots{display:flex;flex-wrap:wrap;gap:12px}\n"
+      "figure{margin:0;border:1px solid #ddd;padding:6px}\n"
+      "figcaption{font-size:12px;color:#555;max-width:560px}\n"
+      ".note{font-size:12px;color:#555}\n"
+      "</style>\n</head>\n<body>\n<h1>fedberry job report</h1>\n");
+
+  // Summary.
+  double wall = 0;
+  for (const RoundRow& r : record.rounds) wall += r.round_seconds;
+  std::optional<double> final_accuracy;
+  if (!record.rounds.empty())
+    final_accuracy = record.rounds.back().test_accuracy;
+  absl::StrAppendFormat(
+      &html,
+      "<p id=\"summary\">Job <b>%s</b>: %d rounds, %d clients, final test "
+      "accuracy <b>%s</b>, %.1f s in rounds.</p>\n",
+      XmlEscape(title), static_cast<int>(record.rounds.size()),
+      static_cast<int>(record.client_names.size()),
+      final_accuracy ? absl::StrFormat("%.4f", *final_accuracy) : "&ndash;",
+      wall);
+
+  // Plots.
+  std::vector<double> rounds;
+  std::vector<std::string> labels;
+  for (const RoundRow& r : record.rounds) {
+    rounds.push_back(r.round);
+    labels.push_back(std::to_string(r.round));
+  }
+  html += "<h2>Model</h2>\n<div class=\"plots\">\n";
+  {
+    Series acc{"test accuracy", {}, false};
+    for (const RoundRow& r : record.rounds) {
+      if (r.test_accuracy) acc.points.push_back({r.round, *r.test_accuracy});
+    }
+    ChartOptions o;
+    o.title = "Test accuracy per round";
+    o.x_label = "round";
+    o.y_label = "accuracy";
+    o.empty_message = "no server-side evaluation in this job";
+    html += Figure("plot-accuracy", LineChart(o, {acc}),
+                   "Accuracy of the global model on the held-out split "
+                   "after each round.");
+  }
+  {
+    Series test{"test loss", {}, false};
+    for (const RoundRow& r : record.rounds) {
+      if (r.test_loss) test.points.push_back({r.round, *r.test_loss});
+    }
+    Series train{"mean train loss", {}, true};
+    std::map<int, std::pair<double, int>> sums;
+    for (const ClientRow& c : record.clients) {
+      sums[c.round].first += c.train_loss;
+      ++sums[c.round].second;
+    }
+    for (const auto& [round, s] : sums) {
+      train.points.push_back({round, s.first / s.second});
+    }
+    ChartOptions o;
+    o.title = "Loss per round";
+    o.x_label = "round";
+    o.y_label = "loss";
+    html += Figure("plot-loss", LineChart(o, {test, train}),
+                   "Held-out loss of the global model, and the clients' mean "
+                   "training loss in the round.");
+  }
+  {
+    BarLayer train{"training", {}}, wait{"waiting", {}}, agg{"aggregation", {}},
+        eval{"evaluation", {}};
+    for (const RoundRow& r : record.rounds) {
+      train.values.push_back(r.max_train_seconds);
+      agg.values.push_back(r.aggregation_seconds);
+      eval.values.push_back(r.eval_seconds);
+      wait.values.push_back(
+          std::max(0.0, r.round_seconds - r.max_train_seconds -
+                            r.aggregation_seconds - r.eval_seconds));
+    }
+    ChartOptions o;
+    o.title = "Round time split";
+    o.x_label = "round";
+    o.y_label = "seconds";
+    html += Figure("plot-round-time",
+                   StackedBarChart(o, labels, {train, wait, agg, eval}),
+                   "Wall time of each round on the server: the slowest "
+                   "client's training, waiting (model transfer, RPCs, slower "
+                   "starts), aggregation and evaluation.");
+  }
+  html += "</div>\n<h2>Clients</h2>\n<div class=\"plots\">\n";
+  {
+    ChartOptions o;
+    o.title = "CPU utilisation per round";
+    o.x_label = "round";
+    o.y_label = "CPU % (100 = one core)";
+    o.empty_message = "no CPU readings";
+    html += Figure(
+        "plot-cpu",
+        LineChart(o, PerClient(record,
+                               [](const ClientRow& c) -> std::optional<double> {
+                                 if (!c.cpu_utilization) return std::nullopt;
+                                 return *c.cpu_utilization * 100;
+                               })),
+        "User + system CPU time of each client process over its round "
+        "(/proc/self/stat), per wall second.");
+  }
+  {
+    ChartOptions o;
+    o.title = "Peak memory per round";
+    o.x_label = "round";
+    o.y_label = "MiB";
+    o.empty_message = "no memory readings";
+    html += Figure(
+        "plot-memory",
+        LineChart(o, PerClient(record,
+                               [](const ClientRow& c) -> std::optional<double> {
+                                 auto v = c.round_peak_rss_bytes
+                                              ? c.round_peak_rss_bytes
+                                              : c.rss_bytes;
+                                 if (!v) return std::nullopt;
+                                 return *v / kMiB;
+                               })),
+        "Largest resident set size sampled during each client's round "
+        "(/proc/self/status VmRSS).");
+  }
+  {
+    ChartOptions o;
+    o.title = "Network per round";
+    o.x_label = "round";
+    o.y_label = "KiB";
+    o.empty_message = "no network readings";
+    auto received = PerClient(
+        record,
+        [](const ClientRow& c) -> std::optional<double> {
+          if (!c.rpc_received_bytes) return std::nullopt;
+          return *c.rpc_received_bytes / 1024.0;
+        },
+        " received");
+    auto sent = PerClient(
+        record,
+        [](const ClientRow& c) -> std::optional<double> {
+          if (!c.rpc_sent_bytes) return std::nullopt;
+          return *c.rpc_sent_bytes / 1024.0;
+        },
+        " sent", true);
+    // Colours pair up: client i received (solid) and sent (dashed) would
+    // otherwise get different colours, so interleave them.
+    std::vector<Series> both;
+    for (size_t i = 0; i < received.size(); ++i) {
+      both.push_back(received[i]);
+      both.push_back(sent[i]);
+    }
+    html += Figure("plot-network", LineChart(o, both),
+                   "RPC payload each client received (task, global model; "
+                   "solid) and sent (update; dashed) in its round.");
+  }
+  {
+    ChartOptions o;
+    o.title = "Watchdog pauses per round";
+    o.x_label = "round";
+    o.y_label = "pauses";
+    o.empty_message =
+        "no pause readings: the memory watchdog is not in this build";
+    auto pauses =
+        PerClient(record, [](const ClientRow& c) -> std::optional<double> {
+          if (!c.watchdog_pauses) return std::nullopt;
+          return static_cast<double>(*c.watchdog_pauses);
+        });
+    html +=
+        Figure("plot-pauses",
+               LineChart(o, AnyPoints(pauses) ? pauses : std::vector<Series>{}),
+               "Times the memory-pressure watchdog paused each client's "
+               "training in the round.");
+  }
+  html += "</div>\n";
+
+  // Tables.
+  html +=
+      "<h2>Resources per client</h2>\n<table id=\"clients\">\n<tr><th>client"
+      "</th><th>rounds</th><th>train s</th><th>CPU %</th><th>peak RSS MiB"
+      "</th><th>RPC sent MiB</th><th>RPC received MiB</th><th>samples/s</th>"
+      "<th>iface rx MiB</th><th>iface tx MiB</th><th>pauses</th></tr>\n";
+  for (const ClientSummary& s : SummarizeClients(record)) {
+    absl::StrAppendFormat(
+        &html,
+        "<tr><td>%s</td><td>%d</td><td>%.1f</td><td>%s</td><td>%s</td>"
+        "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+        "</tr>\n",
+        XmlEscape(s.client), s.rounds, s.train_seconds,
+        s.mean_cpu_utilization
+            ? absl::StrFormat("%.0f", *s.mean_cpu_utilization * 100)
+            : "&ndash;",
+        MiB(s.peak_rss_bytes), MiB(s.rpc_sent_bytes), MiB(s.rpc_received_bytes),
+        s.mean_samples_per_second
+            ? absl::StrFormat("%.0f", *s.mean_samples_per_second)
+            : "&ndash;",
+        MiB(s.interface_rx_bytes), MiB(s.interface_tx_bytes),
+        s.watchdog_pauses ? std::to_string(*s.watchdog_pauses) : "&ndash;");
+  }
+  html += "</table>\n";
+  html +=
+      "<h2>Devices</h2>\n<table id=\"devices\">\n<tr><th>client</th><th>"
+      "architecture</th><th>cores</th><th>memory MiB</th><th>CPU</th><th>"
+      "kernel</th><th>OS</th></tr>\n";
+  for (const auto& [name, d] : record.devices) {
+    absl::StrAppendFormat(
+        &html,
+        "<tr><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s"
+        "</td><td>%s</td></tr>\n",
+        XmlEscape(name), XmlEscape(d.architecture),
+        d.cores ? std::to_string(*d.cores) : "&ndash;",
+        MiB(d.total_memory_bytes), XmlEscape(d.cpu_model), XmlEscape(d.kernel),
+        XmlEscape(d.os));
+  }
+  html +=
+      "</table>\n<p class=\"note\">A dash is a reading the board could not "
+      "take (it is absent from clients.jsonl, not zero). Interface counters "
+      "(/proc/net/dev) count the whole board's non-loopback traffic; on one "
+      "machine over loopback they are not the federation's.</p>\n"
+      "</body>\n</html>\n";
+  return html;
+}
+
+absl::Status WriteHtmlReport(const std::string& job_dir,
+                             const std::string& output) {
+  absl::StatusOr<JobRecord> record = ReadJobRecord(job_dir);
+  if (!record.ok()) return record.status();
+  std::string title = std::filesystem::path(job_dir).filename().string();
+  if (title.empty()) title = job_dir;
+  const std::string html = RenderHtmlReport(*record, title);
+  const std::string tmp = output + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << html;
+    out.close();
+    if (!out) {
+      std::remove(tmp.c_str());
+      return absl::InternalError(absl::StrCat("cannot write ", tmp));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, output, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ",
+                                            output, ": ", ec.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fedberry::server

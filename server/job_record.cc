@@ -1,0 +1,156 @@
+#include "server/job_record.h"
+
+#include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedberry::server {
+namespace {
+
+using nlohmann::json;
+
+absl::StatusOr<std::vector<json>> ReadLines(const std::string& path,
+                                            bool required) {
+  std::ifstream in(path);
+  if (!in) {
+    if (!required) return std::vector<json>{};
+    return absl::NotFoundError(absl::StrCat(
+        "cannot open ", path, ": is this a fedberry job's output folder?"));
+  }
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  std::vector<json> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].empty()) continue;
+    json j = json::parse(lines[i], nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      if (i + 1 == lines.size()) break;  // torn last line of a crashed job
+      return absl::DataLossError(
+          absl::StrCat(path, " line ", i + 1, " is not a JSON object"));
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<T> Opt(const json& j, const char* key) {
+  if (!j.contains(key) || !j[key].is_number()) return std::nullopt;
+  return j[key].get<T>();
+}
+template <typename T>
+T Or(const json& j, const char* key, T fallback) {
+  return Opt<T>(j, key).value_or(fallback);
+}
+std::string Str(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
+                                               : std::string();
+}
+
+template <typename T>
+void Add(std::optional<T>& total, const std::optional<T>& v) {
+  if (v) total = total.value_or(T{}) + *v;
+}
+
+}  // namespace
+
+std::vector<ClientSummary> SummarizeClients(const JobRecord& record) {
+  std::vector<ClientSummary> out;
+  for (const std::string& name : record.client_names) {
+    ClientSummary s;
+    s.client = name;
+    int cpu_n = 0, sps_n = 0;
+    for (const ClientRow& c : record.clients) {
+      if (c.client != name) continue;
+      ++s.rounds;
+      s.train_seconds += c.train_seconds;
+      if (c.cpu_utilization) ++cpu_n;
+      if (c.samples_per_second) ++sps_n;
+      Add(s.mean_cpu_utilization, c.cpu_utilization);
+      Add(s.mean_samples_per_second, c.samples_per_second);
+      Add(s.paused_seconds, c.paused_seconds);
+      Add(s.rpc_sent_bytes, c.rpc_sent_bytes);
+      Add(s.rpc_received_bytes, c.rpc_received_bytes);
+      Add(s.interface_rx_bytes, c.interface_rx_bytes);
+      Add(s.interface_tx_bytes, c.interface_tx_bytes);
+      Add(s.watchdog_pauses, c.watchdog_pauses);
+      for (const auto& peak : {c.peak_rss_bytes, c.round_peak_rss_bytes}) {
+        if (peak)
+          s.peak_rss_bytes = std::max(s.peak_rss_bytes.value_or(0), *peak);
+      }
+    }
+    if (cpu_n > 0) *s.mean_cpu_utilization /= cpu_n;
+    if (sps_n > 0) *s.mean_samples_per_second /= sps_n;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
+  auto rounds = ReadLines(dir + "/rounds.jsonl", true);
+  if (!rounds.ok()) return rounds.status();
+  auto clients = ReadLines(dir + "/clients.jsonl", false);
+  if (!clients.ok()) return clients.status();
+  JobRecord record;
+  for (const json& j : *rounds) {
+    RoundRow r;
+    r.round = Or<int>(j, "round", 0);
+    r.selected = Or<int>(j, "selected", 0);
+    r.participants = Or<int>(j, "participants", 0);
+    r.dropped = Or<int>(j, "dropped", 0);
+    r.stragglers = Or<int>(j, "stragglers", 0);
+    r.round_seconds = Or<double>(j, "round_seconds", 0);
+    r.aggregation_seconds = Or<double>(j, "aggregation_seconds", 0);
+    r.eval_seconds = Or<double>(j, "eval_seconds", 0);
+    r.max_train_seconds = Or<double>(j, "max_train_seconds", 0);
+    r.test_accuracy = Opt<double>(j, "test_accuracy");
+    r.test_loss = Opt<double>(j, "test_loss");
+    record.rounds.push_back(r);
+  }
+  std::set<std::string> names;
+  for (const json& j : *clients) {
+    ClientRow c;
+    c.round = Or<int>(j, "round", 0);
+    c.client = Str(j, "client");
+    if (c.client.empty()) c.client = Str(j, "client_id");
+    c.num_samples = Or<uint64_t>(j, "num_samples", 0);
+    c.train_seconds = Or<double>(j, "train_seconds", 0);
+    c.train_loss = Or<double>(j, "train_loss", 0);
+    c.client_wall_seconds = Opt<double>(j, "client_wall_seconds");
+    c.cpu_seconds = Opt<double>(j, "cpu_seconds");
+    c.cpu_utilization = Opt<double>(j, "cpu_utilization");
+    c.samples_per_second = Opt<double>(j, "samples_per_second");
+    c.paused_seconds = Opt<double>(j, "paused_seconds");
+    c.rss_bytes = Opt<uint64_t>(j, "rss_bytes");
+    c.peak_rss_bytes = Opt<uint64_t>(j, "peak_rss_bytes");
+    c.round_peak_rss_bytes = Opt<uint64_t>(j, "round_peak_rss_bytes");
+    c.rpc_sent_bytes = Opt<uint64_t>(j, "rpc_sent_bytes");
+    c.rpc_received_bytes = Opt<uint64_t>(j, "rpc_received_bytes");
+    c.interface_rx_bytes = Opt<uint64_t>(j, "interface_rx_bytes");
+    c.interface_tx_bytes = Opt<uint64_t>(j, "interface_tx_bytes");
+    c.watchdog_pauses = Opt<uint64_t>(j, "watchdog_pauses");
+    if (j.contains("device") && j["device"].is_object() &&
+        !record.devices.count(c.client)) {
+      const json& d = j["device"];
+      DeviceRow dev;
+      dev.architecture = Str(d, "architecture");
+      dev.cpu_model = Str(d, "cpu_model");
+      dev.kernel = Str(d, "kernel");
+      dev.os = Str(d, "os");
+      dev.hostname = Str(d, "hostname");
+      dev.cores = Opt<uint64_t>(d, "cores");
+      dev.total_memory_bytes = Opt<uint64_t>(d, "total_memory_bytes");
+      record.devices[c.client] = dev;
+    }
+    names.insert(c.client);
+    record.clients.push_back(std::move(c));
+  }
+  record.client_names.assign(names.begin(), names.end());
+  return record;
+}
+
+}  // namespace fedberry::server

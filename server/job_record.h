@@ -1,0 +1,81 @@
+// A finished (or running) job's figures as read back from its output
+// folder: rounds.jsonl and clients.jsonl, as MetricsLog writes them. Used by
+// fedberry-report and fedberry-sim to draw the report and print tables.
+// Readings absent from a line stay empty here.
+// Thread-safety: plain data; ReadJobRecord is thread-safe.
+#ifndef FEDBERRY_SERVER_JOB_RECORD_H_
+#define FEDBERRY_SERVER_JOB_RECORD_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace fedberry::server {
+
+struct RoundRow {
+  int round = 0;
+  int selected = 0;
+  int participants = 0;
+  int dropped = 0;
+  int stragglers = 0;
+  double round_seconds = 0;
+  double aggregation_seconds = 0;
+  double eval_seconds = 0;
+  double max_train_seconds = 0;
+  std::optional<double> test_accuracy;
+  std::optional<double> test_loss;
+};
+
+struct ClientRow {
+  int round = 0;
+  std::string client;
+  uint64_t num_samples = 0;
+  double train_seconds = 0;
+  double train_loss = 0;
+  std::optional<double> client_wall_seconds, cpu_seconds, cpu_utilization,
+      samples_per_second, paused_seconds;
+  std::optional<uint64_t> rss_bytes, peak_rss_bytes, round_peak_rss_bytes,
+      rpc_sent_bytes, rpc_received_bytes, interface_rx_bytes,
+      interface_tx_bytes, watchdog_pauses;
+};
+
+// The board facts of a client, from its first line.
+struct DeviceRow {
+  std::string architecture, cpu_model, kernel, os, hostname;
+  std::optional<uint64_t> cores, total_memory_bytes;
+};
+
+struct JobRecord {
+  std::vector<RoundRow> rounds;              // in file order
+  std::vector<ClientRow> clients;            // in file order
+  std::map<std::string, DeviceRow> devices;  // by client name
+  std::vector<std::string> client_names;     // sorted
+};
+
+// One client's figures over the whole job. Means and totals cover the
+// rounds that carried the reading; empty when none did.
+struct ClientSummary {
+  std::string client;
+  int rounds = 0;
+  double train_seconds = 0;
+  std::optional<double> mean_cpu_utilization, mean_samples_per_second,
+      paused_seconds;
+  std::optional<uint64_t> peak_rss_bytes, rpc_sent_bytes, rpc_received_bytes,
+      interface_rx_bytes, interface_tx_bytes, watchdog_pauses;
+};
+
+// Per-client summaries, in client_names order.
+std::vector<ClientSummary> SummarizeClients(const JobRecord& record);
+
+// Reads `dir`/rounds.jsonl and `dir`/clients.jsonl. NotFound when
+// rounds.jsonl is missing; DataLoss naming file and line for a line that is
+// not a JSON object (a torn last line of a crashed job is skipped).
+absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir);
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_JOB_RECORD_H_

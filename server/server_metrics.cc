@@ -1,0 +1,203 @@
+#include "server/server_metrics.h"
+
+#include "server/prometheus_text.h"
+
+namespace fedberry::server {
+namespace {
+
+template <typename T>
+void Accumulate(std::optional<T>& total, bool has, T value) {
+  if (has) total = total.value_or(T{}) + value;
+}
+
+}  // namespace
+
+JobStatus StatusOf(const RoundCoordinator& coordinator, int rounds) {
+  JobStatus s;
+  s.running = !coordinator.done();
+  s.current_round = coordinator.current_round();
+  s.rounds = rounds;
+  s.registered_clients = coordinator.registered_clients();
+  return s;
+}
+
+void ServerMetrics::Record(const RoundReport& report) {
+  absl::MutexLock lock(&mu_);
+  ++rounds_completed_;
+  accepted_ += static_cast<uint64_t>(report.participants);
+  rejected_ += static_cast<uint64_t>(report.rejected);
+  dropped_ += static_cast<uint64_t>(report.dropped);
+  stragglers_ += static_cast<uint64_t>(report.stragglers);
+  last_ = report;
+  last_->clients.clear();  // kept per client below
+  for (const ClientRoundReport& c : report.clients) {
+    ClientFigures& f = clients_[c.client_name];
+    const v1::ResourceMetrics& r = c.resources;
+    if (c.device.ByteSizeLong() > 0) f.device = c.device;
+    ++f.rounds;
+    f.train_seconds += c.metrics.train_seconds();
+    f.train_loss = c.metrics.train_loss();
+    Accumulate(f.cpu_seconds, r.has_cpu_seconds(), r.cpu_seconds());
+    Accumulate(f.rpc_sent, r.has_rpc_sent_bytes(), r.rpc_sent_bytes());
+    Accumulate(f.rpc_received, r.has_rpc_received_bytes(),
+               r.rpc_received_bytes());
+    Accumulate(f.net_rx, r.has_interface_rx_bytes(), r.interface_rx_bytes());
+    Accumulate(f.net_tx, r.has_interface_tx_bytes(), r.interface_tx_bytes());
+    Accumulate<uint64_t>(f.pauses, r.has_watchdog_pauses(),
+                         r.watchdog_pauses());
+    Accumulate(f.paused_seconds, r.has_paused_seconds(), r.paused_seconds());
+    // Latest readings: a round without one keeps the older figure out of
+    // the page rather than stale-but-current-looking.
+    f.cpu_utilization = r.has_cpu_utilization()
+                            ? std::optional<double>(r.cpu_utilization())
+                            : std::nullopt;
+    f.samples_per_second = r.has_samples_per_second()
+                               ? std::optional<double>(r.samples_per_second())
+                               : std::nullopt;
+    f.rss = r.has_rss_bytes() ? std::optional<uint64_t>(r.rss_bytes())
+                              : std::nullopt;
+    f.peak_rss = r.has_peak_rss_bytes()
+                     ? std::optional<uint64_t>(r.peak_rss_bytes())
+                     : std::nullopt;
+  }
+}
+
+std::string ServerMetrics::Render(const JobStatus& status) const {
+  PrometheusText p;
+  p.Gauge("fedberry_job_running", "1 while the federated job runs, else 0.",
+          status.running ? 1 : 0);
+  p.Gauge("fedberry_job_rounds", "Rounds the job is configured to run.",
+          status.rounds);
+  p.Gauge("fedberry_current_round",
+          "The round being collected (or next to open).",
+          static_cast<double>(status.current_round));
+  p.Gauge("fedberry_registered_clients", "Clients registered with the server.",
+          status.registered_clients);
+
+  absl::MutexLock lock(&mu_);
+  p.Counter("fedberry_rounds_completed_total", "Rounds aggregated.",
+            static_cast<double>(rounds_completed_));
+  p.Counter("fedberry_updates_accepted_total",
+            "Client updates folded into a global model.",
+            static_cast<double>(accepted_));
+  p.Counter("fedberry_updates_rejected_total",
+            "Client updates refused as bad, late or duplicate.",
+            static_cast<double>(rejected_));
+  p.Counter("fedberry_clients_dropped_total",
+            "Selected clients whose round closed without their update.",
+            static_cast<double>(dropped_));
+  p.Counter("fedberry_stragglers_total",
+            "Selected clients still training when a round closed at its "
+            "deadline.",
+            static_cast<double>(stragglers_));
+  if (last_) {
+    p.Gauge("fedberry_last_round", "Number of the last completed round.",
+            static_cast<double>(last_->round));
+    p.Gauge("fedberry_last_round_duration_seconds",
+            "Wall time of the last completed round, open to close.",
+            last_->round_seconds);
+    p.Gauge("fedberry_last_round_aggregation_seconds",
+            "Time the last round spent aggregating updates.",
+            last_->aggregation_seconds);
+    p.Gauge("fedberry_last_round_evaluation_seconds",
+            "Time the last round spent evaluating the global model.",
+            last_->eval_seconds);
+    p.Gauge("fedberry_last_round_participants",
+            "Updates accepted in the last completed round.",
+            last_->participants);
+    if (last_->eval) {
+      p.Gauge("fedberry_test_accuracy_ratio",
+              "Held-out accuracy of the latest global model (0..1).",
+              last_->eval->accuracy);
+      p.Gauge("fedberry_test_loss",
+              "Held-out mean loss of the latest global model.",
+              last_->eval->mean_loss);
+    }
+  }
+  for (const auto& [name, f] : clients_) {
+    const Labels l = {{"client", name}};
+    if (f.device.ByteSizeLong() > 0) {
+      p.Gauge("fedberry_client_info",
+              "The board's facts as labels (value always 1).", 1,
+              {{"client", name},
+               {"architecture", f.device.architecture()},
+               {"cpu_model", f.device.cpu_model()},
+               {"kernel", f.device.kernel()},
+               {"cores", std::to_string(f.device.cores())}});
+      if (f.device.total_memory_bytes() > 0) {
+        p.Gauge("fedberry_client_memory_total_bytes",
+                "The board's total memory.",
+                static_cast<double>(f.device.total_memory_bytes()), l);
+      }
+    }
+    p.Counter("fedberry_client_rounds_total",
+              "Rounds whose update from this client was accepted.",
+              static_cast<double>(f.rounds), l);
+    p.Counter("fedberry_client_train_seconds_total",
+              "Wall time this client spent training.", f.train_seconds, l);
+    p.Gauge("fedberry_client_train_loss",
+            "Mean training loss of the client's latest round.", f.train_loss,
+            l);
+    if (f.cpu_seconds) {
+      p.Counter("fedberry_client_cpu_seconds_total",
+                "User + system CPU time of the client process in its rounds.",
+                *f.cpu_seconds, l);
+    }
+    if (f.cpu_utilization) {
+      p.Gauge("fedberry_client_cpu_utilization_ratio",
+              "CPU seconds per wall second in the latest round (1 = one "
+              "core busy).",
+              *f.cpu_utilization, l);
+    }
+    if (f.samples_per_second) {
+      p.Gauge("fedberry_client_samples_per_second",
+              "Training throughput in the latest round.", *f.samples_per_second,
+              l);
+    }
+    if (f.rss) {
+      p.Gauge("fedberry_client_resident_memory_bytes",
+              "Resident set size (VmRSS) at the end of the latest round.",
+              static_cast<double>(*f.rss), l);
+    }
+    if (f.peak_rss) {
+      p.Gauge("fedberry_client_peak_resident_memory_bytes",
+              "Peak resident set size (VmHWM) of the client process.",
+              static_cast<double>(*f.peak_rss), l);
+    }
+    if (f.rpc_sent) {
+      p.Counter("fedberry_client_rpc_sent_bytes_total",
+                "Serialized RPC payload the client sent in its rounds.",
+                static_cast<double>(*f.rpc_sent), l);
+    }
+    if (f.rpc_received) {
+      p.Counter("fedberry_client_rpc_received_bytes_total",
+                "Serialized RPC payload the client received in its rounds.",
+                static_cast<double>(*f.rpc_received), l);
+    }
+    if (f.net_rx) {
+      p.Counter("fedberry_client_network_receive_bytes_total",
+                "Bytes received on the board's non-loopback interfaces "
+                "during its rounds.",
+                static_cast<double>(*f.net_rx), l);
+    }
+    if (f.net_tx) {
+      p.Counter("fedberry_client_network_transmit_bytes_total",
+                "Bytes sent on the board's non-loopback interfaces during "
+                "its rounds.",
+                static_cast<double>(*f.net_tx), l);
+    }
+    if (f.pauses) {
+      p.Counter("fedberry_client_watchdog_pauses_total",
+                "Times the memory watchdog paused training.",
+                static_cast<double>(*f.pauses), l);
+    }
+    if (f.paused_seconds) {
+      p.Counter("fedberry_client_paused_seconds_total",
+                "Time training spent paused by the memory watchdog.",
+                *f.paused_seconds, l);
+    }
+  }
+  return p.Render();
+}
+
+}  // namespace fedberry::server

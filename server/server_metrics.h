@@ -1,0 +1,63 @@
+// The server's current figures for its Prometheus endpoint: job state,
+// round outcomes and each client's latest and cumulative resource readings
+// (from the ResourceMetrics sent with updates). Record() takes every round
+// report; Render() writes the exposition page. A reading no client ever
+// sent is left out of the page rather than shown as 0.
+// Thread-safety: thread-safe (the round driver records, HTTP threads
+// render).
+#ifndef FEDBERRY_SERVER_SERVER_METRICS_H_
+#define FEDBERRY_SERVER_SERVER_METRICS_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/synchronization/mutex.h"
+#include "server/round_coordinator.h"
+
+namespace fedberry::server {
+
+// What the coordinator says about the job at scrape time.
+struct JobStatus {
+  bool running = false;
+  uint64_t current_round = 0;
+  int rounds = 0;
+  int registered_clients = 0;
+};
+
+// The coordinator's state as a JobStatus.
+JobStatus StatusOf(const RoundCoordinator& coordinator, int rounds);
+
+class ServerMetrics {
+ public:
+  void Record(const RoundReport& report);
+  // The Prometheus text page for the job's state and every figure so far.
+  std::string Render(const JobStatus& status) const;
+
+ private:
+  struct ClientFigures {
+    v1::DeviceInfo device;
+    uint64_t rounds = 0;
+    double train_seconds = 0;
+    double train_loss = 0;
+    std::optional<double> cpu_seconds, cpu_utilization, samples_per_second;
+    std::optional<uint64_t> rss, peak_rss;
+    std::optional<uint64_t> rpc_sent, rpc_received, net_rx, net_tx;
+    std::optional<uint64_t> pauses;
+    std::optional<double> paused_seconds;
+  };
+
+  mutable absl::Mutex mu_;
+  uint64_t rounds_completed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t stragglers_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<RoundReport> last_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ClientFigures> clients_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_SERVER_METRICS_H_

@@ -1,0 +1,127 @@
+// The report generator on a recorded output folder (tests/data/sim-job,
+// from `fedberry-sim --clients=4 --rounds=3`): the page is self-contained
+// and holds every plot with its data drawn, plus the tables.
+#include "server/html_report.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "server/job_record.h"
+#include "server/svg_chart.h"
+#include "tests/test_files.h"
+
+namespace fedberry::server {
+namespace {
+
+const std::string kJob = std::string(FEDBERRY_TEST_DATA) + "/sim-job";
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos;
+       p = text.find(what, p + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// The text of <figure id="id"> ... </figure>.
+std::string FigureText(const std::string& html, const std::string& id) {
+  const size_t start = html.find("<figure id=\"" + id + "\">");
+  if (start == std::string::npos) return "";
+  const size_t end = html.find("</figure>", start);
+  return html.substr(start, end - start);
+}
+
+TEST(JobRecord, ReadsTheRecordedJob) {
+  auto record = ReadJobRecord(kJob);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->rounds.size(), 3u);
+  EXPECT_EQ(record->clients.size(), 12u);
+  EXPECT_EQ(record->client_names.size(), 4u);
+  EXPECT_EQ(record->devices.size(), 4u);
+  auto summaries = SummarizeClients(*record);
+  ASSERT_EQ(summaries.size(), 4u);
+  for (const auto& s : summaries) {
+    EXPECT_EQ(s.rounds, 3);
+    EXPECT_GT(s.mean_cpu_utilization.value_or(0), 0);
+    EXPECT_GT(s.peak_rss_bytes.value_or(0), 0u);
+    EXPECT_FALSE(s.watchdog_pauses.has_value());
+  }
+}
+
+TEST(JobRecord, MissingFolderAndBrokenLinesAreClearErrors) {
+  EXPECT_TRUE(absl::IsNotFound(ReadJobRecord("/nonexistent/job").status()));
+  testing::TempDir dir;
+  std::ofstream(dir / "rounds.jsonl")
+      << "{\"round\":1}\nnot json\n{\"round\":2}\n";
+  auto broken = ReadJobRecord(dir.path());
+  EXPECT_TRUE(absl::IsDataLoss(broken.status())) << broken.status();
+  EXPECT_NE(broken.status().message().find("line 2"), std::string::npos);
+  // A torn last line (a crashed job) is skipped.
+  std::ofstream(dir / "rounds.jsonl") << "{\"round\":1}\n{\"rou";
+  auto torn = ReadJobRecord(dir.path());
+  ASSERT_TRUE(torn.ok()) << torn.status();
+  EXPECT_EQ(torn->rounds.size(), 1u);
+}
+
+TEST(HtmlReport, PageHoldsEveryPlotAndIsSelfContained) {
+  testing::TempDir dir;
+  ASSERT_TRUE(WriteHtmlReport(kJob, dir / "report.html").ok());
+  std::ifstream in(dir / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(in)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("</html>"), std::string::npos);
+  // Self-contained: nothing fetched, nothing scripted.
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("src="), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));
+  EXPECT_EQ(Count(html, "<svg"), static_cast<int>(ReportPlotIds().size()));
+  EXPECT_EQ(Count(html, "<svg"), Count(html, "</svg>"));
+
+  for (const std::string& id : ReportPlotIds()) {
+    SCOPED_TRACE(id);
+    const std::string fig = FigureText(html, id);
+    ASSERT_FALSE(fig.empty());
+    EXPECT_NE(fig.find("<svg"), std::string::npos);
+    EXPECT_NE(fig.find("<figcaption>"), std::string::npos);
+  }
+  // Drawn data: one line per series, one bar segment per part and round.
+  EXPECT_EQ(Count(FigureText(html, "plot-accuracy"), "class=\"series\""), 1);
+  EXPECT_EQ(Count(FigureText(html, "plot-loss"), "class=\"series\""), 2);
+  EXPECT_GE(Count(FigureText(html, "plot-round-time"), "class=\"bar\""), 3 * 3);
+  for (const char* id : {"plot-cpu", "plot-memory"}) {
+    const std::string fig = FigureText(html, id);
+    EXPECT_EQ(Count(fig, "class=\"series\""), 4) << id;
+    EXPECT_EQ(Count(fig, "<circle"), 12) << id;  // 4 clients x 3 rounds
+  }
+  EXPECT_EQ(Count(FigureText(html, "plot-network"), "class=\"series\""), 8);
+  // No watchdog yet: the pauses plot says so instead of drawing zeros.
+  EXPECT_NE(FigureText(html, "plot-pauses").find("class=\"empty\""),
+            std::string::npos);
+  EXPECT_EQ(Count(FigureText(html, "plot-pauses"), "<circle"), 0);
+  // Tables: one row per client (plus the header).
+  const size_t clients = html.find("<table id=\"clients\">");
+  ASSERT_NE(clients, std::string::npos);
+  EXPECT_EQ(
+      Count(html.substr(clients, html.find("</table>", clients) - clients),
+            "<tr>"),
+      5);
+  EXPECT_NE(html.find("<table id=\"devices\">"), std::string::npos);
+}
+
+TEST(SvgChart, EscapesTextAndDrawsEmptyCharts) {
+  ChartOptions o;
+  o.title = "a<b & \"c\"";
+  const std::string svg = LineChart(o, {});
+  EXPECT_NE(svg.find("a&lt;b &amp; &quot;c&quot;"), std::string::npos);
+  EXPECT_NE(svg.find("class=\"empty\""), std::string::npos);
+  const std::string bars = StackedBarChart(o, {"1", "2"}, {{"x", {1, 2}}});
+  EXPECT_EQ(Count(bars, "class=\"bar\""), 2);
+}
+
+}  // namespace
+}  // namespace fedberry::server
