@@ -10,6 +10,7 @@ packages=(
   libgrpc++-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libxxhash-dev
   dataset-fashion-mnist
   time
 )
