@@ -28,7 +28,8 @@ packages=(
   protobuf-compiler-grpc
 )
 
-# The stamp names what the sysroot was made from; same list, nothing to do.
+# The stamp names what the sysroot was made from (bump "format" when this
+# script changes what it makes); same stamp, nothing to do.
 stamp_want="format 2; packages: ${packages[*]}; mirror: $mirror"
 if [[ -f $cache/stamp && "$(cat "$cache/stamp")" == "$stamp_want" ]]; then
   echo "$sysroot"
@@ -63,6 +64,9 @@ apt-get "${apt_opts[@]}" -qq update >&2
 echo "make-sysroot: downloading ${packages[*]} and dependencies (arm64)" >&2
 apt-get "${apt_opts[@]}" -qq -y --download-only --no-install-recommends \
   install "${packages[@]}" >&2
+# Drop cached .debs that the archive has since replaced, so only current
+# versions are unpacked.
+apt-get "${apt_opts[@]}" -qq autoclean >&2
 
 echo "make-sysroot: unpacking into $sysroot" >&2
 rm -rf "$sysroot"
