@@ -107,7 +107,7 @@ done
 }
 
 size=$(du -cb "${debs[@]}" | tail -1 | cut -f1)
-echo "make-sysroot: ${#debs[@]} packages, $((size / 1048576)) MiB downloaded," \
+echo "make-sysroot: ${#debs[@]} packages, $((size / 1048576)) MiB of .debs," \
   "sysroot $(du -sm "$sysroot" | cut -f1) MiB" >&2
 echo "$stamp_want" >"$cache/stamp"
 echo "$sysroot"
