@@ -100,9 +100,10 @@ class PosixFileSystem : public FileSystem {
   }
 
   absl::Status CreateDir(const std::string& path) override {
-    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoStatus(errno, "cannot create folder", path);
-    }
+    // With parents, like mkdir -p: a nested checkpoint folder just works.
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return ErrnoStatus(ec.value(), "cannot create folder", path);
     return absl::OkStatus();
   }
 

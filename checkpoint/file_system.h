@@ -38,6 +38,7 @@ class FileSystem {
       const std::string& path) = 0;
   // NotFound when missing.
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
+  // Creates `path` and missing parents; OK when it exists.
   virtual absl::Status CreateDir(const std::string& path) = 0;
   // Atomic rename (POSIX rename(2)); replaces `to`.
   virtual absl::Status Rename(const std::string& from,

@@ -153,8 +153,10 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
-  ASSIGN_OR_RETURN(TrainOutcome outcome,
-                   trainer_.Train(task.config(), global, stop_));
+  ASSIGN_OR_RETURN(
+      TrainOutcome outcome,
+      trainer_.Train(TaskRef{task.round(), task.task_id()}, task.config(),
+                     global, stop_));
   spdlog::info(
       "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
       "pushing the update",

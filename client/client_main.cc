@@ -31,6 +31,16 @@ ABSL_FLAG(std::string, name, "",
           "Stable client name (default: hostname/partition index).");
 ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(60),
           "Deadline of join, model pull and update push calls.");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Folder for crash-safe training checkpoints; a restarted client "
+          "resumes from it. Empty: no checkpoints.");
+ABSL_FLAG(int, checkpoint_every_batches, 100,
+          "Checkpoint every N batches (0: not by count).");
+ABSL_FLAG(absl::Duration, checkpoint_every, absl::Seconds(60),
+          "Checkpoint at least this often (0: not by time).");
+ABSL_FLAG(int, checkpoint_keep, 3, "Newest checkpoints kept.");
+ABSL_FLAG(absl::Duration, max_backoff, absl::Seconds(30),
+          "Longest wait between reconnection attempts.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
@@ -86,9 +96,22 @@ int Run() {
           : absl::GetFlag(FLAGS_name);
   options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
+  options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
   options.seed = static_cast<uint64_t>(getpid());
+  std::unique_ptr<checkpoint::CheckpointStore> store;
+  if (!absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
+    checkpoint::StoreOptions store_options;
+    store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
+    store = std::make_unique<checkpoint::CheckpointStore>(
+        absl::GetFlag(FLAGS_checkpoint_dir), checkpoint::FileSystem::Default(),
+        store_options);
+  }
+  client::CheckpointPolicy policy;
+  policy.every_batches = absl::GetFlag(FLAGS_checkpoint_every_batches);
+  policy.every = absl::GetFlag(FLAGS_checkpoint_every);
   client::ImageTrainer trainer(*std::move(data),
-                               static_cast<uint64_t>(partition.index));
+                               static_cast<uint64_t>(partition.index),
+                               std::move(store), policy);
   client::ClientAgent agent(options, trainer,
                             v1::Federation::NewStub(wire::MakeClientChannel(
                                 absl::GetFlag(FLAGS_server))));

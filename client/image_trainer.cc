@@ -2,22 +2,74 @@
 
 #include <spdlog/spdlog.h>
 
+#include "absl/strings/str_cat.h"
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
 
 namespace fedberry::client {
 
-ImageTrainer::ImageTrainer(runtime::ImageDataset data, uint64_t seed_salt)
-    : data_(std::move(data)), seed_salt_(seed_salt) {}
+ImageTrainer::ImageTrainer(runtime::ImageDataset data, uint64_t seed_salt,
+                           std::unique_ptr<checkpoint::CheckpointStore> store,
+                           CheckpointPolicy policy)
+    : data_(std::move(data)),
+      seed_salt_(seed_salt),
+      store_(std::move(store)),
+      policy_(policy) {
+  if (!store_) return;
+  auto loaded = store_->LoadLatest();
+  if (!loaded.ok()) {
+    spdlog::info("nothing to resume: {}", loaded.status().ToString());
+    return;
+  }
+  for (const auto& s : loaded->skipped) {
+    spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
+  }
+  auto snapshot = DecodeTrainingSnapshot(*loaded);
+  if (!snapshot.ok()) {
+    spdlog::warn("ignoring checkpoint {}: {}", loaded->name,
+                 std::string(snapshot.status().message()));
+    return;
+  }
+  spdlog::info(
+      "found checkpoint {} (verified): round {} task {}, batch {}/{}{}",
+      loaded->name, snapshot->round, snapshot->task_id, snapshot->cursor.step,
+      snapshot->cursor.planned,
+      snapshot->finished ? ", local training finished" : "");
+  resumable_ = *std::move(loaded);
+}
+
+void ImageTrainer::JobDone() {
+  if (resumable_) {
+    spdlog::info("dropping checkpoint {}: the job is over", resumable_->name);
+    resumable_.reset();
+  }
+}
+
+void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
+                        torch::optim::Optimizer* optimizer) {
+  auto files = EncodeTrainingCheckpoint(snapshot, net, optimizer);
+  absl::StatusOr<std::string> saved =
+      files.ok() ? store_->Save(*files) : absl::StatusOr<std::string>(files.status());
+  if (saved.ok()) {
+    ++checkpoints_written_;
+    spdlog::debug("checkpoint {} at batch {}/{}", *saved, snapshot.cursor.step,
+                  snapshot.cursor.planned);
+  } else {
+    // Training goes on; the previous checkpoint stays the newest.
+    ++checkpoints_failed_;
+    spdlog::error("checkpoint at batch {}/{} failed, training goes on: {}",
+                  snapshot.cursor.step, snapshot.cursor.planned,
+                  saved.status().ToString());
+  }
+}
 
 absl::StatusOr<TrainOutcome> ImageTrainer::Train(
-    const v1::TrainConfig& config, const runtime::NamedTensors& global,
-    const std::atomic<bool>& stop) {
+    const TaskRef& task, const v1::TrainConfig& config,
+    const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
   auto& net = nets_[config.model()];
   if (!net) {
     ASSIGN_OR_RETURN(net, runtime::MakeNet(config.model()));
   }
-  RETURN_IF_ERROR(runtime::LoadState(*net, global));
   runtime::TrainOptions options;
   options.local_epochs = static_cast<int>(config.local_epochs());
   options.local_steps = static_cast<int64_t>(config.local_steps());
@@ -25,18 +77,75 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   options.learning_rate = config.learning_rate();
   options.momentum = config.momentum();
   options.seed = config.seed() * 1315423911u + seed_salt_;
-  int64_t last_logged = 0;
-  ASSIGN_OR_RETURN(
-      runtime::TrainResult result,
-      runtime::Train(*net, data_, options, &stop,
-                     [&](int64_t done, int64_t planned) {
-                       // A line at every quarter, so a long round shows life.
-                       if (done * 4 / planned != last_logged * 4 / planned ||
-                           done == planned) {
-                         spdlog::info("training: {}/{} batches", done, planned);
-                       }
-                       last_logged = done;
-                     }));
+
+  TrainingSnapshot snapshot;
+  snapshot.round = task.round;
+  snapshot.task_id = task.task_id;
+  snapshot.model = config.model();
+  snapshot.data_seed = options.seed;
+
+  // Resume the task the checkpoint belongs to; drop state of closed ones.
+  std::optional<checkpoint::LoadedCheckpoint> resume = std::move(resumable_);
+  resumable_.reset();
+  std::optional<TrainingSnapshot> saved;
+  if (resume) {
+    auto s = DecodeTrainingSnapshot(*resume);
+    if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
+        s->model == config.model() && s->data_seed == options.seed) {
+      saved = *s;
+    } else if (s.ok()) {
+      spdlog::info(
+          "dropping checkpoint {} of round {} task {}: the server now runs "
+          "round {} task {}, so that round has closed",
+          resume->name, s->round, s->task_id, task.round, task.task_id);
+    }
+  }
+  runtime::TrainHooks hooks;
+  hooks.stop = &stop;
+  if (saved) {
+    RETURN_IF_ERROR(RestoreModel(*resume, *net));
+    RETURN_IF_ERROR(RestoreRng(*resume));
+    spdlog::info("resuming round {} from checkpoint {} at batch {}/{}",
+                 task.round, resume->name, saved->cursor.step,
+                 saved->cursor.planned);
+    hooks.resume = &saved->cursor;
+    hooks.restore_optimizer = [&](torch::optim::Optimizer& o) {
+      return saved->finished ? absl::OkStatus() : RestoreOptimizer(*resume, o);
+    };
+  } else {
+    RETURN_IF_ERROR(runtime::LoadState(*net, global));
+  }
+
+  absl::Time last_save = absl::Now();
+  int64_t last_logged = saved ? saved->cursor.step : 0;
+  runtime::TrainCursor final_cursor = saved ? saved->cursor : runtime::TrainCursor{};
+  hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Net& n,
+                          torch::optim::Optimizer& optimizer) {
+    if (cursor.step * 4 / cursor.planned != last_logged * 4 / cursor.planned) {
+      spdlog::info("training: {}/{} batches", cursor.step, cursor.planned);
+    }
+    last_logged = cursor.step;
+    if (cursor.step == cursor.planned) final_cursor = cursor;
+    if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
+    const bool by_count = policy_.every_batches > 0 &&
+                          cursor.step % policy_.every_batches == 0;
+    const bool by_time = policy_.every > absl::ZeroDuration() &&
+                         absl::Now() - last_save >= policy_.every;
+    if (by_count || by_time) {
+      snapshot.cursor = cursor;
+      Save(snapshot, n, &optimizer);
+      last_save = absl::Now();
+    }
+    return absl::OkStatus();
+  };
+  ASSIGN_OR_RETURN(runtime::TrainResult result,
+                   runtime::Train(*net, data_, options, hooks));
+  if (store_ && !(saved && saved->finished)) {
+    // End of local training: a kill during the push costs no retraining.
+    snapshot.cursor = final_cursor;
+    snapshot.finished = true;
+    Save(snapshot, *net, nullptr);
+  }
   TrainOutcome out;
   out.model = runtime::StateOf(*net);
   out.num_samples = static_cast<uint64_t>(result.samples);

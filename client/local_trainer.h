@@ -7,12 +7,19 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/model.h"
 
 namespace fedberry::client {
+
+// The round task a training run belongs to.
+struct TaskRef {
+  uint64_t round = 0;
+  std::string task_id;
+};
 
 struct TrainOutcome {
   runtime::NamedTensors model;  // the locally trained model
@@ -25,11 +32,13 @@ class LocalTrainer {
   virtual ~LocalTrainer() = default;
   // Samples this board holds (sent at join).
   virtual uint64_t num_samples() const = 0;
-  // Trains from `global`. Cancelled when `stop` becomes true; InvalidArgument
-  // when the model or config does not fit this trainer.
+  // Trains from `global` for `task`. Cancelled when `stop` becomes true;
+  // InvalidArgument when the model or config does not fit this trainer.
   virtual absl::StatusOr<TrainOutcome> Train(
-      const v1::TrainConfig& config, const runtime::NamedTensors& global,
-      const std::atomic<bool>& stop) = 0;
+      const TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global, const std::atomic<bool>& stop) = 0;
+  // The job ended; saved state for unfinished tasks is of no further use.
+  virtual void JobDone() {}
 };
 
 }  // namespace fedberry::client

@@ -50,8 +50,7 @@ torch::Tensor ImageBatch(const ImageDataset& data, const int64_t* rows,
 
 absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
                                   const TrainOptions& options,
-                                  const std::atomic<bool>* stop,
-                                  const ProgressFn& progress) {
+                                  const TrainHooks& hooks) {
   if (data.rows == 0) {
     return absl::InvalidArgumentError("training data set is empty");
   }
@@ -64,27 +63,43 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
   }
   const int64_t batches_per_epoch =
       (data.rows + options.batch_size - 1) / options.batch_size;
-  const int64_t planned = options.local_steps > 0
-                              ? options.local_steps
-                              : batches_per_epoch * options.local_epochs;
-  TrainResult result;
+  TrainCursor cursor;
+  cursor.planned = options.local_steps > 0
+                       ? options.local_steps
+                       : batches_per_epoch * options.local_epochs;
+  if (hooks.resume != nullptr) {
+    if (hooks.resume->planned != cursor.planned ||
+        hooks.resume->step > cursor.planned || hooks.resume->step < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot resume at step ", hooks.resume->step, " of ",
+          hooks.resume->planned, ": this run plans ", cursor.planned,
+          " steps"));
+    }
+    cursor = *hooks.resume;
+  }
   const absl::Time start = absl::Now();
   try {
     net.train();
     torch::optim::SGD sgd(net.parameters(),
                           torch::optim::SGDOptions(options.learning_rate)
                               .momentum(options.momentum));
-    double loss_sum = 0;
-    int64_t correct = 0;
+    if (hooks.resume != nullptr && hooks.restore_optimizer) {
+      if (absl::Status s = hooks.restore_optimizer(sgd); !s.ok()) return s;
+    }
     std::vector<int64_t> order;
-    for (int64_t step = 0; step < planned; ++step) {
-      if (stop != nullptr && stop->load()) {
+    int64_t order_epoch = -1;
+    while (cursor.step < cursor.planned) {
+      if (hooks.stop != nullptr && hooks.stop->load()) {
         return absl::CancelledError(absl::StrCat(
-            "training stopped after ", step, " of ", planned, " steps"));
+            "training stopped after ", cursor.step, " of ", cursor.planned,
+            " steps"));
       }
-      const int64_t epoch = step / batches_per_epoch;
-      const int64_t in_epoch = step % batches_per_epoch;
-      if (in_epoch == 0) order = EpochOrder(data.rows, options.seed, epoch);
+      const int64_t epoch = cursor.step / batches_per_epoch;
+      const int64_t in_epoch = cursor.step % batches_per_epoch;
+      if (epoch != order_epoch) {
+        order = EpochOrder(data.rows, options.seed, epoch);
+        order_epoch = epoch;
+      }
       const int64_t begin = in_epoch * options.batch_size;
       const int64_t n = std::min(options.batch_size, data.rows - begin);
       torch::Tensor x = ImageBatch(data, order.data() + begin, n);
@@ -94,20 +109,29 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
       torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
       loss.backward();
       sgd.step();
-      loss_sum += loss.item<double>() * n;
-      correct += logits.argmax(1).eq(y).sum().item<int64_t>();
-      result.samples += n;
-      result.steps = step + 1;
-      if (progress) progress(step + 1, planned);
+      cursor.loss_sum += loss.item<double>() * n;
+      cursor.correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+      cursor.samples += n;
+      ++cursor.step;
+      if (hooks.after_batch) {
+        TrainCursor now = cursor;
+        now.seconds += absl::ToDoubleSeconds(absl::Now() - start);
+        if (absl::Status s = hooks.after_batch(now, net, sgd); !s.ok()) return s;
+      }
     }
-    result.mean_loss = loss_sum / static_cast<double>(result.samples);
-    result.accuracy =
-        static_cast<double>(correct) / static_cast<double>(result.samples);
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
-                                            e.what_without_backtrace()));
+    return absl::InternalError(absl::StrCat(
+        "LibTorch failed during training: ", e.what_without_backtrace()));
   }
-  result.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  TrainResult result;
+  result.samples = cursor.samples;
+  result.steps = cursor.step;
+  result.mean_loss =
+      cursor.samples ? cursor.loss_sum / static_cast<double>(cursor.samples) : 0;
+  result.accuracy = cursor.samples ? static_cast<double>(cursor.correct) /
+                                         static_cast<double>(cursor.samples)
+                                   : 0;
+  result.seconds = cursor.seconds + absl::ToDoubleSeconds(absl::Now() - start);
   return result;
 }
 

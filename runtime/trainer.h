@@ -38,16 +38,39 @@ struct EvalResult {
   double accuracy = 0;
 };
 
-// Called after each batch with (steps done, steps planned).
-using ProgressFn = std::function<void(int64_t, int64_t)>;
+// Where a local training run is: enough, with the model and optimizer
+// state, to continue it exactly (the data order is a function of the seed
+// and the epoch, so the step fixes the position in it).
+struct TrainCursor {
+  int64_t step = 0;  // batches done
+  int64_t planned = 0;
+  int64_t samples = 0;
+  int64_t correct = 0;
+  double loss_sum = 0;
+  double seconds = 0;  // training time before this run resumed
+};
 
-// Trains `net` in place with SGD (momentum). Cancelled when `stop` becomes
-// true between batches; InvalidArgument for empty data or bad options;
-// Internal when LibTorch fails.
+// Optional hooks into a training run. Batch boundaries are its pause points.
+struct TrainHooks {
+  // Checked before each batch; Cancelled when true.
+  const std::atomic<bool>* stop = nullptr;
+  // Continue from here instead of step 0 (with the model already restored).
+  const TrainCursor* resume = nullptr;
+  // Called once the optimizer exists when resuming, to restore its state.
+  std::function<absl::Status(torch::optim::Optimizer&)> restore_optimizer;
+  // Called after each batch with the cursor, the model and the optimizer
+  // (e.g. to checkpoint them). An error stops training with that error.
+  std::function<absl::Status(const TrainCursor&, Net&,
+                             torch::optim::Optimizer&)>
+      after_batch;
+};
+
+// Trains `net` in place with SGD (momentum). Cancelled when hooks.stop
+// becomes true between batches; InvalidArgument for empty data, bad options
+// or a resume cursor that does not fit them; Internal when LibTorch fails.
 absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
                                   const TrainOptions& options,
-                                  const std::atomic<bool>* stop = nullptr,
-                                  const ProgressFn& progress = nullptr);
+                                  const TrainHooks& hooks = {});
 
 // Mean cross-entropy loss and accuracy of `net` on `data`.
 absl::StatusOr<EvalResult> Evaluate(Net& net, const ImageDataset& data,

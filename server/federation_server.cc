@@ -15,6 +15,13 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   server->coordinator_ = std::make_unique<RoundCoordinator>(
       options.coordinator, std::move(initial), std::move(evaluator),
       std::move(sink), clock);
+  if (options.restore) {
+    if (absl::Status s = server->coordinator_->Restore(*options.restore);
+        !s.ok()) {
+      return s;
+    }
+  }
+  server->coordinator_->SetSnapshotSink(options.snapshot_sink);
   server->service_ = std::make_unique<FederationService>(*server->coordinator_,
                                                          options.max_poll);
   grpc::ServerBuilder builder;

@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -23,11 +24,16 @@ struct ServerOptions {
   absl::Duration max_poll = absl::Seconds(5);
   // After the last round, how long to keep serving so clients learn DONE.
   absl::Duration done_grace = absl::Seconds(10);
+  // Continue a job from this state (a restarted server).
+  std::optional<FederationSnapshot> restore;
+  // Persists state after each round.
+  SnapshotSink snapshot_sink;
 };
 
 class FederationServer {
  public:
-  // Binds and starts serving. Unavailable when the address cannot be bound.
+  // Binds and starts serving. Unavailable when the address cannot be bound;
+  // InvalidArgument when options.restore does not fit the initial model.
   static absl::StatusOr<std::unique_ptr<FederationServer>> Start(
       ServerOptions options, runtime::NamedTensors initial, Evaluator evaluator,
       ReportSink sink, Clock& clock = Clock::Real());

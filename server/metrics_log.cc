@@ -8,12 +8,31 @@
 namespace fedberry::server {
 
 absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
-    const std::string& dir) {
+    const std::string& dir, const std::vector<RoundReport>& history) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     return absl::InvalidArgumentError(
         absl::StrCat("cannot create output folder ", dir, ": ", ec.message()));
+  }
+  {
+    // Replace, not append: lines of rounds after the checkpoint are redone.
+    std::ofstream rounds(dir + "/rounds.jsonl.tmp", std::ios::trunc);
+    std::ofstream clients(dir + "/clients.jsonl.tmp", std::ios::trunc);
+    for (const auto& r : history) Format(r, rounds, clients);
+    if (!rounds || !clients) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot write metrics files in ", dir));
+    }
+  }
+  std::filesystem::rename(dir + "/rounds.jsonl.tmp", dir + "/rounds.jsonl", ec);
+  if (!ec) {
+    std::filesystem::rename(dir + "/clients.jsonl.tmp",
+                            dir + "/clients.jsonl", ec);
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot replace metrics files in ", dir, ": ", ec.message()));
   }
   auto log = std::unique_ptr<MetricsLog>(new MetricsLog);
   log->rounds_.open(dir + "/rounds.jsonl", std::ios::app);
@@ -26,6 +45,13 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
 }
 
 void MetricsLog::Write(const RoundReport& report) {
+  Format(report, rounds_, clients_);
+  rounds_.flush();
+  clients_.flush();
+}
+
+void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
+                        std::ostream& clients_) {
   double train_max = 0, train_sum = 0;
   for (const auto& c : report.clients) {
     nlohmann::json line = {
@@ -42,7 +68,6 @@ void MetricsLog::Write(const RoundReport& report) {
     train_max = std::max(train_max, c.metrics.train_seconds());
     train_sum += c.metrics.train_seconds();
   }
-  clients_.flush();
   nlohmann::json line = {
       {"round", report.round},
       {"selected", report.selected},
@@ -61,7 +86,6 @@ void MetricsLog::Write(const RoundReport& report) {
     line["test_loss"] = report.eval->mean_loss;
   }
   rounds_ << line.dump() << '\n';
-  rounds_.flush();
 }
 
 }  // namespace fedberry::server

@@ -16,14 +16,18 @@ namespace fedberry::server {
 
 class MetricsLog {
  public:
-  // Opens (appending) the files in `dir`, creating it. InvalidArgument when
-  // the folder cannot be created or written.
+  // Opens the files in `dir` (creating it), first rewriting them to hold
+  // exactly `history` (empty for a new job; a resumed job's rounds so far).
+  // InvalidArgument when the folder cannot be created or written.
   static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(
-      const std::string& dir);
+      const std::string& dir, const std::vector<RoundReport>& history = {});
 
   void Write(const RoundReport& report);
 
  private:
+  static void Format(const RoundReport& report, std::ostream& rounds,
+                     std::ostream& clients);
+
   std::ofstream rounds_;
   std::ofstream clients_;
 };

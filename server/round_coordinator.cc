@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -33,20 +34,23 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     return absl::InvalidArgumentError("join request has an empty client_name");
   }
   absl::MutexLock lock(&mu_);
-  // A board that restarts joins again under its name: retire the old id so
-  // the round does not wait for an update that will never come.
+  std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
+                                   static_cast<uint32_t>(rng_() & 0xffffff));
+  // A board that restarts joins again under its name: its old id retires and
+  // the new one takes its place in the open round, so it can resume there.
   for (auto it = clients_.begin(); it != clients_.end();) {
     if (it->second.name == request.client_name()) {
-      spdlog::info("client '{}' joined again; retiring its old id {}",
-                   request.client_name(), it->first);
-      cohort_.erase(it->first);
+      const bool in_round =
+          cohort_.erase(it->first) > 0 && !reported_.count(it->first);
+      if (in_round) cohort_.insert(id);
+      spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
+                   request.client_name(), id, it->first,
+                   in_round ? " (it keeps its place in the open round)" : "");
       it = clients_.erase(it);
     } else {
       ++it;
     }
   }
-  std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
-                                   static_cast<uint32_t>(rng_() & 0xffffff));
   ClientInfo info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
@@ -198,15 +202,18 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   }
   int k = static_cast<int>(std::ceil(options_.fraction * n));
   k = std::clamp(std::max(k, options_.min_clients_per_round), 1, n);
-  // Seeded partial Fisher-Yates: the same registrations give the same cohort.
+  // Cohort and task id depend only on (seed, round, attempt): a server that
+  // restarts from its checkpoint reopens the round with the same task, so
+  // clients that were training it can resume and deliver.
+  std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
   for (int i = 0; i < k; ++i) {
-    int j = i + static_cast<int>(rng_() % static_cast<uint64_t>(n - i));
+    int j = i + static_cast<int>(rng() % static_cast<uint64_t>(n - i));
     std::swap(available[i], available[j]);
   }
   cohort_ = std::set<std::string>(available.begin(), available.begin() + k);
   reported_.clear();
   task_id_ = absl::StrFormat("r%d-%08x", round_,
-                             static_cast<uint32_t>(rng_() & 0xffffffff));
+                             static_cast<uint32_t>(rng() & 0xffffffff));
   sum_ = std::make_unique<FedAvg>(*global_);
   pending_ = RoundReport{};
   pending_.round = round_;
@@ -264,6 +271,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
         report.round, report.participants, report.selected);
     absl::MutexLock lock(&mu_);
     state_ = shutdown_ ? State::kDone : State::kWaiting;
+    ++attempt_;
     cohort_.clear();
     reported_.clear();
     work_pending_ = true;
@@ -292,6 +300,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
                     eval.status().ToString());
     }
   }
+  FederationSnapshot snapshot;
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
@@ -300,13 +309,54 @@ void RoundCoordinator::CloseRound(bool abandon) {
     cohort_.clear();
     reported_.clear();
     ++round_;
+    attempt_ = 0;
+    snapshot.next_round = round_;
+    snapshot.global = global_;
+    snapshot.history = history_;
+    for (const auto& [id, info] : clients_) {
+      snapshot.clients.push_back({id, info.name, info.num_samples});
+    }
     state_ = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds)
                  ? State::kDone
                  : State::kWaiting;
     work_pending_ = true;
     changed_.SignalAll();
   }
+  // The snapshot is durable before the round is reported: a crash between
+  // the two loses no round.
+  if (snapshot_sink_) snapshot_sink_(snapshot);
   if (sink_) sink_(report);
+}
+
+absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
+  if (!snapshot.global) {
+    return absl::InvalidArgumentError("federation snapshot has no model");
+  }
+  absl::MutexLock lock(&mu_);
+  FedAvg layout(*global_);
+  if (absl::Status s = layout.Validate(*snapshot.global); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the checkpointed global model does not fit this job's model: ",
+        s.message()));
+  }
+  global_ = snapshot.global;
+  round_ = snapshot.next_round;
+  history_ = snapshot.history;
+  clients_.clear();
+  const absl::Time now = clock_.Now();
+  for (const auto& c : snapshot.clients) {
+    ClientInfo info;
+    info.name = c.name;
+    info.num_samples = c.num_samples;
+    info.last_seen = now;  // give restored clients a chance to come back
+    clients_[c.id] = info;
+    next_client_ = std::max<uint64_t>(
+        next_client_, std::strtoull(c.id.c_str() + 1, nullptr, 10) + 1);
+  }
+  state_ = round_ > static_cast<uint64_t>(options_.rounds) ? State::kDone
+                                                           : State::kWaiting;
+  work_pending_ = true;
+  return absl::OkStatus();
 }
 
 void RoundCoordinator::WaitForWork(absl::Duration timeout) {

@@ -68,9 +68,26 @@ struct RoundReport {
   std::vector<ClientRoundReport> clients;
 };
 
+struct RegisteredClient {
+  std::string id;
+  std::string name;
+  uint64_t num_samples = 0;
+};
+
+// What the server must persist after a round to continue the job after a
+// restart (see server/federation_checkpoint.h).
+struct FederationSnapshot {
+  uint64_t next_round = 1;
+  std::shared_ptr<const runtime::NamedTensors> global;
+  std::vector<RegisteredClient> clients;
+  std::vector<RoundReport> history;
+};
+
 using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(
     const runtime::NamedTensors&)>;
 using ReportSink = std::function<void(const RoundReport&)>;
+// Called on the driver thread after each round, before the ReportSink.
+using SnapshotSink = std::function<void(const FederationSnapshot&)>;
 
 class RoundCoordinator {
  public:
@@ -79,9 +96,18 @@ class RoundCoordinator {
                    Evaluator evaluator, ReportSink sink,
                    Clock& clock = Clock::Real());
 
+  // Continues a job from a snapshot: global model, round, registry and
+  // history. Call before serving. InvalidArgument when the snapshot's model
+  // layout differs from this job's model.
+  absl::Status Restore(const FederationSnapshot& snapshot);
+
+  // Persists state after each round (set before serving).
+  void SetSnapshotSink(SnapshotSink sink) { snapshot_sink_ = std::move(sink); }
+
   // Registers a client. A client joining again under the same name replaces
-  // its earlier registration (a restarted board). InvalidArgument for an
-  // empty name.
+  // its earlier registration (a restarted board), and takes over its place
+  // in the open round, so it can resume that round's task. InvalidArgument
+  // for an empty name.
   absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request);
 
   // The client's task: TRAIN when it is in the open round's cohort and has
@@ -150,6 +176,7 @@ class RoundCoordinator {
   const CoordinatorOptions options_;
   const Evaluator evaluator_;
   const ReportSink sink_;
+  SnapshotSink snapshot_sink_;
   Clock& clock_;
 
   mutable absl::Mutex mu_;
@@ -168,6 +195,7 @@ class RoundCoordinator {
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
   std::mt19937_64 rng_ ABSL_GUARDED_BY(mu_);
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
+  int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -14,6 +14,8 @@
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/trainer.h"
+#include "checkpoint/checkpoint_store.h"
+#include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
 #include "server/metrics_log.h"
 
@@ -44,6 +46,10 @@ ABSL_FLAG(std::string, output, "fedberry-out",
           "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
 ABSL_FLAG(uint64_t, seed, 1,
           "Seed for the initial model, cohorts, data order.");
+ABSL_FLAG(int, checkpoint_keep, 3,
+          "Federation checkpoints kept in <output>/checkpoints.");
+ABSL_FLAG(bool, resume, true,
+          "Continue the job from <output>/checkpoints when one is there.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
 
 namespace fs = std::filesystem;
@@ -71,7 +77,43 @@ int Run() {
     torch::set_num_threads(absl::GetFlag(FLAGS_threads));
   }
   const std::string output = absl::GetFlag(FLAGS_output);
-  auto metrics = server::MetricsLog::Open(output);
+  checkpoint::StoreOptions store_options;
+  store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
+  checkpoint::CheckpointStore store(output + "/checkpoints",
+                                    checkpoint::FileSystem::Default(),
+                                    store_options);
+  std::optional<server::FederationSnapshot> restore;
+  if (absl::GetFlag(FLAGS_resume)) {
+    auto loaded = store.LoadLatest();
+    if (loaded.ok()) {
+      for (const auto& s : loaded->skipped) {
+        spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
+      }
+      auto decoded = server::DecodeFederationCheckpoint(*loaded);
+      if (!decoded.ok()) {
+        spdlog::error("cannot resume: {}", decoded.status().ToString());
+        return 2;
+      }
+      if (decoded->model_name != absl::GetFlag(FLAGS_model)) {
+        spdlog::error(
+            "cannot resume: checkpoint {} is for model '{}', but --model is "
+            "'{}' (use another --output or --noresume)",
+            loaded->name, decoded->model_name, absl::GetFlag(FLAGS_model));
+        return 2;
+      }
+      spdlog::info(
+          "resuming the job from checkpoint {}: {} rounds done, next round {}, "
+          "{} registered clients",
+          loaded->name, decoded->snapshot.history.size(),
+          decoded->snapshot.next_round, decoded->snapshot.clients.size());
+      restore = std::move(decoded->snapshot);
+    } else if (!absl::IsNotFound(loaded.status()) ||
+               loaded.status().message().find("ckpt-") != absl::string_view::npos) {
+      spdlog::warn("starting a new job: {}", loaded.status().ToString());
+    }
+  }
+  auto metrics = server::MetricsLog::Open(
+      output, restore ? restore->history : std::vector<server::RoundReport>{});
   if (!metrics.ok()) {
     spdlog::error("{}", std::string(metrics.status().message()));
     return 2;
@@ -108,6 +150,22 @@ int Run() {
 
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.restore = std::move(restore);
+  const std::string model_name = absl::GetFlag(FLAGS_model);
+  options.snapshot_sink = [&store, model_name](
+                              const server::FederationSnapshot& snapshot) {
+    auto files = server::EncodeFederationCheckpoint(snapshot, model_name);
+    auto saved = files.ok() ? store.Save(*files)
+                            : absl::StatusOr<std::string>(files.status());
+    if (saved.ok()) {
+      spdlog::info("federation state after round {} saved as {}",
+                   snapshot.next_round - 1, *saved);
+    } else {
+      // The job goes on; a restart would redo this round.
+      spdlog::error("federation checkpoint after round {} failed: {}",
+                    snapshot.next_round - 1, saved.status().ToString());
+    }
+  };
   server::CoordinatorOptions& c = options.coordinator;
   c.rounds = absl::GetFlag(FLAGS_rounds);
   c.fraction = absl::GetFlag(FLAGS_fraction);

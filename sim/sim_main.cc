@@ -44,6 +44,10 @@ ABSL_FLAG(uint64_t, seed, 1, "Job seed.");
 ABSL_FLAG(int, threads_per_client, 1, "LibTorch threads per client.");
 ABSL_FLAG(std::string, output, "fedberry-sim-out",
           "Output folder (metrics, logs, final model).");
+ABSL_FLAG(bool, resume, false,
+          "Continue the job checkpointed in --output instead of starting over.");
+ABSL_FLAG(int, checkpoint_every_batches, 100,
+          "Client checkpoint interval in batches.");
 ABSL_FLAG(std::string, bin_dir, "",
           "Folder of fedberry-server and fedberry-client (default: this "
           "program's folder).");
@@ -111,6 +115,10 @@ int Run() {
   fs::remove(out + "/rounds.jsonl", ec);
   fs::remove(out + "/clients.jsonl", ec);
   fs::remove(out + "/server.addr", ec);
+  if (!absl::GetFlag(FLAGS_resume)) {
+    fs::remove_all(out + "/checkpoints", ec);
+    fs::remove_all(out + "/client-checkpoints", ec);
+  }
   fs::create_directories(out + "/logs", ec);
   if (ec) {
     std::fprintf(stderr, "fedberry-sim: cannot create %s/logs: %s\n",
@@ -180,6 +188,9 @@ int Run() {
         absl::StrCat("--threads=", absl::GetFlag(FLAGS_threads_per_client)),
         absl::StrCat("--name=sim-client-", i),
         "--give_up_after=60s",
+        absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-", i),
+        absl::StrCat("--checkpoint_every_batches=",
+                     absl::GetFlag(FLAGS_checkpoint_every_batches)),
     };
     auto p =
         Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));

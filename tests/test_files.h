@@ -64,6 +64,7 @@ inline void WriteFile(const std::string& path, const std::string& bytes,
 // values derived from the row) as the four Fashion-MNIST file names in dir.
 inline void WriteTinyDataset(const std::string& dir, int64_t rows,
                              int64_t h = 28, int64_t w = 28) {
+  std::filesystem::create_directories(dir);
   for (const char* split : {"train", "t10k"}) {
     std::vector<uint8_t> images(rows * h * w), labels(rows);
     for (int64_t r = 0; r < rows; ++r) {

@@ -22,8 +22,8 @@ class OffsetTrainer : public client::LocalTrainer {
       : offset_(offset), samples_(samples) {}
   uint64_t num_samples() const override { return samples_; }
   absl::StatusOr<client::TrainOutcome> Train(
-      const v1::TrainConfig& config, const NamedTensors& global,
-      const std::atomic<bool>& stop) override {
+      const client::TaskRef& task, const v1::TrainConfig& config,
+      const NamedTensors& global, const std::atomic<bool>& stop) override {
     client::TrainOutcome out;
     for (const auto& t : global) {
       out.model.push_back({t.name, t.tensor + offset_ * (rounds_ + 1)});

@@ -213,19 +213,68 @@ TEST_F(RoundCoordinatorTest, DeadlineClosesWithQuorumOrStartsOver) {
   EXPECT_TRUE(coordinator_->done());
 }
 
-TEST_F(RoundCoordinatorTest, RejoinUnderSameNameRetiresOldId) {
+TEST_F(RoundCoordinatorTest, RejoinUnderSameNameTakesOverTheRoundSlot) {
   Make(2);
   std::string a = Join("a"), b = Join("b");
   ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
   auto tb = Task(b);
   ASSERT_TRUE(Submit(Header(b, tb, 2), Model(6, 6)).ok());
   std::string a2 = Join("a");  // a restarted mid-round
   EXPECT_NE(a, a2);
   EXPECT_EQ(coordinator_->GetTask(a, absl::ZeroDuration()).status().code(),
             absl::StatusCode::kNotFound);
-  // The round no longer waits for the retired id.
+  EXPECT_EQ(Submit(Header(a, ta, 2), Model(0, 0)).code(),
+            absl::StatusCode::kNotFound);
+  // The new id gets the same task, so it can resume it from a checkpoint.
+  auto ta2 = Task(a2);
+  ASSERT_EQ(ta2.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta2.task_id(), ta.task_id());
+  EXPECT_FALSE(coordinator_->RunOnce());  // still waits for a
+  ASSERT_TRUE(Submit(Header(a2, ta2, 2), Model(2, 2)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
-  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(6, 6)));
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(4, 4)));
+  // A client that already reported does not get a second slot.
+  Join("b");
+  EXPECT_EQ(coordinator_->history().back().participants, 2);
+}
+
+TEST_F(RoundCoordinatorTest, SnapshotRestoresRoundRegistryAndModel) {
+  Make(2, /*rounds=*/3);
+  std::vector<FederationSnapshot> snapshots;
+  coordinator_->SetSnapshotSink(
+      [&](const FederationSnapshot& s) { snapshots.push_back(s); });
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
+  ASSERT_TRUE(Submit(Header(a, ta, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(Header(b, Task(b), 1), Model(4, 4)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(snapshots.size(), 1u);
+  EXPECT_EQ(snapshots[0].next_round, 2u);
+  EXPECT_EQ(snapshots[0].clients.size(), 2u);
+  EXPECT_EQ(snapshots[0].history.size(), 1u);
+
+  // A new coordinator (a restarted server) continues at round 2 with the
+  // same ids, model and, for the same seed, the same task.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const std::string task2 = Task(a).task_id();
+  Make(2, /*rounds=*/3);
+  ASSERT_TRUE(coordinator_->Restore(snapshots[0]).ok());
+  EXPECT_EQ(coordinator_->current_round(), 2u);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(3, 3)));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t = Task(a);
+  EXPECT_EQ(t.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(t.round(), 2u);
+  EXPECT_EQ(t.task_id(), task2);
+  EXPECT_EQ(coordinator_->history().size(), 1u);
+
+  FederationSnapshot wrong = snapshots[0];
+  wrong.global = std::make_shared<const NamedTensors>(
+      NamedTensors{{"w", torch::zeros({3})}});
+  EXPECT_EQ(coordinator_->Restore(wrong).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {

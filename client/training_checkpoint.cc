@@ -1,0 +1,120 @@
+#include "client/training_checkpoint.h"
+
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/torch_archive.h"
+#include "runtime/status_macros.h"
+
+namespace fedberry::client {
+namespace {
+
+constexpr char kModel[] = "model.pt";
+constexpr char kOptimizer[] = "optimizer.pt";
+constexpr char kRng[] = "rng.pt";
+constexpr char kState[] = "state.json";
+
+absl::StatusOr<const std::string*> File(
+    const checkpoint::LoadedCheckpoint& loaded, const char* name) {
+  auto it = loaded.files.find(name);
+  if (it == loaded.files.end()) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name, " has no ", name));
+  }
+  return &it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<checkpoint::CheckpointFile>> EncodeTrainingCheckpoint(
+    const TrainingSnapshot& s, runtime::Net& net,
+    torch::optim::Optimizer* optimizer) {
+  std::vector<checkpoint::CheckpointFile> files;
+  ASSIGN_OR_RETURN(std::string model,
+                   checkpoint::ArchiveToBytes(
+                       [&](torch::serialize::OutputArchive& a) { net.save(a); }));
+  files.push_back({kModel, std::move(model)});
+  if (optimizer != nullptr) {
+    ASSIGN_OR_RETURN(std::string opt,
+                     checkpoint::ArchiveToBytes(
+                         [&](torch::serialize::OutputArchive& a) {
+                           optimizer->save(a);
+                         }));
+    files.push_back({kOptimizer, std::move(opt)});
+  }
+  ASSIGN_OR_RETURN(std::string rng, checkpoint::CpuRngStateToBytes());
+  files.push_back({kRng, std::move(rng)});
+  uint64_t loss_bits;
+  std::memcpy(&loss_bits, &s.cursor.loss_sum, sizeof(loss_bits));
+  nlohmann::json j = {
+      {"kind", "client-training"},
+      {"round", s.round},
+      {"task_id", s.task_id},
+      {"model", s.model},
+      {"data_seed", s.data_seed},
+      {"finished", s.finished},
+      {"step", s.cursor.step},
+      {"planned", s.cursor.planned},
+      {"samples", s.cursor.samples},
+      {"correct", s.cursor.correct},
+      // Bit-exact: a double's bytes survive JSON only via its integer image.
+      {"loss_sum_bits", loss_bits},
+      {"loss_sum", s.cursor.loss_sum},
+      {"seconds", s.cursor.seconds},
+  };
+  files.push_back({kState, j.dump(2)});
+  return files;
+}
+
+absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
+    const checkpoint::LoadedCheckpoint& loaded) {
+  ASSIGN_OR_RETURN(const std::string* text, File(loaded, kState));
+  auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || j.value("kind", "") != "client-training") {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint ", loaded.name, " has no client training state record"));
+  }
+  TrainingSnapshot s;
+  try {
+    s.round = j.at("round").get<uint64_t>();
+    s.task_id = j.at("task_id").get<std::string>();
+    s.model = j.at("model").get<std::string>();
+    s.data_seed = j.at("data_seed").get<uint64_t>();
+    s.finished = j.at("finished").get<bool>();
+    s.cursor.step = j.at("step").get<int64_t>();
+    s.cursor.planned = j.at("planned").get<int64_t>();
+    s.cursor.samples = j.at("samples").get<int64_t>();
+    s.cursor.correct = j.at("correct").get<int64_t>();
+    const uint64_t bits = j.at("loss_sum_bits").get<uint64_t>();
+    std::memcpy(&s.cursor.loss_sum, &bits, sizeof(bits));
+    s.cursor.seconds = j.at("seconds").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint ", loaded.name, " has a malformed state record: ", e.what()));
+  }
+  return s;
+}
+
+absl::Status RestoreModel(const checkpoint::LoadedCheckpoint& loaded,
+                          runtime::Net& net) {
+  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kModel));
+  return checkpoint::ArchiveFromBytes(
+      *bytes, absl::StrCat(loaded.name, "/", kModel),
+      [&](torch::serialize::InputArchive& a) { net.load(a); });
+}
+
+absl::Status RestoreOptimizer(const checkpoint::LoadedCheckpoint& loaded,
+                              torch::optim::Optimizer& optimizer) {
+  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kOptimizer));
+  return checkpoint::ArchiveFromBytes(
+      *bytes, absl::StrCat(loaded.name, "/", kOptimizer),
+      [&](torch::serialize::InputArchive& a) { optimizer.load(a); });
+}
+
+absl::Status RestoreRng(const checkpoint::LoadedCheckpoint& loaded) {
+  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kRng));
+  return checkpoint::RestoreCpuRngState(*bytes);
+}
+
+}  // namespace fedberry::client

@@ -1,0 +1,147 @@
+#include "server/federation_checkpoint.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "checkpoint/torch_archive.h"
+#include "runtime/status_macros.h"
+
+namespace fedberry::server {
+namespace {
+
+nlohmann::json ToJson(const RoundReport& r) {
+  nlohmann::json clients = nlohmann::json::array();
+  for (const auto& c : r.clients) {
+    clients.push_back({{"client_id", c.client_id},
+                       {"client", c.client_name},
+                       {"num_samples", c.num_samples},
+                       {"train_loss", c.metrics.train_loss()},
+                       {"train_accuracy", c.metrics.train_accuracy()},
+                       {"train_seconds", c.metrics.train_seconds()},
+                       {"steps", c.metrics.steps()}});
+  }
+  nlohmann::json j = {{"round", r.round},
+                      {"selected", r.selected},
+                      {"participants", r.participants},
+                      {"dropped", r.dropped},
+                      {"rejected", r.rejected},
+                      {"round_seconds", r.round_seconds},
+                      {"aggregation_seconds", r.aggregation_seconds},
+                      {"eval_seconds", r.eval_seconds},
+                      {"clients", clients}};
+  if (r.eval) {
+    j["eval"] = {{"samples", r.eval->samples},
+                 {"loss", r.eval->mean_loss},
+                 {"accuracy", r.eval->accuracy}};
+  }
+  return j;
+}
+
+RoundReport FromJson(const nlohmann::json& j) {
+  RoundReport r;
+  r.round = j.at("round").get<uint64_t>();
+  r.selected = j.at("selected").get<int>();
+  r.participants = j.at("participants").get<int>();
+  r.dropped = j.at("dropped").get<int>();
+  r.rejected = j.at("rejected").get<int>();
+  r.round_seconds = j.at("round_seconds").get<double>();
+  r.aggregation_seconds = j.at("aggregation_seconds").get<double>();
+  r.eval_seconds = j.at("eval_seconds").get<double>();
+  for (const auto& c : j.at("clients")) {
+    ClientRoundReport cr;
+    cr.client_id = c.at("client_id").get<std::string>();
+    cr.client_name = c.at("client").get<std::string>();
+    cr.num_samples = c.at("num_samples").get<uint64_t>();
+    cr.metrics.set_train_loss(c.at("train_loss").get<double>());
+    cr.metrics.set_train_accuracy(c.at("train_accuracy").get<double>());
+    cr.metrics.set_train_seconds(c.at("train_seconds").get<double>());
+    cr.metrics.set_steps(c.at("steps").get<uint64_t>());
+    r.clients.push_back(std::move(cr));
+  }
+  if (j.contains("eval")) {
+    runtime::EvalResult e;
+    e.samples = j["eval"].at("samples").get<int64_t>();
+    e.mean_loss = j["eval"].at("loss").get<double>();
+    e.accuracy = j["eval"].at("accuracy").get<double>();
+    r.eval = e;
+  }
+  return r;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
+EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
+                           const std::string& model_name) {
+  ASSIGN_OR_RETURN(std::string model,
+                   checkpoint::ArchiveToBytes(
+                       [&](torch::serialize::OutputArchive& a) {
+                         for (const auto& t : *snapshot.global) {
+                           a.write(t.name, t.tensor);
+                         }
+                       }));
+  nlohmann::json clients = nlohmann::json::array();
+  for (const auto& c : snapshot.clients) {
+    clients.push_back(
+        {{"id", c.id}, {"name", c.name}, {"num_samples", c.num_samples}});
+  }
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& t : *snapshot.global) names.push_back(t.name);
+  nlohmann::json history = nlohmann::json::array();
+  for (const auto& r : snapshot.history) history.push_back(ToJson(r));
+  nlohmann::json state = {{"kind", "server-federation"},
+                          {"next_round", snapshot.next_round},
+                          {"model", model_name},
+                          {"tensors", names},
+                          {"clients", clients},
+                          {"history", history}};
+  return std::vector<checkpoint::CheckpointFile>{
+      {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
+}
+
+absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
+    const checkpoint::LoadedCheckpoint& loaded) {
+  auto state_it = loaded.files.find("state.json");
+  auto model_it = loaded.files.find("model.pt");
+  if (state_it == loaded.files.end() || model_it == loaded.files.end()) {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint ", loaded.name, " lacks state.json or model.pt"));
+  }
+  auto j = nlohmann::json::parse(state_it->second, nullptr, false);
+  if (j.is_discarded() || j.value("kind", "") != "server-federation") {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint ", loaded.name, " holds no server federation state"));
+  }
+  DecodedFederation out;
+  std::vector<std::string> names;
+  try {
+    out.model_name = j.at("model").get<std::string>();
+    out.snapshot.next_round = j.at("next_round").get<uint64_t>();
+    names = j.at("tensors").get<std::vector<std::string>>();
+    for (const auto& c : j.at("clients")) {
+      out.snapshot.clients.push_back({c.at("id").get<std::string>(),
+                                      c.at("name").get<std::string>(),
+                                      c.at("num_samples").get<uint64_t>()});
+    }
+    for (const auto& r : j.at("history")) {
+      out.snapshot.history.push_back(FromJson(r));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat(
+        "checkpoint ", loaded.name, " has a malformed state record: ", e.what()));
+  }
+  auto model = std::make_shared<runtime::NamedTensors>();
+  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+      model_it->second, absl::StrCat(loaded.name, "/model.pt"),
+      [&](torch::serialize::InputArchive& a) {
+        for (const auto& n : names) {
+          torch::Tensor t;
+          a.read(n, t);
+          model->push_back({n, t});
+        }
+      }));
+  out.snapshot.global = std::move(model);
+  return out;
+}
+
+}  // namespace fedberry::server

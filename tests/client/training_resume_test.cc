@@ -1,0 +1,136 @@
+// Exactness of resume: a local training run continued from a mid-run
+// checkpoint ends with the same model, bit for bit, as the run that was
+// never interrupted (one thread, fixed seed).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "client/image_trainer.h"
+#include "tests/test_files.h"
+
+namespace fedberry::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+v1::TrainConfig Config() {
+  v1::TrainConfig c;
+  c.set_model("lenet5");
+  c.set_local_steps(24);
+  c.set_batch_size(8);
+  c.set_learning_rate(0.05);
+  c.set_momentum(0.9);
+  c.set_seed(11);
+  return c;
+}
+
+runtime::ImageDataset Data(const std::string& dir) {
+  fedberry::testing::WriteTinyDataset(dir, 80);
+  auto d = runtime::LoadIdxDataset(dir, runtime::Split::kTrain);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return *d;
+}
+
+runtime::NamedTensors Global() {
+  torch::manual_seed(2);
+  return runtime::StateOf(**runtime::MakeNet("lenet5"));
+}
+
+void ExpectBitEqual(const runtime::NamedTensors& a,
+                    const runtime::NamedTensors& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(a[i].tensor.equal(b[i].tensor)) << a[i].name;
+  }
+}
+
+TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  const TaskRef task{3, "r3-abc"};
+  std::atomic<bool> stop{false};
+
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  // A run that checkpoints every 5 batches (and at the end).
+  const std::string root = dir / "ckpt";
+  ImageTrainer saving(data, 1,
+                      std::make_unique<checkpoint::CheckpointStore>(
+                          root, checkpoint::FileSystem::Default(),
+                          checkpoint::StoreOptions{.keep = 100}),
+                      CheckpointPolicy{5, absl::ZeroDuration()});
+  auto saved_run = saving.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(saved_run.ok());
+  ExpectBitEqual(reference->model, saved_run->model);
+  EXPECT_EQ(saving.checkpoints_written(), 5);  // 5, 10, 15, 20, end
+
+  // Resume from each mid-run checkpoint alone, as if killed right after it.
+  for (int k = 1; k <= 4; ++k) {
+    const std::string only = dir / ("only-" + std::to_string(k));
+    fs::create_directories(only);
+    char name[32];
+    std::snprintf(name, sizeof(name), "ckpt-%08d", k);
+    fs::copy(root + "/" + name, only + "/" + name);
+    ImageTrainer resumed(data, 1,
+                         std::make_unique<checkpoint::CheckpointStore>(only),
+                         CheckpointPolicy{5, absl::ZeroDuration()});
+    // A different global proves the state came from the checkpoint.
+    torch::manual_seed(99);
+    auto other = runtime::StateOf(**runtime::MakeNet("lenet5"));
+    auto out = resumed.Train(task, Config(), other, stop);
+    ASSERT_TRUE(out.ok()) << out.status();
+    SCOPED_TRACE(name);
+    ExpectBitEqual(reference->model, out->model);
+    EXPECT_EQ(out->num_samples, reference->num_samples);
+    EXPECT_DOUBLE_EQ(out->metrics.train_loss(), reference->metrics.train_loss());
+  }
+}
+
+TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  const std::string root = dir / "ckpt";
+  {
+    ImageTrainer saving(data, 1, std::make_unique<checkpoint::CheckpointStore>(root),
+                        CheckpointPolicy{5, absl::ZeroDuration()});
+    ASSERT_TRUE(saving.Train({1, "r1-old"}, Config(), Global(), stop).ok());
+  }
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train({2, "r2-new"}, Config(), Global(), stop);
+  ImageTrainer resumed(data, 1, std::make_unique<checkpoint::CheckpointStore>(root));
+  auto out = resumed.Train({2, "r2-new"}, Config(), Global(), stop);
+  ASSERT_TRUE(out.ok() && reference.ok());
+  // Trained from the given global model, not from round 1's state.
+  ExpectBitEqual(reference->model, out->model);
+}
+
+TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  const std::string root = dir / "ckpt";
+  runtime::NamedTensors trained;
+  {
+    ImageTrainer saving(data, 1, std::make_unique<checkpoint::CheckpointStore>(root),
+                        CheckpointPolicy{0, absl::ZeroDuration()});
+    auto out = saving.Train({4, "r4"}, Config(), Global(), stop);
+    ASSERT_TRUE(out.ok());
+    trained = out->model;
+    EXPECT_EQ(saving.checkpoints_written(), 1);  // the end-of-training one
+  }
+  ImageTrainer resumed(data, 1, std::make_unique<checkpoint::CheckpointStore>(root));
+  std::atomic<bool> stopped{true};  // training a single batch would fail
+  auto out = resumed.Train({4, "r4"}, Config(), Global(), stopped);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectBitEqual(trained, out->model);
+  EXPECT_EQ(out->metrics.steps(), 24u);
+}
+
+}  // namespace
+}  // namespace fedberry::client
