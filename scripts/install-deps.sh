@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs fedberry's build and run dependencies from Debian 12's packages.
+# Installs fedberry's build and run dependencies from Debian 12's packages;
+# with --cross, also the tools of the Raspberry Pi (aarch64) cross build.
 # Idempotent and quiet when everything is already installed.
 set -euo pipefail
 
@@ -14,6 +15,15 @@ packages=(
   dataset-fashion-mnist
   time
 )
+# Cross compiler, emulator for the tests, and what scripts/make-sysroot.sh
+# uses (apt, dpkg-deb, the Debian archive key).
+cross_packages=(
+  g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static
+  apt dpkg-dev debian-archive-keyring
+)
+if [[ ${1:-} == --cross ]]; then
+  packages+=("${cross_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do
