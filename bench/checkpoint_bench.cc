@@ -26,8 +26,8 @@ double g_train_step_seconds = 0;  // set by BM_TrainStep, which runs first
 
 std::string BenchDir(const std::string& leaf) {
   const char* env = std::getenv("FEDBERRY_BENCH_DIR");
-  std::string dir = std::string(env ? env : "/var/tmp") + "/fedberry-bench-" +
-                    leaf;
+  std::string dir =
+      std::string(env ? env : "/var/tmp") + "/fedberry-bench-" + leaf;
   std::filesystem::remove_all(dir);
   return dir;
 }
@@ -83,7 +83,8 @@ void BM_EncodeAndSave(benchmark::State& state) {
   const auto start = std::chrono::steady_clock::now();
   int64_t n = 0;
   for (auto _ : state) {
-    auto files = client::EncodeTrainingCheckpoint(snapshot, *t.net, t.sgd.get());
+    auto files =
+        client::EncodeTrainingCheckpoint(snapshot, *t.net, t.sgd.get());
     if (!files.ok() || !store.Save(*files).ok()) {
       state.SkipWithError("save failed");
       break;
@@ -147,7 +148,11 @@ void BM_StoreSave(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(size) * state.iterations());
   std::filesystem::remove_all(store.root());
 }
-BENCHMARK(BM_StoreSave)->Arg(1)->Arg(10)->Arg(80)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_StoreSave)
+    ->Arg(1)
+    ->Arg(10)
+    ->Arg(80)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Checksum(benchmark::State& state) {
   const std::string data(64 << 20, 'x');

@@ -59,7 +59,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!s.ok()) {
-    std::fprintf(stderr, "fedberry-ckpt: %s\n", std::string(s.message()).c_str());
+    std::fprintf(stderr, "fedberry-ckpt: %s\n",
+                 std::string(s.message()).c_str());
     return 1;
   }
   return 0;

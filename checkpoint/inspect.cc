@@ -49,8 +49,8 @@ std::string Summary(const nlohmann::json& s) {
   const std::string kind = s.value("kind", "unknown");
   if (kind == "client-training") {
     parts.push_back(absl::StrCat("training round ", s.value("round", 0)));
-    parts.push_back(absl::StrCat("step ", s.value("step", 0), "/",
-                                 s.value("planned", 0)));
+    parts.push_back(
+        absl::StrCat("step ", s.value("step", 0), "/", s.value("planned", 0)));
     if (s.value("finished", false)) parts.push_back("finished");
   } else if (kind == "server-federation") {
     parts.push_back(absl::StrCat("next round ", s.value("next_round", 0)));
@@ -71,9 +71,12 @@ nlohmann::json InfoJson(const CheckpointInfo& info,
   for (const auto& f : info.files) {
     files.push_back({{"name", f.name}, {"size", f.size}, {"xxh3", f.xxh3}});
   }
-  nlohmann::json j = {{"name", info.name},     {"seq", info.seq},
-                      {"latest", info.latest}, {"bytes", info.bytes},
-                      {"valid", info.integrity.ok()}, {"files", files}};
+  nlohmann::json j = {{"name", info.name},
+                      {"seq", info.seq},
+                      {"latest", info.latest},
+                      {"bytes", info.bytes},
+                      {"valid", info.integrity.ok()},
+                      {"files", files}};
   if (!info.integrity.ok()) j["error"] = info.integrity.message();
   if (!state.empty()) j["state"] = state;
   return j;
@@ -161,8 +164,8 @@ absl::Status VerifyCheckpoints(CheckpointStore& store, const std::string& name,
         << "\n";
   }
   if (!bad.empty()) {
-    return absl::DataLossError(absl::StrCat(bad.size(), " corrupt: ",
-                                            absl::StrJoin(bad, ", ")));
+    return absl::DataLossError(
+        absl::StrCat(bad.size(), " corrupt: ", absl::StrJoin(bad, ", ")));
   }
   return absl::OkStatus();
 }
@@ -172,8 +175,8 @@ absl::Status ShowCheckpoint(CheckpointStore& store, const std::string& name,
   ASSIGN_OR_RETURN(auto all, Scan(store));
   const std::pair<CheckpointInfo, nlohmann::json>* pick = nullptr;
   for (const auto& entry : all) {
-    const bool match = name.empty() ? entry.first.integrity.ok()
-                                    : entry.first.name == name;
+    const bool match =
+        name.empty() ? entry.first.integrity.ok() : entry.first.name == name;
     if (match) {
       pick = &entry;
       break;
@@ -181,9 +184,9 @@ absl::Status ShowCheckpoint(CheckpointStore& store, const std::string& name,
   }
   if (pick == nullptr) {
     return absl::NotFoundError(
-        name.empty() ? absl::StrCat("no valid checkpoint in ", store.root())
-                     : absl::StrCat("no checkpoint ", name, " in ",
-                                    store.root()));
+        name.empty()
+            ? absl::StrCat("no valid checkpoint in ", store.root())
+            : absl::StrCat("no checkpoint ", name, " in ", store.root()));
   }
   const auto& [info, state] = *pick;
   if (o.json) {

@@ -3,8 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "google/protobuf/util/json_util.h"
 #include "checkpoint/torch_archive.h"
+#include "google/protobuf/util/json_util.h"
 #include "runtime/status_macros.h"
 
 namespace fedberry::server {
@@ -97,13 +97,13 @@ RoundReport FromJson(const nlohmann::json& j) {
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
 EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                            const std::string& model_name) {
-  ASSIGN_OR_RETURN(std::string model,
-                   checkpoint::ArchiveToBytes(
-                       [&](torch::serialize::OutputArchive& a) {
-                         for (const auto& t : *snapshot.global) {
-                           a.write(t.name, t.tensor);
-                         }
-                       }));
+  ASSIGN_OR_RETURN(
+      std::string model,
+      checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
+        for (const auto& t : *snapshot.global) {
+          a.write(t.name, t.tensor);
+        }
+      }));
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& c : snapshot.clients) {
     clients.push_back(
@@ -113,14 +113,12 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   for (const auto& t : *snapshot.global) names.push_back(t.name);
   nlohmann::json history = nlohmann::json::array();
   for (const auto& r : snapshot.history) history.push_back(ToJson(r));
-  nlohmann::json state = {{"kind", "server-federation"},
-                          {"next_round", snapshot.next_round},
-                          {"model", model_name},
-                          {"tensors", names},
-                          {"clients", clients},
-                          {"history", history}};
-  return std::vector<checkpoint::CheckpointFile>{
-      {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
+  nlohmann::json state = {
+      {"kind", "server-federation"}, {"next_round", snapshot.next_round},
+      {"model", model_name},         {"tensors", names},
+      {"clients", clients},          {"history", history}};
+  return std::vector<checkpoint::CheckpointFile>{{"model.pt", std::move(model)},
+                                                 {"state.json", state.dump(1)}};
 }
 
 absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
@@ -128,8 +126,8 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
   auto state_it = loaded.files.find("state.json");
   auto model_it = loaded.files.find("model.pt");
   if (state_it == loaded.files.end() || model_it == loaded.files.end()) {
-    return absl::DataLossError(absl::StrCat(
-        "checkpoint ", loaded.name, " lacks state.json or model.pt"));
+    return absl::DataLossError(absl::StrCat("checkpoint ", loaded.name,
+                                            " lacks state.json or model.pt"));
   }
   auto j = nlohmann::json::parse(state_it->second, nullptr, false);
   if (j.is_discarded() || j.value("kind", "") != "server-federation") {
@@ -151,8 +149,9 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
       out.snapshot.history.push_back(FromJson(r));
     }
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat(
-        "checkpoint ", loaded.name, " has a malformed state record: ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name,
+                     " has a malformed state record: ", e.what()));
   }
   auto model = std::make_shared<runtime::NamedTensors>();
   RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(

@@ -75,8 +75,8 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
   }
   std::filesystem::rename(dir + "/rounds.jsonl.tmp", dir + "/rounds.jsonl", ec);
   if (!ec) {
-    std::filesystem::rename(dir + "/clients.jsonl.tmp",
-                            dir + "/clients.jsonl", ec);
+    std::filesystem::rename(dir + "/clients.jsonl.tmp", dir + "/clients.jsonl",
+                            ec);
   }
   if (ec) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -12,11 +12,13 @@ namespace fedberry::checkpoint {
 namespace {
 
 std::vector<CheckpointFile> Training(int round, int step) {
-  nlohmann::json state = {{"kind", "client-training"}, {"round", round},
-                          {"task_id", "r1-abc"},       {"step", step},
-                          {"planned", 150},            {"finished", false}};
-  return {{"model.pt", std::string(4096, 'm')},
-          {"state.json", state.dump()}};
+  nlohmann::json state = {{"kind", "client-training"},
+                          {"round", round},
+                          {"task_id", "r1-abc"},
+                          {"step", step},
+                          {"planned", 150},
+                          {"finished", false}};
+  return {{"model.pt", std::string(4096, 'm')}, {"state.json", state.dump()}};
 }
 
 // Flips one byte of a file inside a checkpoint folder.
@@ -33,7 +35,8 @@ void FlipByte(const std::string& path) {
 class InspectTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    for (int step : {10, 20, 30}) ASSERT_TRUE(store_.Save(Training(2, step)).ok());
+    for (int step : {10, 20, 30})
+      ASSERT_TRUE(store_.Save(Training(2, step)).ok());
   }
   fedberry::testing::TempDir dir_;
   CheckpointStore store_{dir_ / "ckpt"};
