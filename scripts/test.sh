@@ -5,12 +5,28 @@
 # skips that second part for quick local runs. Arguments go to the host ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+rpi3=1
+[[ ${FEDBERRY_SKIP_RPI3:-0} == 1 ]] && rpi3=0
+if ((rpi3)); then
+  scripts/install-deps.sh --cross
+  # The aarch64 sysroot is mostly downloading and unpacking: make it while the
+  # host build keeps the CPU busy.
+  mkdir -p build
+  scripts/make-sysroot.sh >build/make-sysroot.log 2>&1 &
+  sysroot_pid=$!
+else
+  scripts/install-deps.sh
+fi
 cmake --preset default -DFEDBERRY_BUILD_TESTS=ON >/dev/null
 cmake --build --preset default
 ctest --preset default -j2 -LE soak "$@"
-if [[ ${FEDBERRY_SKIP_RPI3:-0} == 1 ]]; then
-  echo "test.sh: FEDBERRY_SKIP_RPI3=1: skipping the Raspberry Pi build and tests"
-else
+if ((rpi3)); then
+  if ! wait "$sysroot_pid"; then
+    cat build/make-sysroot.log >&2
+    echo "test.sh: making the aarch64 sysroot failed" >&2
+    exit 1
+  fi
   scripts/test-rpi3.sh
+else
+  echo "test.sh: FEDBERRY_SKIP_RPI3=1: skipping the Raspberry Pi build and tests"
 fi
