@@ -237,12 +237,16 @@ TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
   std::uniform_int_distribution<int> delay(0, 300);
   const std::string log = out + "/server.log";
   while (true) {
-    const bool killing = kills < target;
-    // Kills alternate between mid-round (just after an update arrived) and
-    // just after a round closed, while its checkpoint is being written (kill
-    // points inside the write protocol add more of those).
+    // Kills cycle through three moments: mid-round (just after an update
+    // arrived), just after a round closed (while its checkpoint is being
+    // written; kill points inside the write protocol add more of those), and
+    // just after a checkpoint became durable. Until a restart has resumed
+    // from a checkpoint at least once, the harness keeps killing.
+    const bool resumed = CountLines(log, "resuming the job") > 0;
+    const bool killing = kills < target || (!resumed && kills < 4 * target);
     if (killing) {
-      const std::string anchor = kills % 2 == 0 ? "update " : " done: ";
+      static const char* kAnchors[] = {"update ", " done: ", " saved as "};
+      const std::string anchor = kAnchors[kills % 3];
       WaitForLine(server, log, anchor, CountLines(log, anchor));
     }
     std::optional<sim::ExitInfo> e =
