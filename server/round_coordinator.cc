@@ -186,6 +186,24 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   return static_cast<int>(reported_.size());
 }
 
+absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(
+      CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
+  ClientInfo& info = clients_[request.client_id()];
+  info.last_seen = clock_.Now();
+  const bool paused = request.state() == v1::HeartbeatRequest::PAUSED;
+  if (paused != info.paused) {
+    spdlog::info("round {}: client {} {}", round_, info.name,
+                 paused ? "paused its training under memory pressure"
+                        : "resumed its training");
+  }
+  info.paused = paused;
+  work_pending_ = true;
+  changed_.SignalAll();
+  return absl::OkStatus();
+}
+
 void RoundCoordinator::CountRejected() {
   absl::MutexLock lock(&mu_);
   ++pending_.rejected;
@@ -221,6 +239,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   pending_.round = round_;
   pending_.selected = k;
   round_start_ = now;
+  grace_logged_ = false;
   state_ = State::kCollecting;
   spdlog::info("round {}/{}: selected {} of {} available clients (task {})",
                round_, options_.rounds, k, n, task_id_);
@@ -241,14 +260,44 @@ bool RoundCoordinator::RunOnce() {
     const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
     const size_t quorum = static_cast<size_t>(
         std::max(1.0, std::ceil(options_.quorum * pending_.selected)));
+    // Selected clients that have not reported but say they are paused under
+    // memory pressure, and were heard from recently: alive, not dead.
+    int paused = 0;
+    for (const auto& id : cohort_) {
+      auto it = clients_.find(id);
+      if (!reported_.count(id) && it != clients_.end() && it->second.paused &&
+          clock_.Now() - it->second.last_seen <= options_.liveness) {
+        ++paused;
+      }
+    }
     if (complete && !reported_.empty()) {
       close = true;
+    } else if (late && reported_.size() < quorum && paused > 0 &&
+               clock_.Now() - round_start_ <
+                   options_.round_deadline + options_.paused_grace) {
+      if (!grace_logged_) {
+        spdlog::info(
+            "round {}: deadline passed below the quorum ({} of {} needed) "
+            "while {} selected client(s) are paused under memory pressure; "
+            "waiting up to {} more",
+            round_, reported_.size(), quorum, paused,
+            absl::FormatDuration(options_.paused_grace));
+        grace_logged_ = true;
+      }
+      return false;
     } else if (late || (cohort_.empty() && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
       if (late) {
         for (const auto& id : cohort_) {
           pending_.stragglers += reported_.count(id) ? 0 : 1;
+        }
+        pending_.paused_stragglers = paused;
+        if (paused > 0) {
+          spdlog::info(
+              "round {}: {} straggler(s) are paused under memory pressure "
+              "(alive), {} silent",
+              round_, paused, pending_.stragglers - paused);
         }
       }
     } else {
