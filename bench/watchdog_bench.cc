@@ -43,7 +43,8 @@ BENCHMARK(BM_ReadMemory);
 void BM_WatchdogPoll(benchmark::State& state) {
   MemoryReader reader(ProcFiles::Real());
   Watchdog watchdog({}, Clock::Real());
-  Measure(state, [&] { benchmark::DoNotOptimize(watchdog.Step(reader.Read())); });
+  Measure(state,
+          [&] { benchmark::DoNotOptimize(watchdog.Step(reader.Read())); });
 }
 BENCHMARK(BM_WatchdogPoll);
 

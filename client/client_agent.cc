@@ -199,9 +199,8 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
     current_.set_round(task.round());
     current_.set_task_id(task.task_id());
   }
-  absl::StatusOr<TrainOutcome> trained =
-      trainer_.Train(TaskRef{task.round(), task.task_id()}, task.config(),
-                     global, stop_);
+  absl::StatusOr<TrainOutcome> trained = trainer_.Train(
+      TaskRef{task.round(), task.task_id()}, task.config(), global, stop_);
   {
     absl::MutexLock lock(&mu_);
     current_.Clear();

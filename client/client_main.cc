@@ -12,9 +12,9 @@
 #include "client/image_trainer.h"
 #include "client/memory_release.h"
 #include "client/release_mode.h"
+#include "client/round_meter.h"
 #include "client/supervisor.h"
 #include "client/watchdog_gate.h"
-#include "client/round_meter.h"
 #include "proto/wire.h"
 #include "runtime/device_facts.h"
 #include "runtime/image_dataset.h"
@@ -117,8 +117,9 @@ namespace {
 
 absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
   runtime::WatchdogOptions o;
-  const auto level = [](const absl::Flag<std::string>& flag,
-                        const char* name) -> absl::StatusOr<runtime::MemoryLevel> {
+  const auto level =
+      [](const absl::Flag<std::string>& flag,
+         const char* name) -> absl::StatusOr<runtime::MemoryLevel> {
     auto l = runtime::ParseMemoryLevel(absl::GetFlag(flag));
     if (!l.ok()) {
       return absl::InvalidArgumentError(
@@ -132,11 +133,11 @@ absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
                                             "watchdog_pause_available"));
   ASSIGN_OR_RETURN(o.resume_available, level(FLAGS_watchdog_resume_available,
                                              "watchdog_resume_available"));
-  ASSIGN_OR_RETURN(o.critical_available,
-                   level(FLAGS_watchdog_critical_available,
-                         "watchdog_critical_available"));
-  ASSIGN_OR_RETURN(runtime::MemoryLevel rss, level(FLAGS_watchdog_pause_rss,
-                                                   "watchdog_pause_rss"));
+  ASSIGN_OR_RETURN(
+      o.critical_available,
+      level(FLAGS_watchdog_critical_available, "watchdog_critical_available"));
+  ASSIGN_OR_RETURN(runtime::MemoryLevel rss,
+                   level(FLAGS_watchdog_pause_rss, "watchdog_pause_rss"));
   if (rss.fraction) {
     return absl::InvalidArgumentError("--watchdog_pause_rss takes a size");
   }
@@ -310,9 +311,11 @@ int Run() {
   watchdog_poller.reset();
   if (gate) {
     const runtime::WatchdogCounters c = gate->counters();
-    spdlog::info("watchdog: {} pause(s), {} paused, {} shrink(s), {} release(s)",
-                 c.pauses, absl::FormatDuration(absl::Trunc(c.paused, absl::Milliseconds(1))),
-                 c.shrinks, c.releases);
+    spdlog::info(
+        "watchdog: {} pause(s), {} paused, {} shrink(s), {} release(s)",
+        c.pauses,
+        absl::FormatDuration(absl::Trunc(c.paused, absl::Milliseconds(1))),
+        c.shrinks, c.releases);
   }
   if (status.ok()) return 0;
   if (client::IsMemoryRelease(status)) {

@@ -34,11 +34,14 @@ std::string Tail(const std::string& text, size_t n) {
   return absl::StrJoin(lines, " | ");
 }
 
-// The first line that names an error, else the tail.
+// The first line that names an error (skipping criu's reports of its own
+// helper processes' exit), else the tail.
 std::string Reason(const std::string& output) {
   for (absl::string_view line :
        absl::StrSplit(output, '\n', absl::SkipWhitespace())) {
-    if (absl::StrContains(line, "Error") || absl::StrContains(line, "error")) {
+    if ((absl::StrContains(line, "Error") ||
+         absl::StrContains(line, "error")) &&
+        !absl::StrContains(line, "exited, status=")) {
       return std::string(absl::StripAsciiWhitespace(line));
     }
   }
@@ -86,8 +89,8 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                       : 128 + WTERMSIG(status);
+  result.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
 
@@ -118,23 +121,28 @@ std::vector<std::string> CriuAdapter::CheckCommand() const {
 }
 
 std::vector<std::string> CriuAdapter::DumpCommand(pid_t pid) const {
-  std::vector<std::string> argv = {options_.criu,       "dump",
-                                   "--tree",            std::to_string(pid),
-                                   "--images-dir",      options_.images_dir,
-                                   "--log-file",        "dump.log",
-                                   "--tcp-established", "--file-locks"};
+  std::vector<std::string> argv = {
+      options_.criu,       "dump",         "--tree",
+      std::to_string(pid), "--images-dir", options_.images_dir,
+      "--log-file",        "dump.log",     "--tcp-established",
+      "--file-locks"};
   if (options_.shell_job) argv.push_back("--shell-job");
   return argv;
 }
 
 std::vector<std::string> CriuAdapter::RestoreCommand() const {
   std::vector<std::string> argv = {
-      options_.criu,    "restore",
-      "--images-dir",   options_.images_dir,
-      "--log-file",     "restore.log",
-      "--tcp-established", "--file-locks",
+      options_.criu,
+      "restore",
+      "--images-dir",
+      options_.images_dir,
+      "--log-file",
+      "restore.log",
+      "--tcp-established",
+      "--file-locks",
       "--restore-detached",
-      "--pidfile",      (fs::path(options_.images_dir) / kPidFile).string()};
+      "--pidfile",
+      (fs::path(options_.images_dir) / kPidFile).string()};
   if (options_.shell_job) argv.push_back("--shell-job");
   return argv;
 }

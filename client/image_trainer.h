@@ -15,8 +15,8 @@
 #include "absl/time/time.h"
 #include "checkpoint/checkpoint_store.h"
 #include "client/local_trainer.h"
-#include "client/training_gate.h"
 #include "client/training_checkpoint.h"
+#include "client/training_gate.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::client {

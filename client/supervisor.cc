@@ -9,7 +9,6 @@
 #include <cstring>
 #include <optional>
 
-
 extern char** environ;
 
 namespace fedberry::client {
@@ -72,7 +71,8 @@ bool Supervisor::WaitForMemory() {
 int Supervisor::Run() {
   if (options_.argv.empty()) return 1;
   std::vector<char*> args;
-  for (const auto& a : options_.argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : options_.argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   while (true) {
     // The child must not inherit a blocked SIGINT/SIGTERM.
@@ -105,7 +105,8 @@ int Supervisor::Run() {
       spdlog::info("supervisor: the client exited with status {}; done", code);
       return code;
     }
-    if (options_.max_restarts > 0 && restarts_.load() >= options_.max_restarts) {
+    if (options_.max_restarts > 0 &&
+        restarts_.load() >= options_.max_restarts) {
       spdlog::error(
           "supervisor: the client released its memory again after {} "
           "restarts; giving up",

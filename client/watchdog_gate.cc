@@ -34,16 +34,18 @@ void WatchdogGate::Poll() {
   for (WatchdogEvent e : step.events) {
     switch (e) {
       case WatchdogEvent::kShrink:
-        spdlog::info("watchdog: {}; splitting each batch into {} micro-batches "
-                     "(same effective batch)",
-                     step.reason, step.micro_batches);
+        spdlog::info(
+            "watchdog: {}; splitting each batch into {} micro-batches "
+            "(same effective batch)",
+            step.reason, step.micro_batches);
         break;
       case WatchdogEvent::kRestore:
         spdlog::info("watchdog: {}; whole batches again", step.reason);
         break;
       case WatchdogEvent::kPause:
-        spdlog::warn("watchdog: pausing training at the next batch boundary: {}",
-                     step.reason);
+        spdlog::warn(
+            "watchdog: pausing training at the next batch boundary: {}",
+            step.reason);
         if (hooks_.on_pause) hooks_.on_pause(true, paused_for);
         break;
       case WatchdogEvent::kResume:
@@ -76,8 +78,9 @@ absl::Status WatchdogGate::AtBatchBoundary(const std::atomic<bool>& stop) {
     trainer_waiting_ = true;
     mu_.Unlock();
     hooks_.trim();
-    spdlog::info("watchdog: training paused at a batch boundary; freed heap "
-                 "returned to the OS");
+    spdlog::info(
+        "watchdog: training paused at a batch boundary; freed heap "
+        "returned to the OS");
     mu_.Lock();
     while (watchdog_.state() == WatchdogState::kPaused && !stop.load()) {
       // Wakes on every state change; the timeout only notices `stop`.

@@ -43,9 +43,9 @@ absl::StatusOr<PsiLine> ParsePsiLine(absl::string_view line) {
     ++seen;
   }
   if (seen != 4) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed PSI line '", line,
-        "': expected avg10=, avg60=, avg300= and total="));
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed PSI line '", line,
+                     "': expected avg10=, avg60=, avg300= and total="));
   }
   return out;
 }
@@ -260,7 +260,8 @@ void MemoryReader::ReadCgroup(MemoryReadings& out) {
     return;
   }
   const bool v1 = where->version == CgroupPath::Version::kV1;
-  const std::string root = v1 ? options_.cgroup_v1_root : options_.cgroup_v2_root;
+  const std::string root =
+      v1 ? options_.cgroup_v1_root : options_.cgroup_v2_root;
   const char* usage_name = v1 ? "memory.usage_in_bytes" : "memory.current";
   const char* limit_name = v1 ? "memory.limit_in_bytes" : "memory.max";
   std::string dir = where->path == "/" ? root : root + where->path;

@@ -90,22 +90,21 @@ absl::Status ValidateWatchdogOptions(const WatchdogOptions& o) {
   const auto order = [](const MemoryLevel& lower, const MemoryLevel& upper,
                         const char* a, const char* b) -> absl::Status {
     if (lower.fraction && upper.fraction && *lower.fraction > *upper.fraction) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          a, " (", lower.ToString(), ") must not exceed ", b, " (",
-          upper.ToString(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(a, " (", lower.ToString(), ") must not exceed ", b, " (",
+                       upper.ToString(), ")"));
     }
     if (lower.bytes && upper.bytes && *lower.bytes > *upper.bytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          a, " (", lower.ToString(), ") must not exceed ", b, " (",
-          upper.ToString(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(a, " (", lower.ToString(), ") must not exceed ", b, " (",
+                       upper.ToString(), ")"));
     }
     return absl::OkStatus();
   };
   for (absl::Status s :
        {order(o.critical_available, o.pause_available, "critical level",
               "pause level"),
-        order(o.pause_available, o.soft_available, "pause level",
-              "soft level"),
+        order(o.pause_available, o.soft_available, "pause level", "soft level"),
         order(o.pause_available, o.resume_available, "pause level",
               "resume level"),
         order(o.soft_available, o.resume_available, "soft level",
@@ -119,7 +118,8 @@ absl::Status ValidateWatchdogOptions(const WatchdogOptions& o) {
         "pause (%.1f)",
         o.resume_psi_some10, o.soft_psi_some10, o.pause_psi_some10));
   }
-  if (o.soft_hold < absl::ZeroDuration() || o.pause_hold < absl::ZeroDuration() ||
+  if (o.soft_hold < absl::ZeroDuration() ||
+      o.pause_hold < absl::ZeroDuration() ||
       o.resume_hold < absl::ZeroDuration() ||
       o.critical_hold < absl::ZeroDuration() ||
       o.release_after < absl::ZeroDuration()) {
@@ -180,7 +180,8 @@ bool Watchdog::High(const MemoryReadings& r) const {
 
 bool Watchdog::Soft(const MemoryReadings& r) const {
   return options_.soft_available.Below(r) ||
-         (options_.soft_psi_some10 > 0 && Some10(r) >= options_.soft_psi_some10);
+         (options_.soft_psi_some10 > 0 &&
+          Some10(r) >= options_.soft_psi_some10);
 }
 
 bool Watchdog::Calm(const MemoryReadings& r) const {
@@ -209,8 +210,8 @@ WatchdogCounters Watchdog::counters() const {
 WatchdogStep Watchdog::Step(const MemoryReadings& r) {
   const absl::Time now = clock_.Now();
   WatchdogStep step;
-  const bool critical = Held(Critical(r), now, options_.critical_hold,
-                             critical_since_);
+  const bool critical =
+      Held(Critical(r), now, options_.critical_hold, critical_since_);
   const bool high = Held(High(r), now, options_.pause_hold, high_since_);
   const bool soft = Held(Soft(r), now, options_.soft_hold, soft_since_);
   const bool calm = Held(Calm(r), now, options_.resume_hold, calm_since_);
@@ -236,8 +237,8 @@ WatchdogStep Watchdog::Step(const MemoryReadings& r) {
         step.events.push_back(WatchdogEvent::kPause);
         step.reason = absl::StrCat(
             "memory pressure above the pause level (available < ",
-            options_.pause_available.ToString(), " or PSI some10 >= ",
-            options_.pause_psi_some10, "%) for ",
+            options_.pause_available.ToString(),
+            " or PSI some10 >= ", options_.pause_psi_some10, "%) for ",
             absl::FormatDuration(options_.pause_hold), ": ", r.Summary());
         break;
       }
@@ -264,14 +265,16 @@ WatchdogStep Watchdog::Step(const MemoryReadings& r) {
         step.events.push_back(WatchdogEvent::kResume);
         step.reason = absl::StrCat(
             "memory pressure below the resume level (available >= ",
-            options_.resume_available.ToString(), ", PSI some10 <= ",
-            options_.resume_psi_some10, "%) for ",
+            options_.resume_available.ToString(),
+            ", PSI some10 <= ", options_.resume_psi_some10, "%) for ",
             absl::FormatDuration(options_.resume_hold), " after ",
-            absl::FormatDuration(absl::Trunc(now - paused_at_, absl::Seconds(1))),
+            absl::FormatDuration(
+                absl::Trunc(now - paused_at_, absl::Seconds(1))),
             " paused: ", r.Summary());
         break;
       }
-      if (options_.release_enabled && now - paused_at_ >= options_.release_after) {
+      if (options_.release_enabled &&
+          now - paused_at_ >= options_.release_after) {
         release(absl::StrCat("memory pressure persisted for ",
                              absl::FormatDuration(now - paused_at_),
                              " while paused"));
@@ -282,7 +285,8 @@ WatchdogStep Watchdog::Step(const MemoryReadings& r) {
         step.events.push_back(WatchdogEvent::kStillPaused);
         step.reason = absl::StrCat(
             "still paused after ",
-            absl::FormatDuration(absl::Trunc(now - paused_at_, absl::Seconds(1))),
+            absl::FormatDuration(
+                absl::Trunc(now - paused_at_, absl::Seconds(1))),
             ", waiting for available >= ", options_.resume_available.ToString(),
             " and PSI some10 <= ", options_.resume_psi_some10, "% for ",
             absl::FormatDuration(options_.resume_hold), ": ", r.Summary());

@@ -38,7 +38,8 @@ class FakeCriu : public ::testing::Test {
     fs::create_directories(bin_);
     const fs::path script = bin_ / "criu";
     std::ofstream(script) << R"(#!/bin/sh
-echo "$@" >> ")" << (dir_ / "calls") << R"("
+echo "$@" >> ")" << (dir_ / "calls")
+                          << R"("
 if [ "$1" = restore ]; then
   while [ $# -gt 0 ]; do
     if [ "$1" = --pidfile ]; then echo 4242 > "$2"; fi
@@ -84,8 +85,9 @@ TEST_F(FakeCriu, CheckPassesAndFailsWithTheReason) {
   EXPECT_TRUE(criu.Check().ok());
   setenv("FAKE_CRIU_EXIT", "1", 1);
   setenv("FAKE_CRIU_OUTPUT",
-         "Warn: something\nError (criu/vdso.c:381): vdso: Unexpected rt vDSO "
-         "area bounds",
+         "Warn: something\nError (criu/util.c:642): exited, status=1\n"
+         "Error (criu/vdso.c:381): vdso: Unexpected rt vDSO area bounds\n"
+         "Error (criu/crtools.c:260): Could not initialize kernel features",
          1);
   absl::Status s = criu.Check();
   EXPECT_TRUE(absl::IsFailedPrecondition(s)) << s;
@@ -112,8 +114,8 @@ TEST_F(FakeCriu, DumpAndRestoreRunCriuAndReadThePid) {
   EXPECT_EQ(*pid, 4242);
   std::vector<std::string> calls = Calls();
   ASSERT_EQ(calls.size(), 2u);
-  EXPECT_EQ(calls[0].rfind("dump --tree 555 --images-dir " + images.string(), 0),
-            0u)
+  EXPECT_EQ(
+      calls[0].rfind("dump --tree 555 --images-dir " + images.string(), 0), 0u)
       << calls[0];
   EXPECT_EQ(calls[1].rfind("restore --images-dir " + images.string(), 0), 0u)
       << calls[1];

@@ -29,7 +29,8 @@ std::vector<std::string> Child(const std::string& dir, int releases,
                                int final_code) {
   const std::string script = dir + "/child.sh";
   std::ofstream(script) << "#!/bin/sh\n"
-                        << "n=$(cat " << dir << "/starts 2>/dev/null || echo 0)\n"
+                        << "n=$(cat " << dir
+                        << "/starts 2>/dev/null || echo 0)\n"
                         << "n=$((n+1)); echo $n > " << dir << "/starts\n"
                         << "[ $n -le " << releases << " ] && exit 75\n"
                         << "exit " << final_code << "\n";

@@ -17,6 +17,8 @@
 //    the job ends with the same model, bit for bit.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <torch/serialize.h>
+#include <torch/torch.h>
 
 #include <chrono>
 #include <fstream>
@@ -25,8 +27,6 @@
 
 #include "sim/process.h"
 #include "tests/test_files.h"
-#include <torch/serialize.h>
-#include <torch/torch.h>
 
 namespace fedberry {
 namespace {
@@ -64,7 +64,8 @@ int CountLines(const std::string& path, const std::string& needle) {
 }
 
 // Waits until `log` has a line with `needle`; false when `p` ended first.
-bool WaitForLine(Process& p, const std::string& log, const std::string& needle) {
+bool WaitForLine(Process& p, const std::string& log,
+                 const std::string& needle) {
   while (CountLines(log, needle) == 0) {
     if (p.Poll()) return CountLines(log, needle) > 0;
     SleepMs(20);
@@ -106,41 +107,51 @@ class WatchdogE2E : public ::testing::Test {
   }
 
   std::vector<std::string> ServerArgs(const std::string& out) {
-    return {kBin + "/fedberry-server", "--listen=127.0.0.1:0",
-            "--output=" + out, "--rounds=2", "--min_clients=1",
-            "--min_clients_to_start=1", "--local_steps=300",
-            "--batch_size=16", "--model=lenet5", "--eval_data=", "--seed=3",
+    return {kBin + "/fedberry-server",
+            "--listen=127.0.0.1:0",
+            "--output=" + out,
+            "--rounds=2",
+            "--min_clients=1",
+            "--min_clients_to_start=1",
+            "--local_steps=300",
+            "--batch_size=16",
+            "--model=lenet5",
+            "--eval_data=",
+            "--seed=3",
             "--threads=1"};
   }
 
   // The client with its thresholds relative to the reading at SetUp.
   std::vector<std::string> ClientArgs(const std::string& out,
-                                       const std::string& address,
-                                       bool watchdog) {
-    std::vector<std::string> args = {
-        kBin + "/fedberry-client", "--server=" + address,
-        "--data=" + (dir_ / "data"), "--threads=1", "--name=board",
-        "--max_backoff=300ms", "--give_up_after=120s"};
+                                      const std::string& address,
+                                      bool watchdog) {
+    std::vector<std::string> args = {kBin + "/fedberry-client",
+                                     "--server=" + address,
+                                     "--data=" + (dir_ / "data"),
+                                     "--threads=1",
+                                     "--name=board",
+                                     "--max_backoff=300ms",
+                                     "--give_up_after=120s"};
     if (!watchdog) {
       args.push_back("--watchdog=false");
       return args;
     }
     const long pause = available_kib_ - (1l << 20);
     const long resume = available_kib_ - (512l << 10);
-    for (std::string a : {
-             "--watchdog_poll_interval=100ms",
-             "--watchdog_soft_available=" + std::to_string(pause) + "KiB",
-             "--watchdog_pause_available=" + std::to_string(pause) + "KiB",
-             "--watchdog_resume_available=" + std::to_string(resume) + "KiB",
-             std::string("--watchdog_critical_available=off"),
-             std::string("--watchdog_soft_psi=100"),
-             std::string("--watchdog_pause_psi=100"),
-             std::string("--watchdog_resume_psi=100"),
-             std::string("--watchdog_critical_psi=0"),
-             std::string("--watchdog_pause_hold=0"),
-             std::string("--watchdog_resume_hold=1s"),
-             std::string("--watchdog_report_every=1s"),
-             std::string("--watchdog_micro_batches=1")}) {
+    for (std::string a :
+         {"--watchdog_poll_interval=100ms",
+          "--watchdog_soft_available=" + std::to_string(pause) + "KiB",
+          "--watchdog_pause_available=" + std::to_string(pause) + "KiB",
+          "--watchdog_resume_available=" + std::to_string(resume) + "KiB",
+          std::string("--watchdog_critical_available=off"),
+          std::string("--watchdog_soft_psi=100"),
+          std::string("--watchdog_pause_psi=100"),
+          std::string("--watchdog_resume_psi=100"),
+          std::string("--watchdog_critical_psi=0"),
+          std::string("--watchdog_pause_hold=0"),
+          std::string("--watchdog_resume_hold=1s"),
+          std::string("--watchdog_report_every=1s"),
+          std::string("--watchdog_micro_batches=1")}) {
       args.push_back(a);
     }
     return args;
@@ -168,9 +179,8 @@ class WatchdogE2E : public ::testing::Test {
   // SetUp (at most 3 GiB).
   Process Inflate(const std::string& log) {
     const long target = available_kib_ - (1536l << 10);
-    Process b = Spawn({kBin + "/fedberry-test-balloon", std::to_string(target),
-                       "3072"},
-                      log);
+    Process b = Spawn(
+        {kBin + "/fedberry-test-balloon", std::to_string(target), "3072"}, log);
     EXPECT_TRUE(WaitForLine(b, log, "inflated")) << "balloon failed";
     return b;
   }

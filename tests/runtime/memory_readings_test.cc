@@ -16,8 +16,9 @@ constexpr char kMeminfo[] =
     "MemTotal:        1000000 kB\nMemFree:          100000 kB\n"
     "MemAvailable:     150000 kB\nBuffers:           1000 kB\n";
 
-constexpr char kStatus[] = "Name:\tfedberry-client\nVmHWM:\t  201232 kB\n"
-                           "VmRSS:\t  187004 kB\n";
+constexpr char kStatus[] =
+    "Name:\tfedberry-client\nVmHWM:\t  201232 kB\n"
+    "VmRSS:\t  187004 kB\n";
 
 TEST(ParsePsi, ReadsSomeAndFull) {
   auto psi = ParsePsi(kPsi);
@@ -88,7 +89,8 @@ TEST(ParseProcSelfCgroup, RefusesMalformedOrMemorylessText) {
 }
 
 TEST(ParseCgroupLimit, ReadsBytesAndNoLimit) {
-  EXPECT_EQ(*ParseCgroupLimit("536870912\n"), std::optional<uint64_t>(536870912));
+  EXPECT_EQ(*ParseCgroupLimit("536870912\n"),
+            std::optional<uint64_t>(536870912));
   EXPECT_FALSE(ParseCgroupLimit("max\n")->has_value());
   EXPECT_FALSE(ParseCgroupLimit("9223372036854771712\n")->has_value());
   EXPECT_TRUE(absl::IsInvalidArgument(ParseCgroupLimit("-1").status()));

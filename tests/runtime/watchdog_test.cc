@@ -230,8 +230,7 @@ TEST(ParseMemoryLevel, ReadsSharesAndSizes) {
   EXPECT_FALSE(ParseMemoryLevel("off")->set());
   EXPECT_FALSE(ParseMemoryLevel("")->set());
   for (const char* bad : {"150%%", "150Q", "abc", "1.5", "101%", "-3M"}) {
-    EXPECT_TRUE(absl::IsInvalidArgument(ParseMemoryLevel(bad).status()))
-        << bad;
+    EXPECT_TRUE(absl::IsInvalidArgument(ParseMemoryLevel(bad).status())) << bad;
   }
 }
 
