@@ -78,6 +78,9 @@ absl::Status WatchdogGate::AtBatchBoundary(const std::atomic<bool>& stop) {
     trainer_waiting_ = true;
     mu_.Unlock();
     hooks_.trim();
+    // Training really stops now: tell the server (the pause itself may
+    // have begun before this round's task arrived).
+    if (hooks_.on_pause) hooks_.on_pause(true, counters().paused);
     spdlog::info(
         "watchdog: training paused at a batch boundary; freed heap "
         "returned to the OS");

@@ -138,20 +138,20 @@ class WatchdogE2E : public ::testing::Test {
     }
     const long pause = available_kib_ - (1l << 20);
     const long resume = available_kib_ - (512l << 10);
-    for (std::string a :
-         {"--watchdog_poll_interval=100ms",
-          "--watchdog_soft_available=" + std::to_string(pause) + "KiB",
-          "--watchdog_pause_available=" + std::to_string(pause) + "KiB",
-          "--watchdog_resume_available=" + std::to_string(resume) + "KiB",
-          std::string("--watchdog_critical_available=off"),
-          std::string("--watchdog_soft_psi=100"),
-          std::string("--watchdog_pause_psi=100"),
-          std::string("--watchdog_resume_psi=100"),
-          std::string("--watchdog_critical_psi=0"),
-          std::string("--watchdog_pause_hold=0"),
-          std::string("--watchdog_resume_hold=1s"),
-          std::string("--watchdog_report_every=1s"),
-          std::string("--watchdog_micro_batches=1")}) {
+    for (std::string a : std::vector<std::string>{
+             "--watchdog_poll_interval=100ms",
+             "--watchdog_soft_available=" + std::to_string(pause) + "KiB",
+             "--watchdog_pause_available=" + std::to_string(pause) + "KiB",
+             "--watchdog_resume_available=" + std::to_string(resume) + "KiB",
+             std::string("--watchdog_critical_available=off"),
+             std::string("--watchdog_soft_psi=100"),
+             std::string("--watchdog_pause_psi=100"),
+             std::string("--watchdog_resume_psi=100"),
+             std::string("--watchdog_critical_psi=0"),
+             std::string("--watchdog_pause_hold=0"),
+             std::string("--watchdog_resume_hold=1s"),
+             std::string("--watchdog_report_every=1s"),
+             std::string("--watchdog_micro_batches=1")}) {
       args.push_back(a);
     }
     return args;
@@ -240,12 +240,12 @@ TEST_F(WatchdogE2E, PersistentPressureReleasesAndTheSupervisorRestores) {
   const std::string address = Address(out, server);
   Process balloon = Inflate(out + "/balloon.log");
   std::vector<std::string> args = ClientArgs(out, address, true);
-  for (std::string a :
-       {std::string("--supervise"), std::string("--watchdog_release=exit"),
-        "--checkpoint_dir=" + out + "/ckpt",
-        std::string("--checkpoint_every_batches=0"),
-        std::string("--checkpoint_every=0"),
-        std::string("--watchdog_release_after=1s")}) {
+  for (std::string a : std::vector<std::string>{
+           std::string("--supervise"), std::string("--watchdog_release=exit"),
+           "--checkpoint_dir=" + out + "/ckpt",
+           std::string("--checkpoint_every_batches=0"),
+           std::string("--checkpoint_every=0"),
+           std::string("--watchdog_release_after=1s")}) {
     args.push_back(a);
   }
   const std::string log = out + "/client.log";
