@@ -1,4 +1,6 @@
 // fedberry-client: the device agent that trains on this board's data.
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -326,7 +328,7 @@ int Run() {
         client::kMemoryReleaseExitCode, client::kMemoryReleaseExitCode);
     return client::kMemoryReleaseExitCode;
   }
-  if (absl::IsCancelled(status) && signal.received()) {
+  if (signal.received()) {  // stopped mid-wait or mid-call alike
     spdlog::info("stopped by signal after {} rounds", agent.rounds_trained());
     return 130;
   }
@@ -348,6 +350,14 @@ int main(int argc, char** argv) {
   config.contains_helpshort_flags = config.contains_help_flags;
   absl::SetFlagsUsageConfig(config);
   absl::ParseCommandLine(argc, argv);
+  // Block SIGINT/SIGTERM before any thread starts (gRPC, the samplers, the
+  // watchdog's poller): threads inherit the mask, so the signals reach
+  // ShutdownSignal's sigwait instead of killing the process outright.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
@@ -66,6 +67,9 @@ absl::StatusOr<CommandResult> RunCommand(const std::vector<std::string>& argv) {
     return absl::InternalError(absl::StrCat("fork: ", std::strerror(errno)));
   }
   if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // criu gets default signals
     ::dup2(out[1], 1);
     ::dup2(out[1], 2);
     const int devnull = ::open("/dev/null", O_RDONLY);
