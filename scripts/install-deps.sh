@@ -13,6 +13,7 @@ packages=(
   libcpp-httplib-dev
   dataset-fashion-mnist
   time
+  criu  # optional at run time: the watchdog detects it with `criu check`
 )
 
 missing=()
