@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "client/memory_release.h"
 #include "proto/wire.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
@@ -34,7 +35,27 @@ ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
     : options_(std::move(options)),
       trainer_(trainer),
       stub_(std::move(stub)),
-      backoff_(options_.backoff, options_.seed) {}
+      backoff_(options_.backoff, options_.seed) {
+  if (options_.watchdog_totals) meter_.SetWatchdog(options_.watchdog_totals);
+}
+
+void ClientAgent::Heartbeat(bool paused, absl::Duration paused_for) {
+  v1::HeartbeatRequest request;
+  {
+    absl::MutexLock lock(&mu_);
+    if (current_.task_id().empty()) return;
+    request = current_;
+  }
+  request.set_state(paused ? v1::HeartbeatRequest::PAUSED
+                           : v1::HeartbeatRequest::TRAINING);
+  request.set_paused_seconds(absl::ToDoubleSeconds(paused_for));
+  grpc::ClientContext context;
+  wire::SetDeadline(context, absl::Seconds(10));
+  v1::HeartbeatResponse response;
+  absl::Status s =
+      wire::FromGrpcStatus(stub_->Heartbeat(&context, request, &response));
+  if (!s.ok()) spdlog::warn("heartbeat not delivered: {}", s.ToString());
+}
 
 void ClientAgent::Track(grpc::ClientContext* context) {
   absl::MutexLock lock(&mu_);
@@ -172,10 +193,19 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
                task.total_rounds(), task.task_id());
   meter_.Begin(task_sent_bytes_, task_received_bytes_);
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
-  ASSIGN_OR_RETURN(
-      TrainOutcome outcome,
-      trainer_.Train(TaskRef{task.round(), task.task_id()}, task.config(),
-                     global, stop_));
+  {
+    absl::MutexLock lock(&mu_);
+    current_.set_client_id(client_id_);
+    current_.set_round(task.round());
+    current_.set_task_id(task.task_id());
+  }
+  absl::StatusOr<TrainOutcome> trained = trainer_.Train(
+      TaskRef{task.round(), task.task_id()}, task.config(), global, stop_);
+  {
+    absl::MutexLock lock(&mu_);
+    current_.Clear();
+  }
+  ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
   meter_.AddSent(EncodedBytes(outcome.model, task.round(), task.task_id()));
@@ -236,6 +266,8 @@ absl::Status ClientAgent::Run() {
         return absl::OkStatus();
       case v1::GetTaskResponse::TRAIN: {
         absl::Status round = DoRound(*task);
+        // Checkpointed under memory pressure: end, so the memory is freed.
+        if (IsMemoryRelease(round)) return round;
         if (!round.ok() && !stop_.load()) {
           // The round moves on without this update; the next task decides.
           spdlog::warn("round {} failed on this client: {}", task->round(),

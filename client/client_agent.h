@@ -10,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,9 @@ struct AgentOptions {
   // Per-round /proc readings sent with each update (may be null: then only
   // RPC bytes and throughput are sent). Must outlive the agent.
   runtime::ResourceMonitor* monitor = nullptr;
+  // The memory-pressure watchdog's totals (pauses, seconds paused), reported
+  // per round (may be empty: those fields stay absent).
+  std::function<std::pair<uint32_t, double>()> watchdog_totals;
 };
 
 class ClientAgent {
@@ -49,6 +53,11 @@ class ClientAgent {
   // Ends Run() soon: cancels the call in flight and stops training at the
   // next batch.
   void Stop();
+
+  // Tells the server that training of the current task is paused (or runs
+  // again) under memory pressure. Callable from any thread; does nothing
+  // outside a round. Best effort: a failure is logged, never retried.
+  void Heartbeat(bool paused, absl::Duration paused_for);
 
   int rounds_trained() const { return rounds_trained_.load(); }
   const std::string& client_id() const { return client_id_; }
@@ -83,6 +92,8 @@ class ClientAgent {
   absl::Mutex mu_;
   absl::CondVar wake_;
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // The task being trained, for heartbeats (empty task id: none).
+  v1::HeartbeatRequest current_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fedberry::client

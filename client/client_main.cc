@@ -1,4 +1,6 @@
 // fedberry-client: the device agent that trains on this board's data.
+#include <pthread.h>
+#include <signal.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -10,13 +12,20 @@
 #include "absl/strings/str_cat.h"
 #include "client/client_agent.h"
 #include "client/image_trainer.h"
+#include "client/memory_release.h"
+#include "client/release_mode.h"
 #include "client/round_meter.h"
+#include "client/supervisor.h"
+#include "client/watchdog_gate.h"
 #include "proto/wire.h"
 #include "runtime/device_facts.h"
 #include "runtime/image_dataset.h"
+#include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
 #include "runtime/shutdown_signal.h"
+#include "runtime/status_macros.h"
+#include "runtime/watchdog.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
@@ -49,9 +58,135 @@ ABSL_FLAG(absl::Duration, resource_sample_interval,
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
+ABSL_FLAG(bool, watchdog, true,
+          "Watch memory pressure while training: shrink batches, pause, and "
+          "release memory before the OOM killer acts.");
+ABSL_FLAG(absl::Duration, watchdog_poll_interval, absl::Seconds(1),
+          "How often the watchdog reads PSI, MemAvailable, RSS and the "
+          "cgroup.");
+ABSL_FLAG(std::string, watchdog_soft_available, "25%",
+          "Soft pressure below this available memory (share like 25% or a "
+          "size like 250MiB): batches are split into micro-batches.");
+ABSL_FLAG(double, watchdog_soft_psi, 5,
+          "Soft pressure at this PSI 'some' avg10 (% of time stalled).");
+ABSL_FLAG(std::string, watchdog_pause_available, "15%",
+          "Pause training below this available memory.");
+ABSL_FLAG(double, watchdog_pause_psi, 10,
+          "Pause training at this PSI 'some' avg10 (%).");
+ABSL_FLAG(std::string, watchdog_pause_rss, "",
+          "Pause when this process's RSS exceeds this size (empty: off).");
+ABSL_FLAG(std::string, watchdog_resume_available, "25%",
+          "Low-water mark: resume (and restore whole batches) only with at "
+          "least this much available.");
+ABSL_FLAG(double, watchdog_resume_psi, 2,
+          "Low-water mark: resume only at or below this PSI 'some' avg10 (%).");
+ABSL_FLAG(std::string, watchdog_critical_available, "5%",
+          "Critical: release memory at once below this available memory.");
+ABSL_FLAG(double, watchdog_critical_psi, 40,
+          "Critical: release memory at once at this PSI 'full' avg10 (%).");
+ABSL_FLAG(absl::Duration, watchdog_soft_hold, absl::Seconds(2),
+          "Soft pressure must last this long to shrink batches.");
+ABSL_FLAG(absl::Duration, watchdog_pause_hold, absl::Seconds(3),
+          "High pressure must last this long to pause.");
+ABSL_FLAG(absl::Duration, watchdog_resume_hold, absl::Seconds(10),
+          "The low-water marks must hold this long to resume.");
+ABSL_FLAG(absl::Duration, watchdog_critical_hold, absl::ZeroDuration(),
+          "Critical pressure must last this long to release.");
+ABSL_FLAG(absl::Duration, watchdog_release_after, absl::Seconds(60),
+          "Paused this long without relief: checkpoint and release memory.");
+ABSL_FLAG(absl::Duration, watchdog_report_every, absl::Seconds(30),
+          "While paused, log the readings that hold the pause this often.");
+ABSL_FLAG(int, watchdog_micro_batches, 2,
+          "Micro-batches per batch under soft pressure (gradient "
+          "accumulation keeps the effective batch).");
+ABSL_FLAG(std::string, watchdog_release, "exit",
+          "How memory is released: exit (checkpoint, exit with status 75 for "
+          "a supervisor to restart), criu (checkpoint, then a CRIU dump by "
+          "the supervisor; falls back to exit where `criu check` fails), or "
+          "off (pause only).");
+ABSL_FLAG(std::string, criu_dir, "",
+          "Where CRIU dumps go (must be on disk, not tmpfs); default "
+          "<checkpoint_dir>/criu.");
+ABSL_FLAG(bool, supervise, false,
+          "Run the client as a child and restart it after it released its "
+          "memory (exit status 75), once memory is back.");
+ABSL_FLAG(int, supervise_max_restarts, 0,
+          "Give up after this many restarts (0: no limit).");
+
 using namespace fedberry;
 
 namespace {
+
+absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
+  runtime::WatchdogOptions o;
+  const auto level =
+      [](const absl::Flag<std::string>& flag,
+         const char* name) -> absl::StatusOr<runtime::MemoryLevel> {
+    auto l = runtime::ParseMemoryLevel(absl::GetFlag(flag));
+    if (!l.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", name, ": ", l.status().message()));
+    }
+    return l;
+  };
+  ASSIGN_OR_RETURN(o.soft_available, level(FLAGS_watchdog_soft_available,
+                                           "watchdog_soft_available"));
+  ASSIGN_OR_RETURN(o.pause_available, level(FLAGS_watchdog_pause_available,
+                                            "watchdog_pause_available"));
+  ASSIGN_OR_RETURN(o.resume_available, level(FLAGS_watchdog_resume_available,
+                                             "watchdog_resume_available"));
+  ASSIGN_OR_RETURN(
+      o.critical_available,
+      level(FLAGS_watchdog_critical_available, "watchdog_critical_available"));
+  ASSIGN_OR_RETURN(runtime::MemoryLevel rss,
+                   level(FLAGS_watchdog_pause_rss, "watchdog_pause_rss"));
+  if (rss.fraction) {
+    return absl::InvalidArgumentError("--watchdog_pause_rss takes a size");
+  }
+  o.pause_rss_bytes = rss.bytes;
+  o.soft_psi_some10 = absl::GetFlag(FLAGS_watchdog_soft_psi);
+  o.pause_psi_some10 = absl::GetFlag(FLAGS_watchdog_pause_psi);
+  o.resume_psi_some10 = absl::GetFlag(FLAGS_watchdog_resume_psi);
+  o.critical_psi_full10 = absl::GetFlag(FLAGS_watchdog_critical_psi);
+  o.soft_hold = absl::GetFlag(FLAGS_watchdog_soft_hold);
+  o.pause_hold = absl::GetFlag(FLAGS_watchdog_pause_hold);
+  o.resume_hold = absl::GetFlag(FLAGS_watchdog_resume_hold);
+  o.critical_hold = absl::GetFlag(FLAGS_watchdog_critical_hold);
+  o.release_after = absl::GetFlag(FLAGS_watchdog_release_after);
+  o.report_every = absl::GetFlag(FLAGS_watchdog_report_every);
+  o.soft_micro_batches = absl::GetFlag(FLAGS_watchdog_micro_batches);
+  RETURN_IF_ERROR(runtime::ValidateWatchdogOptions(o));
+  return o;
+}
+
+// --supervise: this process only restarts the client (itself, without
+// --supervise) after memory releases.
+int Supervise(int argc, char** argv) {
+  auto levels = WatchdogOptionsFromFlags();
+  if (!levels.ok()) {
+    spdlog::error("{}", std::string(levels.status().message()));
+    return 2;
+  }
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  client::SupervisorOptions options;
+  options.argv.push_back(n > 0 ? std::string(self, n) : std::string(argv[0]));
+  for (int i = 1; i < argc; ++i) options.argv.push_back(argv[i]);
+  options.argv.push_back("--supervise=false");  // the last one wins
+  options.release_exit_code = client::kMemoryReleaseExitCode;
+  options.levels = *levels;
+  options.max_restarts = absl::GetFlag(FLAGS_supervise_max_restarts);
+  options.poll = absl::GetFlag(FLAGS_watchdog_poll_interval);
+  options.report_every = levels->report_every;
+  runtime::MemoryReader reader(runtime::ProcFiles::Real());
+  options.read = [&reader] { return reader.Read(); };
+  client::Supervisor supervisor(options);
+  ShutdownSignal signal([&](int sig) {
+    spdlog::warn("supervisor: signal {} received: stopping the client", sig);
+    supervisor.Stop(sig);
+  });
+  return supervisor.Run();
+}
 
 int Run() {
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
@@ -107,12 +242,67 @@ int Run() {
   client::CheckpointPolicy policy;
   policy.every_batches = absl::GetFlag(FLAGS_checkpoint_every_batches);
   policy.every = absl::GetFlag(FLAGS_checkpoint_every);
+  const bool can_resume = store != nullptr;
   client::ImageTrainer trainer(*std::move(data),
                                static_cast<uint64_t>(partition.index),
                                std::move(store), policy);
+  // The memory-pressure watchdog (see client/watchdog_gate.h).
+  runtime::MemoryReader memory_reader(runtime::ProcFiles::Real());
+  std::unique_ptr<client::WatchdogGate> gate;
+  client::ClientAgent* heartbeat_to = nullptr;
+  if (absl::GetFlag(FLAGS_watchdog)) {
+    auto wopts = WatchdogOptionsFromFlags();
+    if (!wopts.ok()) {
+      spdlog::error("{}", std::string(wopts.status().message()));
+      return 2;
+    }
+    auto release = client::ChooseReleaseMode(
+        absl::GetFlag(FLAGS_watchdog_release), can_resume,
+        absl::GetFlag(FLAGS_criu_dir).empty()
+            ? absl::GetFlag(FLAGS_checkpoint_dir) + "/criu"
+            : absl::GetFlag(FLAGS_criu_dir));
+    if (!release.ok()) {
+      spdlog::error("{}", std::string(release.status().message()));
+      return 2;
+    }
+    wopts->release_enabled = *release != client::ReleaseMode::kOff;
+    spdlog::info(
+        "watchdog: every {}; shrink below {} available or PSI some10 >= {}%, "
+        "pause below {} or >= {}% (after {}), resume at >= {} and <= {}% "
+        "(after {}), release after {} paused or below {} ({})",
+        absl::FormatDuration(absl::GetFlag(FLAGS_watchdog_poll_interval)),
+        wopts->soft_available.ToString(), wopts->soft_psi_some10,
+        wopts->pause_available.ToString(), wopts->pause_psi_some10,
+        absl::FormatDuration(wopts->pause_hold),
+        wopts->resume_available.ToString(), wopts->resume_psi_some10,
+        absl::FormatDuration(wopts->resume_hold),
+        absl::FormatDuration(wopts->release_after),
+        wopts->critical_available.ToString(),
+        client::ReleaseModeName(*release));
+    client::WatchdogGateHooks hooks;
+    hooks.on_pause = [&heartbeat_to](bool paused, absl::Duration d) {
+      if (heartbeat_to != nullptr) heartbeat_to->Heartbeat(paused, d);
+    };
+    gate = std::make_unique<client::WatchdogGate>(
+        *wopts, [&memory_reader] { return memory_reader.Read(); },
+        Clock::Real(), hooks);
+    trainer.SetGate(gate.get());
+    // Pauses that held training at a batch boundary, and time paused.
+    options.watchdog_totals = [g = gate.get()] {
+      return std::make_pair(static_cast<uint32_t>(g->boundary_waits()),
+                            absl::ToDoubleSeconds(g->counters().paused));
+    };
+  }
   client::ClientAgent agent(options, trainer,
                             v1::Federation::NewStub(wire::MakeClientChannel(
                                 absl::GetFlag(FLAGS_server))));
+  heartbeat_to = &agent;
+  std::unique_ptr<runtime::PeriodicSampler> watchdog_poller;
+  if (gate) {
+    watchdog_poller = std::make_unique<runtime::PeriodicSampler>(
+        absl::GetFlag(FLAGS_watchdog_poll_interval),
+        [g = gate.get()] { g->Poll(); });
+  }
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("signal {} received: stopping", sig);
     agent.Stop();
@@ -120,8 +310,25 @@ int Run() {
   spdlog::info("client '{}' connecting to {}", options.name,
                absl::GetFlag(FLAGS_server));
   absl::Status status = agent.Run();
+  watchdog_poller.reset();
+  if (gate) {
+    const runtime::WatchdogCounters c = gate->counters();
+    spdlog::info(
+        "watchdog: {} pause(s), {} paused, {} shrink(s), {} release(s)",
+        c.pauses,
+        absl::FormatDuration(absl::Trunc(c.paused, absl::Milliseconds(1))),
+        c.shrinks, c.releases);
+  }
   if (status.ok()) return 0;
-  if (absl::IsCancelled(status) && signal.received()) {
+  if (client::IsMemoryRelease(status)) {
+    spdlog::warn(
+        "exiting with status {} to free this process's memory; training "
+        "state is checkpointed and a supervisor (--supervise, or systemd "
+        "with RestartForceExitStatus={}) restarts it once memory is back",
+        client::kMemoryReleaseExitCode, client::kMemoryReleaseExitCode);
+    return client::kMemoryReleaseExitCode;
+  }
+  if (signal.received()) {  // stopped mid-wait or mid-call alike
     spdlog::info("stopped by signal after {} rounds", agent.rounds_trained());
     return 130;
   }
@@ -143,5 +350,14 @@ int main(int argc, char** argv) {
   config.contains_helpshort_flags = config.contains_help_flags;
   absl::SetFlagsUsageConfig(config);
   absl::ParseCommandLine(argc, argv);
+  // Block SIGINT/SIGTERM before any thread starts (gRPC, the samplers, the
+  // watchdog's poller): threads inherit the mask, so the signals reach
+  // ShutdownSignal's sigwait instead of killing the process outright.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();
 }

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "client/memory_release.h"
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
 
@@ -126,6 +127,16 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
     }
     last_logged = cursor.step;
     if (cursor.step == cursor.planned) final_cursor = cursor;
+    if (gate_ != nullptr && cursor.step < cursor.planned) {
+      // A batch boundary: the watchdog may pause here, or release memory.
+      if (absl::Status go = gate_->AtBatchBoundary(stop); !go.ok()) {
+        if (IsMemoryRelease(go) && store_) {
+          snapshot.cursor = cursor;
+          Save(snapshot, n, &optimizer);
+        }
+        return go;
+      }
+    }
     if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
     const bool by_count = policy_.every_batches > 0 &&
                           cursor.step % policy_.every_batches == 0;
@@ -138,6 +149,9 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
     }
     return absl::OkStatus();
   };
+  if (gate_ != nullptr) {
+    hooks.micro_batches = [this] { return gate_->micro_batches(); };
+  }
   ASSIGN_OR_RETURN(runtime::TrainResult result,
                    runtime::Train(*net, data_, options, hooks));
   if (store_ && !(saved && saved->finished)) {

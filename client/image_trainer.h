@@ -16,6 +16,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
+#include "client/training_gate.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::client {
@@ -40,6 +41,10 @@ class ImageTrainer : public LocalTrainer {
                                      const runtime::NamedTensors& global,
                                      const std::atomic<bool>& stop) override;
   void JobDone() override;
+  // Asked at every batch boundary (may be null: never paused); must outlive
+  // the trainer. A memory release it asks for is checkpointed (when there
+  // is a store) before Train returns its status.
+  void SetGate(TrainingGate* gate) { gate_ = gate; }
 
   int checkpoints_written() const { return checkpoints_written_; }
   int checkpoints_failed() const { return checkpoints_failed_; }
@@ -56,6 +61,7 @@ class ImageTrainer : public LocalTrainer {
   std::map<std::string, std::shared_ptr<runtime::Net>> nets_;  // by name
   int checkpoints_written_ = 0;
   int checkpoints_failed_ = 0;
+  TrainingGate* gate_ = nullptr;
 };
 
 }  // namespace fedberry::client

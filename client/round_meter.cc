@@ -10,6 +10,7 @@ void RoundMeter::Begin(uint64_t task_sent_bytes, uint64_t task_received_bytes) {
   sent_ = task_sent_bytes;
   received_ = task_received_bytes;
   if (monitor_ != nullptr) monitor_->BeginRound();
+  if (watchdog_) watchdog_at_begin_ = watchdog_();
 }
 
 v1::ResourceMetrics RoundMeter::Finish(uint64_t samples, double train_seconds) {
@@ -19,7 +20,11 @@ v1::ResourceMetrics RoundMeter::Finish(uint64_t samples, double train_seconds) {
   if (train_seconds > 0 && samples > 0) {
     m.set_samples_per_second(static_cast<double>(samples) / train_seconds);
   }
-  // watchdog_pauses / paused_seconds: left unset until the watchdog exists.
+  if (watchdog_) {
+    const auto [pauses, paused] = watchdog_();
+    m.set_watchdog_pauses(pauses - watchdog_at_begin_.first);
+    m.set_paused_seconds(paused - watchdog_at_begin_.second);
+  }
   if (monitor_ == nullptr) return m;
   runtime::RoundResources r = monitor_->EndRound();
   if (!r.problems.empty()) {

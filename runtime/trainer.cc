@@ -1,5 +1,6 @@
 #include "runtime/trainer.h"
 
+#include <algorithm>
 #include <numeric>
 #include <random>
 
@@ -102,15 +103,29 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
       }
       const int64_t begin = in_epoch * options.batch_size;
       const int64_t n = std::min(options.batch_size, data.rows - begin);
-      torch::Tensor x = ImageBatch(data, order.data() + begin, n);
-      torch::Tensor y = LabelBatch(data, order.data() + begin, n);
+      const int64_t parts = std::clamp<int64_t>(
+          hooks.micro_batches ? hooks.micro_batches() : 1, 1, n);
       sgd.zero_grad();
-      torch::Tensor logits = net.forward(x);
-      torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-      loss.backward();
+      for (int64_t p = 0; p < parts; ++p) {
+        // Micro-batch p: rows [n*p/parts, n*(p+1)/parts) of the batch; its
+        // mean loss weighs by its share, so the gradients sum to the
+        // whole batch's.
+        const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+        const int64_t* rows = order.data() + begin + lo;
+        torch::Tensor x = ImageBatch(data, rows, hi - lo);
+        torch::Tensor y = LabelBatch(data, rows, hi - lo);
+        torch::Tensor logits = net.forward(x);
+        torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+        if (parts == 1) {
+          loss.backward();
+        } else {
+          (loss * (static_cast<double>(hi - lo) / static_cast<double>(n)))
+              .backward();
+        }
+        cursor.loss_sum += loss.item<double>() * (hi - lo);
+        cursor.correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+      }
       sgd.step();
-      cursor.loss_sum += loss.item<double>() * n;
-      cursor.correct += logits.argmax(1).eq(y).sum().item<int64_t>();
       cursor.samples += n;
       ++cursor.step;
       if (hooks.after_batch) {

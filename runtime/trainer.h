@@ -59,10 +59,16 @@ struct TrainHooks {
   // Called once the optimizer exists when resuming, to restore its state.
   std::function<absl::Status(torch::optim::Optimizer&)> restore_optimizer;
   // Called after each batch with the cursor, the model and the optimizer
-  // (e.g. to checkpoint them). An error stops training with that error.
+  // (e.g. to checkpoint them, or to pause there). An error stops training
+  // with that error.
   std::function<absl::Status(const TrainCursor&, Net&,
                              torch::optim::Optimizer&)>
       after_batch;
+  // Asked before each batch: split it into this many micro-batches whose
+  // gradients accumulate before the one optimizer step (less activation
+  // memory, same effective batch; equal to the whole batch up to float
+  // rounding, not bit for bit). Empty or <= 1: the whole batch at once.
+  std::function<int()> micro_batches;
 };
 
 // Trains `net` in place with SGD (momentum). Cancelled when hooks.stop

@@ -14,6 +14,7 @@ packages=(
   libcpp-httplib-dev
   dataset-fashion-mnist
   time
+  criu  # optional at run time: the watchdog detects it with `criu check`
 )
 # Cross compiler, emulator for the tests, and what scripts/make-sysroot.sh
 # uses (apt, dpkg-deb, the Debian archive key).

@@ -98,4 +98,10 @@ grpc::Status FederationService::PushUpdate(
   return grpc::Status::OK;
 }
 
+grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,
+                                          const v1::HeartbeatRequest* request,
+                                          v1::HeartbeatResponse* response) {
+  return wire::ToGrpcStatus(coordinator_.Heartbeat(*request));
+}
+
 }  // namespace fedberry::server

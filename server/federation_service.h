@@ -29,6 +29,9 @@ class FederationService final : public v1::Federation::Service {
   grpc::Status PushUpdate(grpc::ServerContext* context,
                           grpc::ServerReader<v1::UpdateChunk>* reader,
                           v1::PushUpdateResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context,
+                         const v1::HeartbeatRequest* request,
+                         v1::HeartbeatResponse* response) override;
 
  private:
   RoundCoordinator& coordinator_;

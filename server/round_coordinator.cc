@@ -186,6 +186,24 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   return static_cast<int>(reported_.size());
 }
 
+absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(
+      CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
+  ClientInfo& info = clients_[request.client_id()];
+  info.last_seen = clock_.Now();
+  const bool paused = request.state() == v1::HeartbeatRequest::PAUSED;
+  if (paused != info.paused) {
+    spdlog::info("round {}: client {} {}", round_, info.name,
+                 paused ? "paused its training under memory pressure"
+                        : "resumed its training");
+  }
+  info.paused = paused;
+  work_pending_ = true;
+  changed_.SignalAll();
+  return absl::OkStatus();
+}
+
 void RoundCoordinator::CountRejected() {
   absl::MutexLock lock(&mu_);
   ++pending_.rejected;
@@ -221,6 +239,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   pending_.round = round_;
   pending_.selected = k;
   round_start_ = now;
+  grace_logged_ = false;
   state_ = State::kCollecting;
   spdlog::info("round {}/{}: selected {} of {} available clients (task {})",
                round_, options_.rounds, k, n, task_id_);
@@ -241,14 +260,44 @@ bool RoundCoordinator::RunOnce() {
     const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
     const size_t quorum = static_cast<size_t>(
         std::max(1.0, std::ceil(options_.quorum * pending_.selected)));
+    // Selected clients that have not reported but say they are paused under
+    // memory pressure, and were heard from recently: alive, not dead.
+    int paused = 0;
+    for (const auto& id : cohort_) {
+      auto it = clients_.find(id);
+      if (!reported_.count(id) && it != clients_.end() && it->second.paused &&
+          clock_.Now() - it->second.last_seen <= options_.liveness) {
+        ++paused;
+      }
+    }
     if (complete && !reported_.empty()) {
       close = true;
+    } else if (late && reported_.size() < quorum && paused > 0 &&
+               clock_.Now() - round_start_ <
+                   options_.round_deadline + options_.paused_grace) {
+      if (!grace_logged_) {
+        spdlog::info(
+            "round {}: deadline passed below the quorum ({} of {} needed) "
+            "while {} selected client(s) are paused under memory pressure; "
+            "waiting up to {} more",
+            round_, reported_.size(), quorum, paused,
+            absl::FormatDuration(options_.paused_grace));
+        grace_logged_ = true;
+      }
+      return false;
     } else if (late || (cohort_.empty() && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
       if (late) {
         for (const auto& id : cohort_) {
           pending_.stragglers += reported_.count(id) ? 0 : 1;
+        }
+        pending_.paused_stragglers = paused;
+        if (paused > 0) {
+          spdlog::info(
+              "round {}: {} straggler(s) are paused under memory pressure "
+              "(alive), {} silent",
+              round_, paused, pending_.stragglers - paused);
         }
       }
     } else {
@@ -308,6 +357,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     }
   }
   FederationSnapshot snapshot;
+  bool finished = false;
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
@@ -323,9 +373,11 @@ void RoundCoordinator::CloseRound(bool abandon) {
     for (const auto& [id, info] : clients_) {
       snapshot.clients.push_back({id, info.name, info.num_samples});
     }
-    state_ = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds)
-                 ? State::kDone
-                 : State::kWaiting;
+    finished = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds);
+    // The end of the job is announced only once the last round is durable:
+    // clients that hear "done" exit, and a server that crashed before its
+    // checkpoint would redo the round without them.
+    if (!finished) state_ = State::kWaiting;
     work_pending_ = true;
     changed_.SignalAll();
   }
@@ -333,6 +385,12 @@ void RoundCoordinator::CloseRound(bool abandon) {
   // the two loses no round.
   if (snapshot_sink_) snapshot_sink_(snapshot);
   if (sink_) sink_(report);
+  if (finished) {
+    absl::MutexLock lock(&mu_);
+    state_ = State::kDone;
+    work_pending_ = true;
+    changed_.SignalAll();
+  }
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {

@@ -43,6 +43,11 @@ struct CoordinatorOptions {
   absl::Duration round_deadline = absl::Minutes(10);
   // A client not heard from for this long is not selected (it may be gone).
   absl::Duration liveness = absl::Minutes(2);
+  // At the deadline, a round below its quorum waits up to this much longer
+  // while selected clients say (by heartbeat, within `liveness`) that their
+  // training is paused under memory pressure: paused boards are alive, not
+  // dead. Zero: no extra wait (paused stragglers are still counted).
+  absl::Duration paused_grace = absl::ZeroDuration();
   v1::TrainConfig train;  // model, epochs/steps, batch, lr, momentum
   uint64_t seed = 1;      // cohort selection and data order seeds
   std::string job_id = "job";
@@ -65,6 +70,9 @@ struct RoundReport {
   int rejected = 0;  // updates refused as bad input
   // Selected clients still out when the round closed at its deadline.
   int stragglers = 0;
+  // Of those, the ones whose last heartbeat said they were paused under
+  // memory pressure (alive, not dead).
+  int paused_stragglers = 0;
   double round_seconds = 0;
   double aggregation_seconds = 0;
   double eval_seconds = 0;
@@ -140,6 +148,10 @@ class RoundCoordinator {
   absl::StatusOr<int> SubmitUpdate(const v1::UpdateHeader& header,
                                    const runtime::NamedTensors& update);
 
+  // A client's training is paused (or runs again) under memory pressure.
+  // Same codes as ModelFor.
+  absl::Status Heartbeat(const v1::HeartbeatRequest& request);
+
   // Counts a refused update (for the round report).
   void CountRejected();
 
@@ -170,6 +182,7 @@ class RoundCoordinator {
     v1::DeviceInfo device;
     absl::Time last_seen;
     bool told_done = false;
+    bool paused = false;  // its last heartbeat said so
   };
 
   absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
@@ -204,6 +217,7 @@ class RoundCoordinator {
   std::mt19937_64 id_rng_ ABSL_GUARDED_BY(mu_);
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
+  bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -40,6 +40,10 @@ ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
 ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
 ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10),
           "A round closes at this deadline once the quorum reported.");
+ABSL_FLAG(absl::Duration, paused_grace, absl::Minutes(5),
+          "Past the deadline, a round below its quorum waits up to this much "
+          "longer while selected clients report (heartbeat) that they are "
+          "paused under memory pressure.");
 ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
 ABSL_FLAG(std::string, eval_data, fedberry::runtime::kDefaultFashionMnistDir,
           "Folder with the held-out test split (t10k IDX files); empty to "
@@ -178,6 +182,7 @@ int Run() {
   c.min_clients_to_start = absl::GetFlag(FLAGS_min_clients_to_start);
   c.quorum = absl::GetFlag(FLAGS_quorum);
   c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
+  c.paused_grace = absl::GetFlag(FLAGS_paused_grace);
   c.seed = absl::GetFlag(FLAGS_seed);
   c.train.set_model(absl::GetFlag(FLAGS_model));
   c.train.set_local_epochs(absl::GetFlag(FLAGS_local_epochs));

@@ -27,6 +27,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.min_clients_per_round = clients_per_round;
     o.min_clients_to_start = clients_per_round;
     o.round_deadline = absl::Seconds(60);
+    o.paused_grace = paused_grace_;
     o.quorum = 0.5;
     o.train.set_model("test");
     coordinator_ = std::make_unique<RoundCoordinator>(
@@ -68,6 +69,18 @@ class RoundCoordinatorTest : public ::testing::Test {
     return coordinator_->SubmitUpdate(h, m).status();
   }
 
+  absl::Status Heartbeat(const std::string& id, const v1::GetTaskResponse& t,
+                         bool paused) {
+    v1::HeartbeatRequest h;
+    h.set_client_id(id);
+    h.set_round(t.round());
+    h.set_task_id(t.task_id());
+    h.set_state(paused ? v1::HeartbeatRequest::PAUSED
+                       : v1::HeartbeatRequest::TRAINING);
+    return coordinator_->Heartbeat(h);
+  }
+
+  absl::Duration paused_grace_ = absl::ZeroDuration();
   SimulatedClock clock_;
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::vector<RoundReport> reports_;
@@ -211,6 +224,67 @@ TEST_F(RoundCoordinatorTest, DeadlineClosesWithQuorumOrStartsOver) {
   EXPECT_EQ(reports_[0].participants, 2);
   EXPECT_EQ(reports_[0].dropped, 2);
   EXPECT_TRUE(coordinator_->done());
+}
+
+TEST_F(RoundCoordinatorTest, PausedClientsAreCountedAndGivenGrace) {
+  paused_grace_ = absl::Seconds(120);
+  Make(4, /*rounds=*/2);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t = Task(ids[0]);
+  EXPECT_TRUE(absl::IsNotFound(Heartbeat("nobody", t, true)));
+  v1::GetTaskResponse wrong = t;
+  wrong.set_task_id("other");
+  EXPECT_TRUE(absl::IsInvalidArgument(Heartbeat(ids[1], wrong, true)));
+  // a reports, b is paused under memory pressure, c and d are silent.
+  ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Heartbeat(ids[1], t, true).ok());
+  clock_.Advance(absl::Seconds(61));
+  // Below the quorum of two past the deadline, but b is alive: wait.
+  EXPECT_FALSE(coordinator_->RunOnce());
+  clock_.Advance(absl::Seconds(60));
+  ASSERT_TRUE(Heartbeat(ids[1], t, true).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());
+  // b resumes and reports: the quorum closes the round.
+  ASSERT_TRUE(Heartbeat(ids[1], t, false).ok());
+  ASSERT_TRUE(Submit(Header(ids[1], t, 1), Model(4, 4)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 2);
+  EXPECT_EQ(reports_[0].stragglers, 2);
+  EXPECT_EQ(reports_[0].paused_stragglers, 0);
+
+  // Round 2: c paused and still out when the quorum closes the round.
+  for (const auto& id : ids) Task(id);  // all still there (liveness)
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t2 = Task(ids[0]);
+  ASSERT_TRUE(Submit(Header(ids[0], t2, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(Header(ids[1], Task(ids[1]), 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Heartbeat(ids[2], t2, true).ok());
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1].stragglers, 2);
+  EXPECT_EQ(reports_[1].paused_stragglers, 1);
+}
+
+TEST_F(RoundCoordinatorTest, GraceForPausedClientsEnds) {
+  paused_grace_ = absl::Seconds(120);
+  Make(4, /*rounds=*/1);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t = Task(ids[0]);
+  ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Heartbeat(ids[1], t, true).ok());
+  clock_.Advance(absl::Seconds(61));
+  EXPECT_FALSE(coordinator_->RunOnce());
+  // Paused past the grace: the round starts over as without it.
+  clock_.Advance(absl::Seconds(120));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(reports_.empty());
+  EXPECT_EQ(coordinator_->current_round(), 1u);
 }
 
 TEST_F(RoundCoordinatorTest, RejoinUnderSameNameTakesOverTheRoundSlot) {

@@ -1,0 +1,76 @@
+// `fedberry-client --supervise`: runs the client as a child process and
+// restarts it after a memory release. When the child exits with
+// kMemoryReleaseExitCode (it checkpointed and ended to free its memory),
+// the supervisor waits until memory is back — every watched signal on the
+// safe side of the watchdog's resume (low-water) levels for the resume hold
+// time — and starts it again; the new child resumes from its checkpoint.
+// Any other exit ends supervision with the child's status. A long wait is
+// logged every report interval with the readings that hold it.
+//
+// A systemd unit gets the same with Restart=on-failure and
+// RestartForceExitStatus=75 (see README).
+// Thread-safety: Run() on one thread; Stop() from any thread.
+#ifndef FEDBERRY_CLIENT_SUPERVISOR_H_
+#define FEDBERRY_CLIENT_SUPERVISOR_H_
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "runtime/clock.h"
+#include "runtime/memory_readings.h"
+#include "runtime/watchdog.h"
+
+namespace fedberry::client {
+
+struct SupervisorOptions {
+  std::vector<std::string> argv;  // the client; argv[0] is a path
+  int release_exit_code = 75;
+  // Memory is back when Watchdog::Calm holds for levels.resume_hold.
+  runtime::WatchdogOptions levels;
+  std::function<runtime::MemoryReadings()> read;
+  absl::Duration poll = absl::Seconds(1);
+  absl::Duration report_every = absl::Seconds(30);
+  int max_restarts = 0;  // 0: no limit
+  // Waits `d` (default: real sleep, cut short by Stop). Tests advance a
+  // simulated clock instead.
+  std::function<void(absl::Duration)> sleep;
+};
+
+class Supervisor {
+ public:
+  // `clock` must outlive the supervisor.
+  Supervisor(SupervisorOptions options, Clock& clock = Clock::Real());
+
+  // Supervises until the child exits with something other than the release
+  // status (returns that status, or 128 + signal), Stop() is called while
+  // waiting for memory (returns 130), or max_restarts is reached (returns
+  // the release status). Returns 1 when the child cannot be started.
+  int Run();
+  // Forwards `sig` to the running child and ends supervision once it exits.
+  void Stop(int sig);
+
+  int restarts() const { return restarts_.load(); }
+  int memory_polls() const { return memory_polls_.load(); }
+
+ private:
+  bool WaitForMemory();  // false when stopped
+
+  SupervisorOptions options_;
+  Clock& clock_;
+  std::atomic<bool> stop_{false};
+  std::atomic<pid_t> child_{-1};
+  std::atomic<int> restarts_{0};
+  std::atomic<int> memory_polls_{0};
+  absl::Mutex mu_;
+  absl::CondVar wake_;
+};
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_SUPERVISOR_H_

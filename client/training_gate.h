@@ -1,0 +1,28 @@
+// What local training asks, at each batch boundary, of whoever watches the
+// board's memory: how many micro-batches to split the next batch into, and
+// whether to go on. The trainer knows nothing of /proc or pressure levels.
+// Thread-safety: implementations are called from the training thread and
+// must be safe against their own polling thread.
+#ifndef FEDBERRY_CLIENT_TRAINING_GATE_H_
+#define FEDBERRY_CLIENT_TRAINING_GATE_H_
+
+#include <atomic>
+
+#include "absl/status/status.h"
+
+namespace fedberry::client {
+
+class TrainingGate {
+ public:
+  virtual ~TrainingGate() = default;
+  // Micro-batches for the next batch (1: the whole batch at once).
+  virtual int micro_batches() = 0;
+  // Called between batches. Blocks while training is paused (returning
+  // early once `stop` is set). OK: go on. A status for which
+  // IsMemoryRelease() holds: checkpoint now and stop, to free the memory.
+  virtual absl::Status AtBatchBoundary(const std::atomic<bool>& stop) = 0;
+};
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_TRAINING_GATE_H_

@@ -1,0 +1,288 @@
+// The watchdog inside local training (one thread, fixed seed):
+// - a run paused and resumed at batch boundaries any number of times ends
+//   with the same model, bit for bit, as an uninterrupted run;
+// - a memory release checkpoints at the boundary, and a new process resumes
+//   from that checkpoint to the same model, bit for bit;
+// - under soft pressure each batch is split into micro-batches whose
+//   gradients accumulate to the whole batch's: same effective batch, so the
+//   model matches the whole-batch run to float rounding (bit-exact is not
+//   expected: the sums are taken in another order).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include "client/image_trainer.h"
+#include "client/memory_release.h"
+#include "client/watchdog_gate.h"
+#include "tests/test_files.h"
+
+namespace fedberry::client {
+namespace {
+
+v1::TrainConfig Config() {
+  v1::TrainConfig c;
+  c.set_model("lenet5");
+  c.set_local_steps(24);
+  c.set_batch_size(8);
+  c.set_learning_rate(0.05);
+  c.set_momentum(0.9);
+  c.set_seed(11);
+  return c;
+}
+
+runtime::ImageDataset Data(const std::string& dir) {
+  fedberry::testing::WriteTinyDataset(dir, 80);
+  auto d = runtime::LoadIdxDataset(dir, runtime::Split::kTrain);
+  EXPECT_TRUE(d.ok()) << d.status();
+  return *d;
+}
+
+runtime::NamedTensors Global() {
+  torch::manual_seed(2);
+  return runtime::StateOf(**runtime::MakeNet("lenet5"));
+}
+
+void ExpectBitEqual(const runtime::NamedTensors& a,
+                    const runtime::NamedTensors& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(a[i].tensor.equal(b[i].tensor)) << a[i].name;
+  }
+}
+
+double MaxAbsDiff(const runtime::NamedTensors& a,
+                  const runtime::NamedTensors& b) {
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    worst =
+        std::max(worst, (a[i].tensor - b[i].tensor).abs().max().item<double>());
+  }
+  return worst;
+}
+
+// Readings of a 1000 MiB board with `pct`% available.
+runtime::MemoryReadings At(double pct) {
+  runtime::MemoryReadings r;
+  r.mem_total_bytes = 1000ull << 20;
+  r.mem_available_bytes = static_cast<uint64_t>((1000ull << 20) * pct / 100);
+  return r;
+}
+
+// Scripted readings the test changes while training runs.
+struct Script {
+  absl::Mutex mu;
+  runtime::MemoryReadings now = At(60);
+  void Set(const runtime::MemoryReadings& r) {
+    absl::MutexLock lock(&mu);
+    now = r;
+  }
+  runtime::MemoryReadings Get() {
+    absl::MutexLock lock(&mu);
+    return now;
+  }
+};
+
+runtime::WatchdogOptions Immediate() {
+  runtime::WatchdogOptions o;
+  o.soft_hold = o.pause_hold = o.resume_hold = absl::ZeroDuration();
+  o.soft_micro_batches = 1;
+  return o;
+}
+
+// Pauses the real WatchdogGate at chosen boundaries: pressure goes up (the
+// gate pauses), a helper thread waits until the trainer is blocked at the
+// boundary and then lets pressure fall (the gate resumes it).
+class PausingGate : public TrainingGate {
+ public:
+  PausingGate(WatchdogGate& gate, Script& script, SimulatedClock& clock,
+              std::set<int> pause_at)
+      : gate_(gate), script_(script), clock_(clock), pause_at_(pause_at) {}
+  int micro_batches() override { return gate_.micro_batches(); }
+  absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override {
+    if (!pause_at_.count(++boundary_)) return gate_.AtBatchBoundary(stop);
+    script_.Set(At(10));
+    clock_.Advance(absl::Seconds(1));
+    gate_.Poll();
+    EXPECT_EQ(gate_.state(), runtime::WatchdogState::kPaused);
+    std::thread resumer([this] {
+      while (!gate_.trainer_waiting()) absl::SleepFor(absl::Milliseconds(1));
+      script_.Set(At(60));
+      clock_.Advance(absl::Seconds(30));
+      gate_.Poll();
+    });
+    absl::Status s = gate_.AtBatchBoundary(stop);
+    resumer.join();
+    return s;
+  }
+
+ private:
+  WatchdogGate& gate_;
+  Script& script_;
+  SimulatedClock& clock_;
+  std::set<int> pause_at_;
+  int boundary_ = 0;
+};
+
+TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  const TaskRef task{3, "r3-abc"};
+  std::atomic<bool> stop{false};
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  for (const std::set<int>& at : {std::set<int>{1}, std::set<int>{5, 6, 7},
+                                  std::set<int>{2, 9, 17, 23}}) {
+    SimulatedClock clock;
+    Script script;
+    int trims = 0;
+    WatchdogGate gate(
+        Immediate(), [&] { return script.Get(); }, clock,
+        WatchdogGateHooks{[&] { ++trims; }, nullptr});
+    PausingGate pausing(gate, script, clock, at);
+    ImageTrainer trainer(data, 1);
+    trainer.SetGate(&pausing);
+    auto out = trainer.Train(task, Config(), Global(), stop);
+    ASSERT_TRUE(out.ok()) << out.status();
+    ExpectBitEqual(reference->model, out->model);
+    EXPECT_EQ(out->num_samples, reference->num_samples);
+    EXPECT_EQ(out->metrics.steps(), 24u);
+    EXPECT_DOUBLE_EQ(out->metrics.train_loss(),
+                     reference->metrics.train_loss());
+    EXPECT_EQ(gate.counters().pauses, at.size());
+    EXPECT_EQ(gate.boundary_waits(), static_cast<int>(at.size()));
+    EXPECT_EQ(trims, static_cast<int>(at.size()));
+    EXPECT_EQ(gate.counters().paused, absl::Seconds(30) * at.size());
+  }
+}
+
+TEST(WatchdogTraining, StopEndsAPause) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  SimulatedClock clock;
+  Script script;
+  script.Set(At(10));
+  WatchdogGate gate(
+      Immediate(), [&] { return script.Get(); }, clock);
+  gate.Poll();
+  ASSERT_EQ(gate.state(), runtime::WatchdogState::kPaused);
+  ImageTrainer trainer(data, 1);
+  trainer.SetGate(&gate);
+  std::atomic<bool> stop{false};
+  std::thread stopper([&] {
+    while (!gate.trainer_waiting()) absl::SleepFor(absl::Milliseconds(1));
+    stop.store(true);
+  });
+  auto out = trainer.Train({1, "r1"}, Config(), Global(), stop);
+  stopper.join();
+  EXPECT_TRUE(absl::IsCancelled(out.status())) << out.status();
+}
+
+TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  const TaskRef task{3, "r3-abc"};
+  std::atomic<bool> stop{false};
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok());
+
+  const std::string root = dir / "ckpt";
+  // Release at boundary 10: critical pressure arrives there.
+  class ReleasingGate : public TrainingGate {
+   public:
+    explicit ReleasingGate(WatchdogGate& g, Script& s) : g_(g), s_(s) {}
+    int micro_batches() override { return 1; }
+    absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override {
+      if (++n_ == 10) {
+        s_.Set(At(3));
+        g_.Poll();
+      }
+      return g_.AtBatchBoundary(stop);
+    }
+    WatchdogGate& g_;
+    Script& s_;
+    int n_ = 0;
+  };
+  SimulatedClock clock;
+  Script script;
+  WatchdogGate gate(
+      Immediate(), [&] { return script.Get(); }, clock);
+  ReleasingGate releasing(gate, script);
+  {
+    // Checkpoints by policy never (only the release writes one).
+    ImageTrainer first(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(root),
+                       CheckpointPolicy{0, absl::ZeroDuration()});
+    first.SetGate(&releasing);
+    auto out = first.Train(task, Config(), Global(), stop);
+    ASSERT_FALSE(out.ok());
+    EXPECT_TRUE(IsMemoryRelease(out.status())) << out.status();
+    EXPECT_EQ(first.checkpoints_written(), 1);
+    EXPECT_EQ(gate.counters().releases, 1u);
+  }
+  ImageTrainer second(data, 1,
+                      std::make_unique<checkpoint::CheckpointStore>(root));
+  auto out = second.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectBitEqual(reference->model, out->model);
+  EXPECT_EQ(out->num_samples, reference->num_samples);
+}
+
+TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  const TaskRef task{3, "r3-abc"};
+  std::atomic<bool> stop{false};
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok());
+
+  for (int parts : {2, 3, 8}) {  // 8 rows as 4+4, 2+3+3, 1*8
+    SimulatedClock clock;
+    Script script;
+    script.Set(At(20));  // soft pressure: below 25%, above the pause level
+    runtime::WatchdogOptions o = Immediate();
+    o.soft_micro_batches = parts;
+    WatchdogGate gate(
+        o, [&] { return script.Get(); }, clock);
+    gate.Poll();
+    ASSERT_EQ(gate.micro_batches(), parts);
+    ImageTrainer trainer(data, 1);
+    trainer.SetGate(&gate);
+    auto out = trainer.Train(task, Config(), Global(), stop);
+    ASSERT_TRUE(out.ok()) << out.status();
+    SCOPED_TRACE(parts);
+    EXPECT_EQ(out->num_samples, reference->num_samples);
+    EXPECT_EQ(out->metrics.steps(), 24u);
+    const double diff = MaxAbsDiff(reference->model, out->model);
+    std::printf("micro-batches %d: max |parameter difference| %.3g\n", parts,
+                diff);
+    EXPECT_LT(diff, 1e-5);
+    EXPECT_NEAR(out->metrics.train_loss(), reference->metrics.train_loss(),
+                1e-5);
+    EXPECT_DOUBLE_EQ(out->metrics.train_accuracy(),
+                     reference->metrics.train_accuracy());
+  }
+  // The tolerance tells batches apart: truly smaller batches (4 rows, 48
+  // steps over the same samples) end far from the reference.
+  v1::TrainConfig half = Config();
+  half.set_batch_size(4);
+  half.set_local_steps(48);
+  ImageTrainer smaller(data, 1);
+  auto other = smaller.Train(task, half, Global(), stop);
+  ASSERT_TRUE(other.ok());
+  const double apart = MaxAbsDiff(reference->model, other->model);
+  std::printf("batch 4 instead of 8: max |parameter difference| %.3g\n", apart);
+  EXPECT_GT(apart, 1e-3);
+}
+
+}  // namespace
+}  // namespace fedberry::client
