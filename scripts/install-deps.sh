@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev
   libcpp-httplib-dev
+  libglpk-dev
   dataset-fashion-mnist
   time
 )

@@ -21,7 +21,7 @@ struct CapacityReading {
   std::optional<double> samples_per_second;  // training throughput
   std::optional<double> download_seconds;    // task + model pull
   std::optional<uint64_t> download_bytes;
-  std::optional<double> upload_seconds;      // update push, server-measured
+  std::optional<double> upload_seconds;  // update push, server-measured
   std::optional<uint64_t> upload_bytes;
 };
 
@@ -31,7 +31,7 @@ struct CapacityEstimate {
   double upload_seconds_per_byte = 0;
   uint64_t download_bytes = 0;  // most recent transfer sizes
   uint64_t upload_bytes = 0;
-  int readings = 0;             // rounds behind the compute figure
+  int readings = 0;  // rounds behind the compute figure
   // Predicted model download + update upload.
   double transfer_seconds() const {
     return download_seconds_per_byte * static_cast<double>(download_bytes) +
@@ -41,7 +41,8 @@ struct CapacityEstimate {
 
 class CapacityEstimator {
  public:
-  explicit CapacityEstimator(int window = 3) : window_(window < 1 ? 1 : window) {}
+  explicit CapacityEstimator(int window = 3)
+      : window_(window < 1 ? 1 : window) {}
 
   // Adds a client's round. Readings that are absent, zero, negative or
   // non-finite are ignored.

@@ -84,15 +84,15 @@ absl::StatusOr<std::vector<int64_t>> Solve(const PlanRequest& request,
   params.presolve = GLP_ON;
   params.msg_lev = GLP_MSG_OFF;
   params.mip_gap = 0.0;
-  params.tm_lim = static_cast<int>(
-      std::clamp(time_limit_seconds * 1000.0, 1.0, 3.6e6));
+  params.tm_lim =
+      static_cast<int>(std::clamp(time_limit_seconds * 1000.0, 1.0, 3.6e6));
   const int ret = glp_intopt(lp.get(), &params);
   const int status = glp_mip_status(lp.get());
   if (status != GLP_OPT && status != GLP_FEAS) {
     return absl::UnavailableError(
         ret == GLP_ETMLIM
-            ? absl::StrCat("GLPK found no plan within its ",
-                           time_limit_seconds, " s budget")
+            ? absl::StrCat("GLPK found no plan within its ", time_limit_seconds,
+                           " s budget")
             : absl::StrCat("GLPK returned code ", ret, ", status ", status));
   }
   std::vector<int64_t> steps(n);
@@ -123,8 +123,8 @@ absl::StatusOr<Plan> IlpPlanner::MakePlan(const PlanRequest& request) const {
   absl::StatusOr<std::vector<int64_t>> steps =
       Solve(request, time_limit_seconds_);
   if (!steps.ok()) {
-    greedy->note = absl::StrCat("ilp fell back to greedy: ",
-                                steps.status().message());
+    greedy->note =
+        absl::StrCat("ilp fell back to greedy: ", steps.status().message());
     return greedy;
   }
   Plan plan;

@@ -58,8 +58,8 @@ bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
   }
   request->clients.clear();
   request->total_steps = total;
-  const double share = with_data > 0 ? static_cast<double>(total) / with_data
-                                     : 0.0;
+  const double share =
+      with_data > 0 ? static_cast<double>(total) / with_data : 0.0;
   int64_t lo_sum = 0, hi_sum = 0;
   for (const PlannedClient& c : clients) {
     ClientCapacity cap;
@@ -87,9 +87,9 @@ bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
   }
   const int64_t kept = std::clamp(total, lo_sum, hi_sum);
   if (kept != total) {
-    *note = absl::StrCat("the bounds allow ", lo_sum, "..", hi_sum,
-                         " steps, so the round does ", kept, " instead of ",
-                         total);
+    *note =
+        absl::StrCat("the bounds allow ", lo_sum, "..", hi_sum,
+                     " steps, so the round does ", kept, " instead of ", total);
     request->total_steps = kept;
   }
   return true;
@@ -113,16 +113,15 @@ absl::StatusOr<RoundPlan> RoundPlanner::PlanRound(
   if (!plan.ok()) return plan.status();
   out.plan = *std::move(plan);
   if (!note.empty()) {
-    out.plan.note = out.plan.note.empty() ? note
-                                          : absl::StrCat(out.plan.note, "; ",
-                                                         note);
+    out.plan.note =
+        out.plan.note.empty() ? note : absl::StrCat(out.plan.note, "; ", note);
   }
   std::string parts;
   for (size_t i = 0; i < out.request.clients.size(); ++i) {
     const ClientCapacity& c = out.request.clients[i];
     out.steps[c.id] = out.plan.steps[i];
-    absl::StrAppendFormat(&parts, "%s%s=%d (%.3f s/step)", i ? ", " : "",
-                          c.id, out.plan.steps[i], c.step_seconds);
+    absl::StrAppendFormat(&parts, "%s%s=%d (%.3f s/step)", i ? ", " : "", c.id,
+                          out.plan.steps[i], c.step_seconds);
   }
   out.summary = absl::StrFormat(
       "planner %s: %d steps over %d clients, predicted makespan %.2f s: %s%s",

@@ -30,7 +30,7 @@ struct RoundPlanOptions {
   std::string planner = "uniform";  // uniform, greedy, ilp
   double min_factor = 0.0;  // share bounds, relative to the uniform share
   double max_factor = 4.0;
-  int max_epochs = 0;       // 0: no bound by the data a client holds
+  int max_epochs = 0;  // 0: no bound by the data a client holds
   double ilp_time_limit_seconds = 1.0;
   int estimate_window = 3;  // rounds in each capacity median
 };

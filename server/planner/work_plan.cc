@@ -30,10 +30,9 @@ absl::Status ValidateRequest(const PlanRequest& request) {
   for (const ClientCapacity& c : request.clients) {
     if (!std::isfinite(c.step_seconds) || c.step_seconds < 0 ||
         !std::isfinite(c.fixed_seconds) || c.fixed_seconds < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("client ", c.id, " has a negative or non-finite time (",
-                       c.step_seconds, " s/step, ", c.fixed_seconds,
-                       " s fixed)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "client ", c.id, " has a negative or non-finite time (",
+          c.step_seconds, " s/step, ", c.fixed_seconds, " s fixed)"));
     }
     if (c.min_steps < 0 || c.min_steps > c.max_steps) {
       return absl::InvalidArgumentError(
@@ -44,9 +43,11 @@ absl::Status ValidateRequest(const PlanRequest& request) {
     hi += c.max_steps;
   }
   if (request.total_steps < lo || request.total_steps > hi) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "total of ", request.total_steps, " steps is outside what the bounds "
-        "allow [", lo, ", ", hi, "]"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("total of ", request.total_steps,
+                     " steps is outside what the bounds "
+                     "allow [",
+                     lo, ", ", hi, "]"));
   }
   return absl::OkStatus();
 }
@@ -54,18 +55,17 @@ absl::Status ValidateRequest(const PlanRequest& request) {
 absl::Status ValidatePlan(const PlanRequest& request,
                           const std::vector<int64_t>& steps) {
   if (steps.size() != request.clients.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "plan has ", steps.size(), " entries for ", request.clients.size(),
-        " clients"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("plan has ", steps.size(), " entries for ",
+                     request.clients.size(), " clients"));
   }
   int64_t sum = 0;
   for (size_t i = 0; i < steps.size(); ++i) {
     const ClientCapacity& c = request.clients[i];
     if (steps[i] < c.min_steps || steps[i] > c.max_steps) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("client ", c.id, " is planned ", steps[i],
-                       " steps, outside [", c.min_steps, ", ", c.max_steps,
-                       "]"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "client ", c.id, " is planned ", steps[i], " steps, outside [",
+          c.min_steps, ", ", c.max_steps, "]"));
     }
     sum += steps[i];
   }
@@ -76,7 +76,8 @@ absl::Status ValidatePlan(const PlanRequest& request,
   return absl::OkStatus();
 }
 
-absl::StatusOr<Plan> UniformPlanner::MakePlan(const PlanRequest& request) const {
+absl::StatusOr<Plan> UniformPlanner::MakePlan(
+    const PlanRequest& request) const {
   if (absl::Status s = ValidateRequest(request); !s.ok()) return s;
   const int64_t n = static_cast<int64_t>(request.clients.size());
   Plan plan;
@@ -138,8 +139,8 @@ absl::StatusOr<Plan> GreedyPlanner::MakePlan(const PlanRequest& request) const {
     int64_t take = 1;
     if (!next.empty() && c.step_seconds > 0) {
       const double limit = next.top().first;
-      const double room = (limit - FinishSeconds(c, plan.steps[i] + 1)) /
-                          c.step_seconds;
+      const double room =
+          (limit - FinishSeconds(c, plan.steps[i] + 1)) / c.step_seconds;
       if (room >= 1) {
         take += static_cast<int64_t>(std::floor(room + 1e-9));
       }

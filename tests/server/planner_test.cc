@@ -94,8 +94,7 @@ TEST(PlannerTest, OneClientTakesEverything) {
   PlanRequest r;
   r.total_steps = 7;
   r.clients = {Client("only", 0.5, 2, 1, 10)};
-  for (const WorkPlanner* p :
-       std::initializer_list<const WorkPlanner*>{
+  for (const WorkPlanner* p : std::initializer_list<const WorkPlanner*>{
            new UniformPlanner, new GreedyPlanner, new IlpPlanner}) {
     Plan plan = MustPlan(*p, r);
     EXPECT_EQ(plan.steps, std::vector<int64_t>{7}) << p->name();
@@ -109,8 +108,7 @@ TEST(PlannerTest, ClientWithNoDataGetsNothing) {
   r.total_steps = 6;
   r.clients = {Client("a", 1, 0, 1, 10), Client("empty", 0.01, 0, 0, 0),
                Client("b", 1, 0, 1, 10)};
-  for (const WorkPlanner* p :
-       std::initializer_list<const WorkPlanner*>{
+  for (const WorkPlanner* p : std::initializer_list<const WorkPlanner*>{
            new UniformPlanner, new GreedyPlanner, new IlpPlanner}) {
     Plan plan = MustPlan(*p, r);
     EXPECT_EQ(plan.steps[1], 0) << p->name();
@@ -136,9 +134,8 @@ TEST(PlannerTest, BoundsBindBeforeSpeed) {
   PlanRequest r;
   r.total_steps = 8;
   r.clients = {Client("fast", 0.1, 0, 1, 3), Client("slow", 1, 0, 2, 10)};
-  for (const WorkPlanner* p :
-       std::initializer_list<const WorkPlanner*>{new GreedyPlanner,
-                                                 new IlpPlanner}) {
+  for (const WorkPlanner* p : std::initializer_list<const WorkPlanner*>{
+           new GreedyPlanner, new IlpPlanner}) {
     Plan plan = MustPlan(*p, r);
     EXPECT_EQ(plan.steps, (std::vector<int64_t>{3, 5})) << p->name();
     delete p;
@@ -220,9 +217,8 @@ TEST(PlannerTest, IlpHandlesALargerRoundQuickly) {
   PlanRequest r;
   r.total_steps = 4000;
   for (int i = 0; i < 16; ++i) {
-    r.clients.push_back(
-        Client("c" + std::to_string(i), 0.01 * (1 + i % 5), 0.2 * (i % 3), 1,
-               1000));
+    r.clients.push_back(Client("c" + std::to_string(i), 0.01 * (1 + i % 5),
+                               0.2 * (i % 3), 1, 1000));
   }
   Plan g = MustPlan(GreedyPlanner(), r);
   Plan i = MustPlan(IlpPlanner(), r);
