@@ -243,23 +243,27 @@ int Run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::unique_ptr<fedberry::sim::LinkShaper> shaper;
-  if (shaped) shaper = std::make_unique<fedberry::sim::LinkShaper>(
-      out + "/logs/netns.log");
+  if (shaped) {
+    shaper =
+        std::make_unique<fedberry::sim::LinkShaper>(out + "/logs/netns.log");
+  }
   const std::string port = address.substr(address.rfind(':') + 1);
   for (int i = 0; i < n; ++i) {
     std::optional<fedberry::sim::ShapedLink> link;
     if (shaper && fleet[i].bandwidth_mbit > 0) {
       auto added = shaper->Add(i, fleet[i].bandwidth_mbit);
       if (!added.ok()) {
-        std::fprintf(stderr, "fedberry-sim: cannot shape client-%d's link: %s\n",
-                     i, std::string(added.status().message()).c_str());
+        std::fprintf(stderr,
+                     "fedberry-sim: cannot shape client-%d's link: %s\n", i,
+                     std::string(added.status().message()).c_str());
         for (auto& q : procs) q.Signal(SIGTERM);
         return 2;
       }
       link = *added;
-      std::printf("fedberry-sim: client-%d in network namespace %s, %g Mbit/s "
-                  "each way (tc tbf)\n",
-                  i, link->netns.c_str(), fleet[i].bandwidth_mbit);
+      std::printf(
+          "fedberry-sim: client-%d in network namespace %s, %g Mbit/s "
+          "each way (tc tbf)\n",
+          i, link->netns.c_str(), fleet[i].bandwidth_mbit);
     }
     std::vector<std::string> argv = {
         bin + "/fedberry-client",
@@ -274,13 +278,13 @@ int Run() {
         absl::StrCat("--threads=", absl::GetFlag(FLAGS_threads_per_client)),
         absl::StrCat("--name=sim-client-", i),
         "--give_up_after=60s",
-        absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-", i),
+        absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-",
+                     i),
         absl::StrCat("--checkpoint_every_batches=",
                      absl::GetFlag(FLAGS_checkpoint_every_batches)),
     };
     if (!fleet.empty()) {
-      argv.push_back(
-          absl::StrCat("--data_fraction=", fleet[i].data_fraction));
+      argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
       argv.push_back(
           absl::StrCat("--compute_slowdown=", fleet[i].compute_slowdown));
     }
@@ -299,9 +303,10 @@ int Run() {
               n, address.c_str(), rounds, absl::GetFlag(FLAGS_model).c_str(),
               absl::GetFlag(FLAGS_planner).c_str());
   for (size_t i = 0; i < fleet.size(); ++i) {
-    std::printf("fedberry-sim: client-%zu data_fraction %g compute_slowdown "
-                "%g\n",
-                i, fleet[i].data_fraction, fleet[i].compute_slowdown);
+    std::printf(
+        "fedberry-sim: client-%zu data_fraction %g compute_slowdown "
+        "%g\n",
+        i, fleet[i].data_fraction, fleet[i].compute_slowdown);
   }
   std::fflush(stdout);
 
