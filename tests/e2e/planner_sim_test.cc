@@ -104,9 +104,12 @@ TEST(PlannerSim, PlannedRoundsAreShorterAndKeepTheirWork) {
     }
     for (int round = 1; round <= kRounds; ++round) {
       // The round's total work is what the job asked for, and FedAvg
-      // weighs each update by the samples it trained on.
+      // weighs each update by the samples it trained on (a shard's last
+      // batch of an epoch may be short).
       EXPECT_EQ(steps[round], 2 * kLocalSteps) << "round " << round;
-      EXPECT_EQ(samples[round], 2 * kLocalSteps * kBatch) << "round " << round;
+      EXPECT_LE(samples[round], 2 * kLocalSteps * kBatch) << "round " << round;
+      EXPECT_GT(samples[round], 2 * kLocalSteps * (kBatch - 1))
+          << "round " << round;
     }
     for (int round = 2; round <= kRounds; ++round) {
       EXPECT_LT(by_client[round]["sim-client-1"],
@@ -114,6 +117,10 @@ TEST(PlannerSim, PlannedRoundsAreShorterAndKeepTheirWork) {
           << "round " << round << ": the slow board should train less";
     }
   }
+  std::printf("mean makespan of rounds 2..%d: uniform %.2f s, greedy %.2f s, "
+              "ilp %.2f s\n",
+              kRounds, uniform.planned_makespan, greedy.planned_makespan,
+              ilp.planned_makespan);
   EXPECT_EQ(greedy.rounds.back().value("planner", ""), "greedy");
   EXPECT_EQ(ilp.rounds.back().value("planner", ""), "ilp");
   EXPECT_EQ(uniform.rounds.back().value("planner", ""), "uniform");
@@ -161,7 +168,7 @@ TEST(PlannerSim, ShapedLinkRunsInANamespaceAndIsCleanedUp) {
   std::map<std::string, double> outside_training;
   for (const auto& c : ReadLines(dir / "out/clients.jsonl")) {
     outside_training[c["client"].get<std::string>()] =
-        c["wall_seconds"].get<double>() - c["train_seconds"].get<double>();
+        c.value("client_wall_seconds", 0.0) - c.value("train_seconds", 0.0);
   }
   ASSERT_EQ(outside_training.size(), 2u) << log;
   // LeNet-5 is ~250 kB: about a second at 2 Mbit/s, milliseconds on
