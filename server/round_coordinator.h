@@ -73,7 +73,7 @@ struct RoundReport {
   double round_seconds = 0;
   // Open to last accepted update (before aggregation and evaluation).
   double makespan_seconds = 0;
-  std::string planner;             // who planned the round's work
+  std::string planner;                  // who planned the round's work
   double planned_makespan_seconds = 0;  // its prediction; 0: none
   double aggregation_seconds = 0;
   double eval_seconds = 0;
