@@ -130,10 +130,11 @@ TEST(PlannerSim, PlannedRoundsAreShorterAndKeepTheirWork) {
           << "round " << round << ": the slow board should train less";
     }
   }
-  std::printf("median makespan of rounds 2..%d: uniform %.2f s, greedy %.2f s, "
-              "ilp %.2f s\n",
-              kRounds, uniform.planned_makespan, greedy.planned_makespan,
-              ilp.planned_makespan);
+  std::printf(
+      "median makespan of rounds 2..%d: uniform %.2f s, greedy %.2f s, "
+      "ilp %.2f s\n",
+      kRounds, uniform.planned_makespan, greedy.planned_makespan,
+      ilp.planned_makespan);
   EXPECT_EQ(greedy.rounds.back().value("planner", ""), "greedy");
   EXPECT_EQ(ilp.rounds.back().value("planner", ""), "ilp");
   EXPECT_EQ(uniform.rounds.back().value("planner", ""), "uniform");
