@@ -131,6 +131,8 @@ absl::StatusOr<Plan> IlpPlanner::MakePlan(const PlanRequest& request) const {
   plan.planner = name();
   plan.steps = *std::move(steps);
   plan.makespan = Makespan(request, plan.steps);
+  plan.steps = BalanceWithin(request, plan.makespan, plan.steps);
+  plan.makespan = Makespan(request, plan.steps);
   // GLPK works in floating point; never hand out a plan worse than greedy's.
   if (plan.makespan > greedy->makespan) {
     greedy->note = absl::StrCat("ilp kept the greedy plan: GLPK's makespan ",

@@ -76,6 +76,56 @@ absl::Status ValidatePlan(const PlanRequest& request,
   return absl::OkStatus();
 }
 
+std::vector<int64_t> BalanceWithin(const PlanRequest& request,
+                                   double makespan,
+                                   const std::vector<int64_t>& steps) {
+  const int64_t n = static_cast<int64_t>(request.clients.size());
+  if (n == 0 || ValidatePlan(request, steps).ok() == false) return steps;
+  const double limit = makespan * (1 + 1e-12) + 1e-12;
+  std::vector<int64_t> cap(n), out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const ClientCapacity& c = request.clients[i];
+    int64_t most = c.max_steps;
+    if (c.fixed_seconds + c.step_seconds > limit) {
+      most = 0;  // cannot take part without passing the makespan
+    } else if (c.step_seconds > 0) {
+      most = std::min<int64_t>(
+          most, static_cast<int64_t>(
+                    std::floor((limit - c.fixed_seconds) / c.step_seconds)));
+    }
+    // Never below what the given plan already does within the makespan.
+    cap[i] = std::max(most, steps[i]);
+  }
+  int64_t sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t share =
+        request.total_steps / n + (i < request.total_steps % n ? 1 : 0);
+    out[i] = std::clamp(share, request.clients[i].min_steps, cap[i]);
+    sum += out[i];
+  }
+  while (sum != request.total_steps) {
+    const bool add = sum < request.total_steps;
+    bool moved = false;
+    for (int64_t i = 0; i < n && sum != request.total_steps; ++i) {
+      if (add && out[i] < cap[i]) {
+        ++out[i];
+        ++sum;
+        moved = true;
+      } else if (!add && out[i] > request.clients[i].min_steps) {
+        --out[i];
+        --sum;
+        moved = true;
+      }
+    }
+    if (!moved) return steps;
+  }
+  if (!ValidatePlan(request, out).ok() ||
+      Makespan(request, out) > Makespan(request, steps)) {
+    return steps;
+  }
+  return out;
+}
+
 absl::StatusOr<Plan> UniformPlanner::MakePlan(
     const PlanRequest& request) const {
   if (absl::Status s = ValidateRequest(request); !s.ok()) return s;
@@ -152,6 +202,8 @@ absl::StatusOr<Plan> GreedyPlanner::MakePlan(const PlanRequest& request) const {
       next.push({FinishSeconds(c, plan.steps[i] + 1), i});
     }
   }
+  plan.makespan = Makespan(request, plan.steps);
+  plan.steps = BalanceWithin(request, plan.makespan, plan.steps);
   plan.makespan = Makespan(request, plan.steps);
   return plan;
 }

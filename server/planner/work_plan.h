@@ -56,6 +56,15 @@ absl::Status ValidateRequest(const PlanRequest& request);
 absl::Status ValidatePlan(const PlanRequest& request,
                           const std::vector<int64_t>& steps);
 
+// Among the plans whose makespan is at most `makespan`, one as close to
+// uniform as the bounds and that makespan allow: each client gets its even
+// share clamped to what it can do by then, and what remains goes round-robin
+// to clients with room. Used by greedy and ILP so that steps a faster client
+// would not need are not piled on it (e.g. when one client's transfer time
+// sets the makespan). Returns `steps` unchanged if it cannot improve them.
+std::vector<int64_t> BalanceWithin(const PlanRequest& request, double makespan,
+                                   const std::vector<int64_t>& steps);
+
 class WorkPlanner {
  public:
   virtual ~WorkPlanner() = default;

@@ -142,6 +142,34 @@ TEST(PlannerTest, BoundsBindBeforeSpeed) {
   }
 }
 
+TEST(PlannerTest, WorkNotNeededForTheMakespanStaysNearUniform) {
+  // b's transfer (10 s) sets the makespan: b can take only 1 step.
+  PlanRequest r;
+  r.total_steps = 20;
+  r.clients = {Client("a", 0.1, 0, 1, 40), Client("b", 0.1, 10, 1, 40)};
+  for (const WorkPlanner* p :
+       std::initializer_list<const WorkPlanner*>{new GreedyPlanner,
+                                                 new IlpPlanner}) {
+    Plan plan = MustPlan(*p, r);
+    EXPECT_NEAR(plan.makespan, 10.1, 1e-9) << p->name();
+    EXPECT_EQ(plan.steps, (std::vector<int64_t>{19, 1})) << p->name();
+    delete p;
+  }
+  // c must train 30 slow steps (30 s); a and b share the other 10 steps,
+  // all of which fit under 30 s: split evenly, not piled on the fast a.
+  r.total_steps = 40;
+  r.clients = {Client("a", 0.1, 0, 1, 40), Client("b", 1, 0, 1, 40),
+               Client("c", 1, 0, 30, 30)};
+  for (const WorkPlanner* p :
+       std::initializer_list<const WorkPlanner*>{new GreedyPlanner,
+                                                 new IlpPlanner}) {
+    Plan plan = MustPlan(*p, r);
+    EXPECT_NEAR(plan.makespan, 30, 1e-9) << p->name();
+    EXPECT_EQ(plan.steps, (std::vector<int64_t>{5, 5, 30})) << p->name();
+    delete p;
+  }
+}
+
 TEST(PlannerTest, InvalidRequestsAreRefused) {
   PlanRequest r;
   r.total_steps = 100;
