@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/client_agent.h"
+#include "client/fleet_emulation.h"
 #include "client/image_trainer.h"
 #include "client/memory_release.h"
 #include "client/release_mode.h"
@@ -55,6 +56,11 @@ ABSL_FLAG(absl::Duration, resource_sample_interval,
           fedberry::runtime::kDefaultSampleInterval,
           "How often to sample this process's memory during a round (for the "
           "round's peak RSS); 0 = only at round ends.");
+ABSL_FLAG(double, compute_slowdown, 1.0,
+          "Fleet emulation: behave like a board this many times slower "
+          "(sleeps (k-1)x each round's training time; >= 1).");
+ABSL_FLAG(double, data_fraction, 1.0,
+          "Fleet emulation: keep only this share of the shard, in (0, 1].");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
@@ -211,6 +217,18 @@ int Run() {
                   std::string(data.status().message()));
     return 2;
   }
+  if (absl::GetFlag(FLAGS_data_fraction) != 1.0) {
+    if (absl::Status s =
+            client::KeepFraction(*data, absl::GetFlag(FLAGS_data_fraction));
+        !s.ok()) {
+      spdlog::error("{}", std::string(s.message()));
+      return 2;
+    }
+  }
+  if (!(absl::GetFlag(FLAGS_compute_slowdown) >= 1)) {
+    spdlog::error("--compute_slowdown must be >= 1");
+    return 2;
+  }
   spdlog::info("loaded shard {}/{} ({}): {} images from {}", partition.index,
                partition.count, absl::GetFlag(FLAGS_partition), data->rows,
                absl::GetFlag(FLAGS_data));
@@ -293,7 +311,12 @@ int Run() {
                             absl::ToDoubleSeconds(g->counters().paused));
     };
   }
-  client::ClientAgent agent(options, trainer,
+  client::SlowedTrainer slowed(trainer, absl::GetFlag(FLAGS_compute_slowdown));
+  if (absl::GetFlag(FLAGS_compute_slowdown) > 1) {
+    spdlog::info("emulating a board {}x slower than this machine",
+                 absl::GetFlag(FLAGS_compute_slowdown));
+  }
+  client::ClientAgent agent(options, slowed,
                             v1::Federation::NewStub(wire::MakeClientChannel(
                                 absl::GetFlag(FLAGS_server))));
   heartbeat_to = &agent;

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev
   libcpp-httplib-dev
+  libglpk-dev
   dataset-fashion-mnist
   time
   criu  # optional at run time: the watchdog detects it with `criu check`

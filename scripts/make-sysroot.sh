@@ -22,7 +22,7 @@ packages=(
   libtorch-dev
   libgrpc++-dev libprotobuf-dev libabsl-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
-  libgtest-dev libgmock-dev libxxhash-dev libcpp-httplib-dev
+  libgtest-dev libgmock-dev libxxhash-dev libcpp-httplib-dev libglpk-dev
   # Never run (the host's plugin is), but gRPC's CMake config refuses to load
   # when the files of its imported plugin targets are missing.
   protobuf-compiler-grpc

@@ -131,12 +131,17 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
       {"stragglers", report.stragglers},
       {"paused_stragglers", report.paused_stragglers},
       {"round_seconds", report.round_seconds},
+      {"makespan_seconds", report.makespan_seconds},
       {"aggregation_seconds", report.aggregation_seconds},
       {"eval_seconds", report.eval_seconds},
       {"max_train_seconds", train_max},
       {"mean_train_seconds",
        report.clients.empty() ? 0.0 : train_sum / report.clients.size()},
   };
+  if (!report.planner.empty()) line["planner"] = report.planner;
+  if (report.planned_makespan_seconds > 0) {
+    line["planned_makespan_seconds"] = report.planned_makespan_seconds;
+  }
   if (report.eval) {
     line["test_accuracy"] = report.eval->accuracy;
     line["test_loss"] = report.eval->mean_loss;

@@ -26,6 +26,13 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
   if (options_.rounds <= 0) state_ = State::kDone;
+  auto planner = planner::RoundPlanner::Create(options_.planning);
+  if (planner.ok()) {
+    planner_ = *std::move(planner);
+  } else {
+    spdlog::error("work planner: {}; every client trains the job's config",
+                  planner.status().ToString());
+  }
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
@@ -43,6 +50,10 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
       const bool in_round =
           cohort_.erase(it->first) > 0 && !reported_.count(it->first);
       if (in_round) cohort_.insert(id);
+      if (auto p = planned_steps_.find(it->first); p != planned_steps_.end()) {
+        if (in_round) planned_steps_[id] = p->second;
+        planned_steps_.erase(p);
+      }
       spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
                    request.client_name(), id, it->first,
                    in_round ? " (it keeps its place in the open round)" : "");
@@ -94,6 +105,10 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
       *response.mutable_config() = options_.train;
       // Each client and round gets its own data order.
       response.mutable_config()->set_seed(options_.seed * 7919 + round_);
+      if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
+        response.mutable_config()->set_local_steps(
+            static_cast<uint32_t>(p->second));
+      }
       return response;
     }
     if (absl::Now() >= give_up) {
@@ -154,6 +169,7 @@ absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
         "update header has num_samples 0; an update must weigh something");
   }
   clients_[header.client_id()].last_seen = clock_.Now();
+  upload_start_[header.client_id()] = clock_.Now();
   return specs_;
 }
 
@@ -175,6 +191,26 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   reported_.insert(header.client_id());
   ClientInfo& info = clients_[header.client_id()];
   info.last_seen = clock_.Now();
+  last_update_ = clock_.Now();
+  if (planner_) {
+    planner::CapacityReading reading;
+    const v1::ResourceMetrics& m = header.resources();
+    if (m.has_samples_per_second()) {
+      reading.samples_per_second = m.samples_per_second();
+    }
+    // The client's round less its training: task, model pull, encoding.
+    if (m.has_wall_seconds() && m.has_rpc_received_bytes()) {
+      reading.download_seconds =
+          m.wall_seconds() - header.metrics().train_seconds();
+      reading.download_bytes = m.rpc_received_bytes();
+    }
+    if (auto u = upload_start_.find(header.client_id());
+        u != upload_start_.end() && m.has_rpc_sent_bytes()) {
+      reading.upload_seconds = absl::ToDoubleSeconds(clock_.Now() - u->second);
+      reading.upload_bytes = m.rpc_sent_bytes();
+    }
+    planner_->estimator().Add(info.name, reading);
+  }
   pending_.clients.push_back({header.client_id(), info.name,
                               header.num_samples(), header.metrics(),
                               header.resources(), info.device});
@@ -240,11 +276,55 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   pending_.selected = k;
   round_start_ = now;
   grace_logged_ = false;
+  last_update_ = now;
+  upload_start_.clear();
+  PlanRoundLocked();
   state_ = State::kCollecting;
   spdlog::info("round {}/{}: selected {} of {} available clients (task {})",
                round_, options_.rounds, k, n, task_id_);
   changed_.SignalAll();
   return true;
+}
+
+void RoundCoordinator::PlanRoundLocked() {
+  planned_steps_.clear();
+  pending_.planner = options_.planning.planner;
+  if (!planner_) return;
+  std::vector<planner::PlannedClient> planned;
+  std::map<std::string, std::string> id_of;  // name -> id
+  for (const auto& id : cohort_) {
+    const ClientInfo& info = clients_[id];
+    planned.push_back({info.name, info.num_samples});
+    id_of[info.name] = id;
+  }
+  auto plan = planner_->PlanRound(planned, options_.train);
+  if (!plan.ok()) {
+    // Not expected (the request is built within its bounds); the round
+    // runs the job's config rather than not at all.
+    spdlog::error("round {}: planning failed, uniform this round: {}", round_,
+                  plan.status().ToString());
+    pending_.planner = "uniform";
+    return;
+  }
+  spdlog::info("round {}: {}", round_, plan->summary);
+  if (plan->steps.empty()) {
+    pending_.planner = "uniform";
+    return;
+  }
+  pending_.planner = plan->plan.planner;
+  pending_.planned_makespan_seconds = plan->plan.makespan;
+  for (const auto& [name, steps] : plan->steps) {
+    const std::string& id = id_of[name];
+    if (steps > 0) {
+      planned_steps_[id] = steps;
+    } else {
+      // No work (no data): not part of this round.
+      cohort_.erase(id);
+      spdlog::info("round {}: {} has no work planned and sits this round out",
+                   round_, name);
+    }
+  }
+  pending_.selected = static_cast<int>(cohort_.size());
 }
 
 bool RoundCoordinator::RunOnce() {
@@ -319,6 +399,8 @@ void RoundCoordinator::CloseRound(bool abandon) {
     report.participants = static_cast<int>(reported_.size());
     report.dropped = report.selected - report.participants;
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
+    report.makespan_seconds =
+        absl::ToDoubleSeconds(last_update_ - round_start_);
   }
   if (abandon) {
     spdlog::warn(

@@ -30,6 +30,7 @@
 #include "runtime/model.h"
 #include "runtime/trainer.h"
 #include "server/fedavg.h"
+#include "server/planner/round_planner.h"
 
 namespace fedberry::server {
 
@@ -51,6 +52,10 @@ struct CoordinatorOptions {
   v1::TrainConfig train;  // model, epochs/steps, batch, lr, momentum
   uint64_t seed = 1;      // cohort selection and data order seeds
   std::string job_id = "job";
+  // How local work is spread over the cohort (server/planner/): "uniform"
+  // keeps `train` for everyone; greedy and ilp set each client's
+  // local_steps from what its earlier rounds measured.
+  planner::RoundPlanOptions planning;
 };
 
 struct ClientRoundReport {
@@ -74,6 +79,10 @@ struct RoundReport {
   // memory pressure (alive, not dead).
   int paused_stragglers = 0;
   double round_seconds = 0;
+  // Open to last accepted update (before aggregation and evaluation).
+  double makespan_seconds = 0;
+  std::string planner;                  // who planned the round's work
+  double planned_makespan_seconds = 0;  // its prediction; 0: none
   double aggregation_seconds = 0;
   double eval_seconds = 0;
   std::optional<runtime::EvalResult> eval;
@@ -189,6 +198,8 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Plans the open cohort's local steps; drops clients planned no work.
+  void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CloseRound(bool abandon);
 
   const CoordinatorOptions options_;
@@ -220,6 +231,12 @@ class RoundCoordinator {
   bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  // Work planning: capacity estimates are keyed by client name (stable
+  // across rejoins); planned steps by client id for the open round.
+  std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> planned_steps_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
+  absl::Time last_update_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace fedberry::server

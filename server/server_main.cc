@@ -60,6 +60,22 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "Address for the Prometheus /metrics and /healthz endpoint, e.g. "
           "127.0.0.1:9464; empty = off.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
+ABSL_FLAG(std::string, planner, "uniform",
+          "How local work is spread over a round's clients: uniform (every "
+          "client trains the job's config), greedy or ilp (each client's "
+          "local_steps planned from its measured speed and transfer time so "
+          "all finish together; the round's total steps stay the same).");
+ABSL_FLAG(double, planner_min_factor, 0.0,
+          "Least work of a planned client, as a share of the uniform share "
+          "(at least 1 step).");
+ABSL_FLAG(double, planner_max_factor, 4.0,
+          "Most work of a planned client, as a multiple of the uniform share.");
+ABSL_FLAG(int, planner_max_epochs, 0,
+          "Most passes a planned client makes over its own data (0: no "
+          "bound).");
+ABSL_FLAG(double, planner_ilp_time_limit, 1.0,
+          "Seconds GLPK may spend on a round's plan before the ilp planner "
+          "takes the greedy plan.");
 
 namespace fs = std::filesystem;
 using namespace fedberry;
@@ -190,6 +206,17 @@ int Run() {
   c.train.set_batch_size(absl::GetFlag(FLAGS_batch_size));
   c.train.set_learning_rate(absl::GetFlag(FLAGS_lr));
   c.train.set_momentum(absl::GetFlag(FLAGS_momentum));
+  c.planning.planner = absl::GetFlag(FLAGS_planner);
+  c.planning.min_factor = absl::GetFlag(FLAGS_planner_min_factor);
+  c.planning.max_factor = absl::GetFlag(FLAGS_planner_max_factor);
+  c.planning.max_epochs = absl::GetFlag(FLAGS_planner_max_epochs);
+  c.planning.ilp_time_limit_seconds =
+      absl::GetFlag(FLAGS_planner_ilp_time_limit);
+  if (auto p = server::planner::RoundPlanner::Create(c.planning); !p.ok()) {
+    spdlog::error("invalid planner settings: {}",
+                  std::string(p.status().message()));
+    return 2;
+  }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
       c.fraction > 1 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {

@@ -25,6 +25,8 @@
 #include "runtime/shutdown_signal.h"
 #include "server/html_report.h"
 #include "server/job_record.h"
+#include "sim/fleet_profile.h"
+#include "sim/link_shaper.h"
 #include "sim/process.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
@@ -51,6 +53,14 @@ ABSL_FLAG(bool, resume, false,
           "Continue the job checkpointed in --output instead of starting over.");
 ABSL_FLAG(int, checkpoint_every_batches, 100,
           "Client checkpoint interval in batches.");
+ABSL_FLAG(std::string, planner, "uniform",
+          "Work planner of the server: uniform, greedy or ilp.");
+ABSL_FLAG(double, planner_max_factor, 4.0,
+          "Most work of a planned client, as a multiple of the uniform share.");
+ABSL_FLAG(std::string, fleet_profile, "",
+          "Emulate a heterogeneous fleet: a file with one line per client of "
+          "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
+          "README); sets the number of clients. Empty: identical clients.");
 ABSL_FLAG(std::string, bin_dir, "",
           "Folder of fedberry-server and fedberry-client (default: this "
           "program's folder).");
@@ -137,7 +147,21 @@ void PrintResourceTable(const std::string& out) {
 }
 
 int Run() {
-  const int n = absl::GetFlag(FLAGS_clients);
+  std::vector<fedberry::sim::BoardProfile> fleet;
+  if (!absl::GetFlag(FLAGS_fleet_profile).empty()) {
+    auto loaded =
+        fedberry::sim::LoadFleetProfile(absl::GetFlag(FLAGS_fleet_profile));
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "fedberry-sim: %s\n",
+                   std::string(loaded.status().message()).c_str());
+      return 2;
+    }
+    fleet = *std::move(loaded);
+  }
+  bool shaped = false;
+  for (const auto& b : fleet) shaped |= b.bandwidth_mbit > 0;
+  const int n = fleet.empty() ? absl::GetFlag(FLAGS_clients)
+                              : static_cast<int>(fleet.size());
   const int rounds = absl::GetFlag(FLAGS_rounds);
   if (n < 1 || rounds < 1) {
     std::fprintf(stderr, "fedberry-sim: --clients and --rounds must be >= 1\n");
@@ -170,7 +194,8 @@ int Run() {
 
   std::vector<std::string> server_argv = {
       bin + "/fedberry-server",
-      "--listen=127.0.0.1:0",
+      // Shaped clients reach the server over their veth, not loopback.
+      shaped ? "--listen=0.0.0.0:0" : "--listen=127.0.0.1:0",
       absl::StrCat("--output=", out),
       absl::StrCat("--rounds=", rounds),
       absl::StrCat("--fraction=", absl::GetFlag(FLAGS_fraction)),
@@ -188,6 +213,9 @@ int Run() {
       absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
       absl::StrCat("--threads=",
                    std::max(1, absl::GetFlag(FLAGS_threads_per_client))),
+      absl::StrCat("--planner=", absl::GetFlag(FLAGS_planner)),
+      absl::StrCat("--planner_max_factor=",
+                   absl::GetFlag(FLAGS_planner_max_factor)),
   };
   auto server = Process::Spawn(server_argv, out + "/logs/server.log");
   if (!server.ok()) {
@@ -214,10 +242,34 @@ int Run() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  std::unique_ptr<fedberry::sim::LinkShaper> shaper;
+  if (shaped) {
+    shaper =
+        std::make_unique<fedberry::sim::LinkShaper>(out + "/logs/netns.log");
+  }
+  const std::string port = address.substr(address.rfind(':') + 1);
   for (int i = 0; i < n; ++i) {
+    std::optional<fedberry::sim::ShapedLink> link;
+    if (shaper && fleet[i].bandwidth_mbit > 0) {
+      auto added = shaper->Add(i, fleet[i].bandwidth_mbit);
+      if (!added.ok()) {
+        std::fprintf(stderr,
+                     "fedberry-sim: cannot shape client-%d's link: %s\n", i,
+                     std::string(added.status().message()).c_str());
+        for (auto& q : procs) q.Signal(SIGTERM);
+        return 2;
+      }
+      link = *added;
+      std::printf(
+          "fedberry-sim: client-%d in network namespace %s, %g Mbit/s "
+          "each way (tc tbf)\n",
+          i, link->netns.c_str(), fleet[i].bandwidth_mbit);
+    }
     std::vector<std::string> argv = {
         bin + "/fedberry-client",
-        absl::StrCat("--server=", address),
+        absl::StrCat("--server=",
+                     link ? absl::StrCat(link->host_address, ":", port)
+                          : absl::StrCat("127.0.0.1:", port)),
         absl::StrCat("--data=", absl::GetFlag(FLAGS_data)),
         absl::StrCat("--partition_index=", i),
         absl::StrCat("--partition_count=", n),
@@ -226,10 +278,17 @@ int Run() {
         absl::StrCat("--threads=", absl::GetFlag(FLAGS_threads_per_client)),
         absl::StrCat("--name=sim-client-", i),
         "--give_up_after=60s",
-        absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-", i),
+        absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-",
+                     i),
         absl::StrCat("--checkpoint_every_batches=",
                      absl::GetFlag(FLAGS_checkpoint_every_batches)),
     };
+    if (!fleet.empty()) {
+      argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
+      argv.push_back(
+          absl::StrCat("--compute_slowdown=", fleet[i].compute_slowdown));
+    }
+    if (link) argv = shaper->Wrap(*link, argv);
     auto p =
         Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));
     if (!p.ok()) {
@@ -240,8 +299,15 @@ int Run() {
     }
     procs.push_back(*p);
   }
-  std::printf("fedberry-sim: %d clients on %s, %d rounds of %s\n", n,
-              address.c_str(), rounds, absl::GetFlag(FLAGS_model).c_str());
+  std::printf("fedberry-sim: %d clients on %s, %d rounds of %s, planner %s\n",
+              n, address.c_str(), rounds, absl::GetFlag(FLAGS_model).c_str(),
+              absl::GetFlag(FLAGS_planner).c_str());
+  for (size_t i = 0; i < fleet.size(); ++i) {
+    std::printf(
+        "fedberry-sim: client-%zu data_fraction %g compute_slowdown "
+        "%g\n",
+        i, fleet[i].data_fraction, fleet[i].compute_slowdown);
+  }
   std::fflush(stdout);
 
   size_t shown = 0;
@@ -285,6 +351,7 @@ int Run() {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+  if (shaper) shaper->Teardown();  // the namespaces and their veth pairs
   auto lines = ReadLines(out + "/rounds.jsonl");
   PrintTable(lines);
   std::printf("\n%-10s %-10s %-14s\n", "process", "exit", "peak_rss_MiB");

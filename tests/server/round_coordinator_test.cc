@@ -21,7 +21,8 @@ bool SameModel(const NamedTensors& a, const NamedTensors& b) {
 
 class RoundCoordinatorTest : public ::testing::Test {
  protected:
-  void Make(int clients_per_round, int rounds = 2) {
+  void Make(int clients_per_round, int rounds = 2,
+            const std::string& planner = "uniform") {
     CoordinatorOptions o;
     o.rounds = rounds;
     o.min_clients_per_round = clients_per_round;
@@ -30,6 +31,11 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.paused_grace = paused_grace_;
     o.quorum = 0.5;
     o.train.set_model("test");
+    if (planner != "uniform") {
+      o.train.set_local_steps(10);
+      o.train.set_batch_size(4);
+      o.planning.planner = planner;
+    }
     coordinator_ = std::make_unique<RoundCoordinator>(
         o, Model(0, 0),
         [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
@@ -121,6 +127,45 @@ TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
   ASSERT_TRUE(reports_[1].eval.has_value());
   EXPECT_DOUBLE_EQ(reports_[1].eval->accuracy, 0.75);
   EXPECT_EQ(evaluations_, 2);
+}
+
+v1::UpdateHeader WithSpeed(v1::UpdateHeader h, double samples_per_second) {
+  h.mutable_resources()->set_samples_per_second(samples_per_second);
+  return h;
+}
+
+TEST_F(RoundCoordinatorTest, PlannerGivesSlowClientsFewerStepsAndKeepsTotal) {
+  for (const std::string planner : {"greedy", "ilp"}) {
+    reports_.clear();
+    Make(2, /*rounds=*/3, planner);
+    std::string fast = Join("fast"), slow = Join("slow");
+    ASSERT_TRUE(coordinator_->RunOnce());
+    // Round 1: nothing measured yet, so everyone trains the job's config.
+    auto tf = Task(fast), ts = Task(slow);
+    EXPECT_EQ(tf.config().local_steps(), 10u);
+    EXPECT_EQ(ts.config().local_steps(), 10u);
+    ASSERT_TRUE(Submit(WithSpeed(Header(fast, tf, 40), 400), Model(1, 1)).ok());
+    ASSERT_TRUE(Submit(WithSpeed(Header(slow, ts, 40), 100), Model(1, 1)).ok());
+    ASSERT_TRUE(coordinator_->RunOnce());  // closes round 1
+    ASSERT_TRUE(coordinator_->RunOnce());  // opens round 2, planned
+    tf = Task(fast);
+    ts = Task(slow);
+    EXPECT_EQ(tf.config().local_steps() + ts.config().local_steps(), 20u);
+    EXPECT_EQ(tf.config().local_steps(), 16u) << planner;  // 16/400 = 4/100
+    EXPECT_EQ(ts.config().local_steps(), 4u) << planner;
+    // The slow client vanishes mid-round: the deadline and quorum close the
+    // round, not the planner.
+    ASSERT_TRUE(Submit(WithSpeed(Header(fast, tf, 64), 400), Model(2, 2)).ok());
+    EXPECT_FALSE(coordinator_->RunOnce());
+    clock_.Advance(absl::Seconds(61));
+    ASSERT_TRUE(coordinator_->RunOnce());
+    ASSERT_EQ(reports_.size(), 2u);
+    EXPECT_EQ(reports_[1].participants, 1);
+    EXPECT_EQ(reports_[1].stragglers, 1);
+    EXPECT_EQ(reports_[0].planner, "uniform");
+    EXPECT_EQ(reports_[1].planner, planner);
+    EXPECT_GT(reports_[1].planned_makespan_seconds, 0);
+  }
 }
 
 TEST_F(RoundCoordinatorTest, BadUpdatesAreRefusedAndChangeNothing) {

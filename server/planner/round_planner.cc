@@ -1,0 +1,134 @@
+#include "server/planner/round_planner.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace fedberry::server::planner {
+
+absl::StatusOr<std::unique_ptr<RoundPlanner>> RoundPlanner::Create(
+    const RoundPlanOptions& options) {
+  if (!(options.min_factor >= 0) || !(options.max_factor >= 1) ||
+      options.min_factor > 1 || options.max_epochs < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "planner bounds need 0 <= min_factor <= 1 <= max_factor and "
+        "max_epochs >= 0 (got ",
+        options.min_factor, ", ", options.max_factor, ", ", options.max_epochs,
+        ")"));
+  }
+  PlannerOptions po;
+  po.ilp_time_limit_seconds = options.ilp_time_limit_seconds;
+  auto planner = MakePlanner(options.planner, po);
+  if (!planner.ok()) return planner.status();
+  return std::unique_ptr<RoundPlanner>(
+      new RoundPlanner(options, *std::move(planner)));
+}
+
+bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
+                                const v1::TrainConfig& config,
+                                PlanRequest* request, std::string* note) const {
+  const int64_t batch = std::max<int64_t>(1, config.batch_size());
+  auto epoch_steps = [batch](uint64_t samples) {
+    return static_cast<int64_t>((samples + batch - 1) / batch);
+  };
+  // Clients without a reading yet are taken to be as fast as the median of
+  // those with one.
+  std::deque<double> known_sps, known_transfer;
+  for (const PlannedClient& c : clients) {
+    if (auto e = estimator_.Get(c.id)) {
+      known_sps.push_back(e->seconds_per_sample);
+      known_transfer.push_back(e->transfer_seconds());
+    }
+  }
+  if (known_sps.empty()) return false;
+  const double default_sps = Median(known_sps);
+  const double default_transfer = Median(known_transfer);
+
+  int with_data = 0;
+  int64_t total = 0;
+  for (const PlannedClient& c : clients) {
+    if (c.num_samples == 0) continue;
+    ++with_data;
+    total += config.local_steps() > 0
+                 ? static_cast<int64_t>(config.local_steps())
+                 : std::max<int64_t>(1, config.local_epochs()) *
+                       epoch_steps(c.num_samples);
+  }
+  request->clients.clear();
+  request->total_steps = total;
+  const double share =
+      with_data > 0 ? static_cast<double>(total) / with_data : 0.0;
+  int64_t lo_sum = 0, hi_sum = 0;
+  for (const PlannedClient& c : clients) {
+    ClientCapacity cap;
+    cap.id = c.id;
+    auto e = estimator_.Get(c.id);
+    cap.step_seconds =
+        (e ? e->seconds_per_sample : default_sps) * static_cast<double>(batch);
+    cap.fixed_seconds = e ? e->transfer_seconds() : default_transfer;
+    if (c.num_samples > 0) {
+      cap.min_steps = std::max<int64_t>(
+          1, static_cast<int64_t>(std::floor(options_.min_factor * share)));
+      cap.max_steps = std::max<int64_t>(
+          cap.min_steps,
+          static_cast<int64_t>(std::ceil(options_.max_factor * share)));
+      if (options_.max_epochs > 0) {
+        cap.max_steps = std::max<int64_t>(
+            cap.min_steps,
+            std::min(cap.max_steps,
+                     options_.max_epochs * epoch_steps(c.num_samples)));
+      }
+    }
+    lo_sum += cap.min_steps;
+    hi_sum += cap.max_steps;
+    request->clients.push_back(cap);
+  }
+  const int64_t kept = std::clamp(total, lo_sum, hi_sum);
+  if (kept != total) {
+    *note =
+        absl::StrCat("the bounds allow ", lo_sum, "..", hi_sum,
+                     " steps, so the round does ", kept, " instead of ", total);
+    request->total_steps = kept;
+  }
+  return true;
+}
+
+absl::StatusOr<RoundPlan> RoundPlanner::PlanRound(
+    const std::vector<PlannedClient>& clients,
+    const v1::TrainConfig& config) const {
+  RoundPlan out;
+  if (options_.planner == "uniform") {
+    out.summary = "planner uniform: every client trains the job's config";
+    return out;
+  }
+  std::string note;
+  if (!BuildRequest(clients, config, &out.request, &note)) {
+    out.summary = absl::StrCat("planner ", options_.planner,
+                               ": no client measured yet, uniform this round");
+    return out;
+  }
+  auto plan = planner_->MakePlan(out.request);
+  if (!plan.ok()) return plan.status();
+  out.plan = *std::move(plan);
+  if (!note.empty()) {
+    out.plan.note =
+        out.plan.note.empty() ? note : absl::StrCat(out.plan.note, "; ", note);
+  }
+  std::string parts;
+  for (size_t i = 0; i < out.request.clients.size(); ++i) {
+    const ClientCapacity& c = out.request.clients[i];
+    out.steps[c.id] = out.plan.steps[i];
+    absl::StrAppendFormat(&parts, "%s%s=%d (%.3f s/step)", i ? ", " : "", c.id,
+                          out.plan.steps[i], c.step_seconds);
+  }
+  out.summary = absl::StrFormat(
+      "planner %s: %d steps over %d clients, predicted makespan %.2f s: %s%s",
+      out.plan.planner, out.request.total_steps, out.request.clients.size(),
+      out.plan.makespan, parts,
+      out.plan.note.empty() ? "" : absl::StrCat(" (", out.plan.note, ")"));
+  return out;
+}
+
+}  // namespace fedberry::server::planner
