@@ -21,6 +21,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -217,7 +218,14 @@ TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
   EXPECT_FALSE(client.Poll().has_value());
   balloon.Signal(SIGTERM);
   EXPECT_EQ(WaitExit(balloon).code, 0);
+  const auto relief = std::chrono::steady_clock::now();
   ASSERT_TRUE(WaitForLine(client, log, "resuming training")) << log;
+  // A figure for the notes, not an assertion: relief to resume, including
+  // the 1 s resume hold and the 100 ms poll.
+  std::printf("watchdog: resumed %.2f s after the balloon exited\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                            relief)
+                  .count());
   ASSERT_EQ(WaitExit(client).code, 0) << log;
   ASSERT_EQ(WaitExit(server).code, 0);
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
