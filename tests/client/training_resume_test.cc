@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "client/image_trainer.h"
+#include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
 namespace fedberry::client {
@@ -13,36 +14,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-v1::TrainConfig Config() {
-  v1::TrainConfig c;
-  c.set_model("lenet5");
-  c.set_local_steps(24);
-  c.set_batch_size(8);
-  c.set_learning_rate(0.05);
-  c.set_momentum(0.9);
-  c.set_seed(11);
-  return c;
-}
-
-runtime::ImageDataset Data(const std::string& dir) {
-  fedberry::testing::WriteTinyDataset(dir, 80);
-  auto d = runtime::LoadIdxDataset(dir, runtime::Split::kTrain);
-  EXPECT_TRUE(d.ok()) << d.status();
-  return *d;
-}
-
-runtime::NamedTensors Global() {
-  torch::manual_seed(2);
-  return runtime::StateOf(**runtime::MakeNet("lenet5"));
-}
-
-void ExpectBitEqual(const runtime::NamedTensors& a,
-                    const runtime::NamedTensors& b) {
-  ASSERT_EQ(a.size(), b.size());
-  for (size_t i = 0; i < a.size(); ++i) {
-    EXPECT_TRUE(a[i].tensor.equal(b[i].tensor)) << a[i].name;
-  }
-}
+using small_job::Config;
+using small_job::Data;
+using small_job::ExpectBitEqual;
+using small_job::Global;
 
 TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
   torch::set_num_threads(1);
