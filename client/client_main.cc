@@ -4,6 +4,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <memory>
+#include <optional>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
@@ -11,6 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/client_agent.h"
+#include "client/criu_adapter.h"
+#include "client/criu_signals.h"
 #include "client/fleet_emulation.h"
 #include "client/image_trainer.h"
 #include "client/memory_release.h"
@@ -107,17 +112,19 @@ ABSL_FLAG(int, watchdog_micro_batches, 2,
           "accumulation keeps the effective batch).");
 ABSL_FLAG(std::string, watchdog_release, "exit",
           "How memory is released: exit (checkpoint, exit with status 75 for "
-          "a supervisor to restart), criu (checkpoint, then a CRIU dump by "
-          "the supervisor; falls back to exit where `criu check` fails), or "
-          "off (pause only).");
+          "a supervisor to restart), criu (checkpoint, then a CRIU dump to "
+          "disk by --supervise's supervisor, restored once memory is back; "
+          "exit where `criu check` fails or without --supervise), or off "
+          "(pause only).");
 ABSL_FLAG(std::string, criu_dir, "",
           "Where CRIU dumps go (must be on disk, not tmpfs); default "
           "<checkpoint_dir>/criu.");
 ABSL_FLAG(bool, supervise, false,
           "Run the client as a child and restart it after it released its "
-          "memory (exit status 75), once memory is back.");
+          "memory (exit status 75), once memory is back; with "
+          "--watchdog_release=criu, dump and restore it with CRIU instead.");
 ABSL_FLAG(int, supervise_max_restarts, 0,
-          "Give up after this many restarts (0: no limit).");
+          "Give up after this many restarts or CRIU restores (0: no limit).");
 
 using namespace fedberry;
 
@@ -165,6 +172,12 @@ absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
   return o;
 }
 
+std::string CriuImagesDir() {
+  return absl::GetFlag(FLAGS_criu_dir).empty()
+             ? absl::GetFlag(FLAGS_checkpoint_dir) + "/criu"
+             : absl::GetFlag(FLAGS_criu_dir);
+}
+
 // --supervise: this process only restarts the client (itself, without
 // --supervise) after memory releases.
 int Supervise(int argc, char** argv) {
@@ -186,11 +199,41 @@ int Supervise(int argc, char** argv) {
   options.report_every = levels->report_every;
   runtime::MemoryReader reader(runtime::ProcFiles::Real());
   options.read = [&reader] { return reader.Read(); };
+  // A CRIU release is this process's job: it runs criu on the client.
+  std::unique_ptr<client::CriuAdapter> criu;
+  if (absl::GetFlag(FLAGS_watchdog) &&
+      absl::GetFlag(FLAGS_watchdog_release) == "criu" &&
+      !absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
+    criu = std::make_unique<client::CriuAdapter>(
+        client::CriuOptions{"criu", CriuImagesDir(), /*shell_job=*/true});
+    absl::Status usable = criu->Check();
+    auto tmpfs = client::OnMemoryFileSystem(CriuImagesDir());
+    if (usable.ok() && tmpfs.ok() && *tmpfs) {
+      usable = absl::FailedPreconditionError(
+          absl::StrCat("images folder ", CriuImagesDir(),
+                       " is on tmpfs, where a dump frees nothing"));
+    }
+    if (usable.ok()) {
+      spdlog::info(
+          "supervisor: CRIU works here; memory releases are CRIU dumps to {}",
+          CriuImagesDir());
+      options.criu = criu.get();
+    } else {
+      spdlog::warn(
+          "supervisor: CRIU cannot work here ({}); memory releases use "
+          "checkpoint-and-exit instead",
+          std::string(usable.message()));
+    }
+  }
   client::Supervisor supervisor(options);
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("supervisor: signal {} received: stopping the client", sig);
     supervisor.Stop(sig);
   });
+  std::optional<client::DumpRequestListener> dump_requests;
+  if (options.criu != nullptr) {
+    dump_requests.emplace([&](pid_t from) { supervisor.RequestDump(from); });
+  }
   return supervisor.Run();
 }
 
@@ -274,11 +317,10 @@ int Run() {
       spdlog::error("{}", std::string(wopts.status().message()));
       return 2;
     }
+    const std::optional<pid_t> criu_supervisor =
+        client::CriuSupervisorFromEnv();
     auto release = client::ChooseReleaseMode(
-        absl::GetFlag(FLAGS_watchdog_release), can_resume,
-        absl::GetFlag(FLAGS_criu_dir).empty()
-            ? absl::GetFlag(FLAGS_checkpoint_dir) + "/criu"
-            : absl::GetFlag(FLAGS_criu_dir));
+        absl::GetFlag(FLAGS_watchdog_release), can_resume, criu_supervisor);
     if (!release.ok()) {
       spdlog::error("{}", std::string(release.status().message()));
       return 2;
@@ -301,6 +343,11 @@ int Run() {
     hooks.on_pause = [&heartbeat_to](bool paused, absl::Duration d) {
       if (heartbeat_to != nullptr) heartbeat_to->Heartbeat(paused, d);
     };
+    if (*release == client::ReleaseMode::kCriu) {
+      hooks.dump = [pid = *criu_supervisor] {
+        return client::RequestCriuDump(pid);
+      };
+    }
     gate = std::make_unique<client::WatchdogGate>(
         *wopts, [&memory_reader] { return memory_reader.Read(); },
         Clock::Real(), hooks);
@@ -381,6 +428,7 @@ int main(int argc, char** argv) {
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  client::BlockCriuSignals();  // the CRIU release's protocol
   if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();
 }

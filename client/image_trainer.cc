@@ -50,7 +50,8 @@ void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
                         torch::optim::Optimizer* optimizer) {
   auto files = EncodeTrainingCheckpoint(snapshot, net, optimizer);
   absl::StatusOr<std::string> saved =
-      files.ok() ? store_->Save(*files) : absl::StatusOr<std::string>(files.status());
+      files.ok() ? store_->Save(*files)
+                 : absl::StatusOr<std::string>(files.status());
   if (saved.ok()) {
     ++checkpoints_written_;
     spdlog::debug("checkpoint {} at batch {}/{}", *saved, snapshot.cursor.step,
@@ -119,7 +120,8 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
 
   absl::Time last_save = absl::Now();
   int64_t last_logged = saved ? saved->cursor.step : 0;
-  runtime::TrainCursor final_cursor = saved ? saved->cursor : runtime::TrainCursor{};
+  runtime::TrainCursor final_cursor =
+      saved ? saved->cursor : runtime::TrainCursor{};
   hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Net& n,
                           torch::optim::Optimizer& optimizer) {
     if (cursor.step * 4 / cursor.planned != last_logged * 4 / cursor.planned) {
@@ -133,13 +135,14 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
         if (IsMemoryRelease(go) && store_) {
           snapshot.cursor = cursor;
           Save(snapshot, n, &optimizer);
+          go = gate_->Release(std::move(go));  // OK: restored, go on
         }
-        return go;
+        if (!go.ok()) return go;
       }
     }
     if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
-    const bool by_count = policy_.every_batches > 0 &&
-                          cursor.step % policy_.every_batches == 0;
+    const bool by_count =
+        policy_.every_batches > 0 && cursor.step % policy_.every_batches == 0;
     const bool by_time = policy_.every > absl::ZeroDuration() &&
                          absl::Now() - last_save >= policy_.every;
     if (by_count || by_time) {

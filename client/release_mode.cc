@@ -18,10 +18,9 @@ const char* ReleaseModeName(ReleaseMode mode) {
   return "?";
 }
 
-absl::StatusOr<ReleaseMode> ChooseReleaseMode(const std::string& name,
-                                              bool can_resume,
-                                              const std::string& criu_dir,
-                                              CommandRunner runner) {
+absl::StatusOr<ReleaseMode> ChooseReleaseMode(
+    const std::string& name, bool can_resume,
+    std::optional<pid_t> criu_supervisor) {
   if (name != "exit" && name != "criu" && name != "off") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--watchdog_release='", name, "': expected exit, criu or off"));
@@ -34,28 +33,14 @@ absl::StatusOr<ReleaseMode> ChooseReleaseMode(const std::string& name,
     return ReleaseMode::kOff;
   }
   if (name == "exit") return ReleaseMode::kExit;
-  CriuAdapter criu({"criu", criu_dir, true}, std::move(runner));
-  if (absl::Status check = criu.Check(); !check.ok()) {
+  if (!criu_supervisor) {
     spdlog::warn(
-        "watchdog: CRIU cannot work here ({}); memory release uses "
-        "checkpoint-and-exit instead",
-        std::string(check.message()));
+        "watchdog: a CRIU release needs a supervisor that can run criu "
+        "(--supervise; its log says whether `criu check` passed); memory "
+        "release uses checkpoint-and-exit instead");
     return ReleaseMode::kExit;
   }
-  auto tmpfs = OnMemoryFileSystem(criu_dir);
-  if (tmpfs.ok() && *tmpfs) {
-    spdlog::warn(
-        "watchdog: CRIU images folder {} is on tmpfs, where a dump frees "
-        "nothing; memory release uses checkpoint-and-exit instead",
-        criu_dir);
-    return ReleaseMode::kExit;
-  }
-  // `criu check` passes, but dumping the client from its supervisor is not
-  // wired yet: say so rather than pretend.
-  spdlog::warn(
-      "watchdog: `criu check` passes, but the CRIU release is not wired into "
-      "the supervisor yet; memory release uses checkpoint-and-exit");
-  return ReleaseMode::kExit;
+  return ReleaseMode::kCriu;
 }
 
 }  // namespace fedberry::client

@@ -9,6 +9,14 @@
 //
 // A systemd unit gets the same with Restart=on-failure and
 // RestartForceExitStatus=75 (see README).
+//
+// With a CRIU adapter (CRIU usable here) the client may instead ask for a
+// dump (client/criu_signals.h): the supervisor dumps it to disk, which ends
+// it, waits for memory the same way, restores it and tells it to go on.
+// When the dump fails the client is told to exit instead; when the restore
+// fails a fresh client starts and resumes from its checkpoint. The
+// supervisor is a child subreaper then, so restored clients are its
+// children.
 // Thread-safety: Run() on one thread; Stop() from any thread.
 #ifndef FEDBERRY_CLIENT_SUPERVISOR_H_
 #define FEDBERRY_CLIENT_SUPERVISOR_H_
@@ -17,11 +25,13 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/criu_adapter.h"
 #include "runtime/clock.h"
 #include "runtime/memory_readings.h"
 #include "runtime/watchdog.h"
@@ -36,7 +46,10 @@ struct SupervisorOptions {
   std::function<runtime::MemoryReadings()> read;
   absl::Duration poll = absl::Seconds(1);
   absl::Duration report_every = absl::Seconds(30);
-  int max_restarts = 0;  // 0: no limit
+  int max_restarts = 0;  // restarts plus restores; 0: no limit
+  // Set when CRIU works here: dumps on the client's request. Must outlive
+  // the supervisor.
+  CriuAdapter* criu = nullptr;
   // Waits `d` (default: real sleep, cut short by Stop). Tests advance a
   // simulated clock instead.
   std::function<void(absl::Duration)> sleep;
@@ -54,21 +67,38 @@ class Supervisor {
   int Run();
   // Forwards `sig` to the running child and ends supervision once it exits.
   void Stop(int sig);
+  // A CRIU dump request from process `from` (ignored unless it is the
+  // running client and CRIU is on).
+  void RequestDump(pid_t from);
 
   int restarts() const { return restarts_.load(); }
+  int dumps() const { return dumps_.load(); }
+  int restores() const { return restores_.load(); }
   int memory_polls() const { return memory_polls_.load(); }
 
  private:
+  pid_t Start();  // -1 when it cannot start
+  // The child's exit code, or nullopt when it asked for a dump first.
+  std::optional<int> WaitForExitOrDumpRequest(pid_t pid);
+  // The process to follow after a dump request: the same client (told to
+  // exit), the restored one or a fresh one (-1: cannot start); nullopt when
+  // stopped while waiting for memory.
+  std::optional<pid_t> DumpAndRestore(pid_t pid);
   bool WaitForMemory();  // false when stopped
+  bool RestartsLeft() const;
 
   SupervisorOptions options_;
   Clock& clock_;
   std::atomic<bool> stop_{false};
   std::atomic<pid_t> child_{-1};
   std::atomic<int> restarts_{0};
+  std::atomic<int> dumps_{0};
+  std::atomic<int> restores_{0};
+  std::vector<std::string> env_;  // the client's environment
   std::atomic<int> memory_polls_{0};
   absl::Mutex mu_;
   absl::CondVar wake_;
+  pid_t dump_requested_by_ ABSL_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace fedberry::client

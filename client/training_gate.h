@@ -21,6 +21,11 @@ class TrainingGate {
   // early once `stop` is set). OK: go on. A status for which
   // IsMemoryRelease() holds: checkpoint now and stop, to free the memory.
   virtual absl::Status AtBatchBoundary(const std::atomic<bool>& stop) = 0;
+  // Called with AtBatchBoundary's release status once the training state is
+  // checkpointed. OK: the memory was released and the process came back
+  // intact (a CRIU dump and restore), so training goes on from this
+  // boundary. Otherwise the status to end with, to free the memory.
+  virtual absl::Status Release(absl::Status release) { return release; }
 };
 
 }  // namespace fedberry::client

@@ -97,6 +97,32 @@ absl::Status WatchdogGate::AtBatchBoundary(const std::atomic<bool>& stop) {
   return absl::OkStatus();
 }
 
+absl::Status WatchdogGate::Release(absl::Status release) {
+  if (!hooks_.dump) return release;
+  spdlog::warn(
+      "watchdog: training is checkpointed; asking the supervisor for a CRIU "
+      "dump of this process to free its memory");
+  if (absl::Status dumped = hooks_.dump(); !dumped.ok()) {
+    spdlog::warn(
+        "watchdog: no CRIU dump ({}); exiting to free the memory instead, "
+        "from the checkpoint just written",
+        std::string(dumped.message()));
+    return release;
+  }
+  absl::Duration paused_for;
+  {
+    absl::MutexLock lock(&mu_);
+    watchdog_.Restored();
+    paused_for = watchdog_.counters().paused;
+    changed_.SignalAll();
+  }
+  spdlog::info(
+      "watchdog: restored from the CRIU dump after memory came back; "
+      "training goes on from the same batch");
+  if (hooks_.on_pause) hooks_.on_pause(false, paused_for);
+  return absl::OkStatus();
+}
+
 WatchdogState WatchdogGate::state() const {
   absl::MutexLock lock(&mu_);
   return watchdog_.state();

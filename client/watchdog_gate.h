@@ -11,7 +11,8 @@
 // A paused trainer holds its model, optimizer and data but allocates
 // nothing more: pausing stops growth and frees only what malloc_trim can
 // give back. Only the release path (checkpoint, then exit or a CRIU dump to
-// disk) frees the process's memory.
+// disk) frees the process's memory. After a CRIU restore the same process
+// trains on from the boundary where it was dumped.
 // Thread-safety: thread-safe.
 #ifndef FEDBERRY_CLIENT_WATCHDOG_GATE_H_
 #define FEDBERRY_CLIENT_WATCHDOG_GATE_H_
@@ -35,6 +36,10 @@ struct WatchdogGateHooks {
   // Called (on the polling thread) when training pauses or resumes, and on
   // every "still paused" report, e.g. to tell the server in a heartbeat.
   std::function<void(bool paused, absl::Duration paused_for)> on_pause;
+  // Set when a release is a CRIU dump of this process (see
+  // client/criu_signals.h): asks for the dump once training is
+  // checkpointed; returns OK after the restore, or why there was none.
+  std::function<absl::Status()> dump;
 };
 
 class WatchdogGate : public TrainingGate {
@@ -50,6 +55,8 @@ class WatchdogGate : public TrainingGate {
 
   int micro_batches() override;
   absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override;
+  // With a dump hook: the dump, then RUNNING again after the restore.
+  absl::Status Release(absl::Status release) override;
 
   runtime::WatchdogState state() const;
   runtime::WatchdogCounters counters() const;

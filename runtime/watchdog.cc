@@ -207,6 +207,16 @@ WatchdogCounters Watchdog::counters() const {
   return c;
 }
 
+void Watchdog::Restored() {
+  if (state_ != WatchdogState::kReleased) return;
+  state_ = WatchdogState::kRunning;
+  micro_batches_ = 1;
+  critical_since_.reset();
+  high_since_.reset();
+  soft_since_.reset();
+  calm_since_.reset();
+}
+
 WatchdogStep Watchdog::Step(const MemoryReadings& r) {
   const absl::Time now = clock_.Now();
   WatchdogStep step;

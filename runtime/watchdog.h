@@ -13,7 +13,9 @@
 // Entering a state needs the condition to hold over a whole hold time, and
 // leaving it needs the opposite (low-water) condition, which sits on the
 // safe side of the entering one: a signal oscillating around one threshold
-// never flaps. RELEASED is final: the owner checkpoints and frees memory.
+// never flaps. RELEASED: the owner checkpoints and frees memory; only a
+// process that comes back whole (a CRIU restore) calls Restored() to run
+// again.
 // Thread-safety: not thread-safe; the owner serialises calls.
 #ifndef FEDBERRY_RUNTIME_WATCHDOG_H_
 #define FEDBERRY_RUNTIME_WATCHDOG_H_
@@ -111,6 +113,10 @@ class Watchdog {
   Watchdog(WatchdogOptions options, Clock& clock);
 
   WatchdogStep Step(const MemoryReadings& readings);
+  // RELEASED -> RUNNING, whole batches, every hold time starting over: the
+  // released process was restored intact once memory came back (its
+  // supervisor waited for that). No-op in other states.
+  void Restored();
 
   WatchdogState state() const { return state_; }
   int micro_batches() const { return micro_batches_; }

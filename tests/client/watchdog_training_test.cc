@@ -3,6 +3,9 @@
 //   with the same model, bit for bit, as an uninterrupted run;
 // - a memory release checkpoints at the boundary, and a new process resumes
 //   from that checkpoint to the same model, bit for bit;
+// - a release by CRIU dump checkpoints, asks for the dump, and after the
+//   restore trains on in the same process to the same model, bit for bit;
+//   when there is no dump it ends with the release status;
 // - under soft pressure each batch is split into micro-batches whose
 //   gradients accumulate to the whole batch's: same effective batch, so the
 //   model matches the whole-batch run to float rounding (bit-exact is not
@@ -117,7 +120,7 @@ TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
     int trims = 0;
     WatchdogGate gate(
         Immediate(), [&] { return script.Get(); }, clock,
-        WatchdogGateHooks{[&] { ++trims; }, nullptr});
+        WatchdogGateHooks{[&] { ++trims; }, nullptr, nullptr});
     PausingGate pausing(gate, script, clock, at);
     ImageTrainer trainer(data, 1);
     trainer.SetGate(&pausing);
@@ -158,6 +161,29 @@ TEST(WatchdogTraining, StopEndsAPause) {
   EXPECT_TRUE(absl::IsCancelled(out.status())) << out.status();
 }
 
+// Releases the real WatchdogGate at boundary 10: critical pressure arrives
+// there.
+class ReleasingGate : public TrainingGate {
+ public:
+  explicit ReleasingGate(WatchdogGate& g, Script& s) : g_(g), s_(s) {}
+  int micro_batches() override { return 1; }
+  absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override {
+    if (++n_ == 10) {
+      s_.Set(At(3));
+      g_.Poll();
+    }
+    return g_.AtBatchBoundary(stop);
+  }
+  absl::Status Release(absl::Status release) override {
+    return g_.Release(std::move(release));
+  }
+
+ private:
+  WatchdogGate& g_;
+  Script& s_;
+  int n_ = 0;
+};
+
 TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   torch::set_num_threads(1);
   fedberry::testing::TempDir dir;
@@ -169,22 +195,6 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   ASSERT_TRUE(reference.ok());
 
   const std::string root = dir / "ckpt";
-  // Release at boundary 10: critical pressure arrives there.
-  class ReleasingGate : public TrainingGate {
-   public:
-    explicit ReleasingGate(WatchdogGate& g, Script& s) : g_(g), s_(s) {}
-    int micro_batches() override { return 1; }
-    absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override {
-      if (++n_ == 10) {
-        s_.Set(At(3));
-        g_.Poll();
-      }
-      return g_.AtBatchBoundary(stop);
-    }
-    WatchdogGate& g_;
-    Script& s_;
-    int n_ = 0;
-  };
   SimulatedClock clock;
   Script script;
   WatchdogGate gate(
@@ -208,6 +218,57 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectBitEqual(reference->model, out->model);
   EXPECT_EQ(out->num_samples, reference->num_samples);
+}
+
+TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  const TaskRef task{3, "r3-abc"};
+  std::atomic<bool> stop{false};
+  ImageTrainer plain(data, 1);
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok());
+
+  for (const bool restored : {true, false}) {
+    SCOPED_TRACE(restored ? "dumped and restored" : "no dump");
+    SimulatedClock clock;
+    Script script;
+    ImageTrainer* trainer = nullptr;
+    int dumps = 0;
+    WatchdogGateHooks hooks;
+    // Stands in for RequestCriuDump: the dump and the restore leave the
+    // process as it was; memory is back when it returns.
+    hooks.dump = [&]() -> absl::Status {
+      ++dumps;
+      EXPECT_EQ(trainer->checkpoints_written(), 1);  // checkpointed first
+      script.Set(At(60));
+      if (!restored) return absl::FailedPreconditionError("no dump");
+      return absl::OkStatus();
+    };
+    WatchdogGate gate(
+        Immediate(), [&] { return script.Get(); }, clock, hooks);
+    ReleasingGate releasing(gate, script);
+    ImageTrainer first(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(
+                           dir / (restored ? "ckpt-restored" : "ckpt-exit")),
+                       CheckpointPolicy{0, absl::ZeroDuration()});
+    trainer = &first;
+    first.SetGate(&releasing);
+    auto out = first.Train(task, Config(), Global(), stop);
+    EXPECT_EQ(dumps, 1);
+    EXPECT_EQ(gate.counters().releases, 1u);
+    if (restored) {
+      ASSERT_TRUE(out.ok()) << out.status();
+      EXPECT_EQ(gate.state(), runtime::WatchdogState::kRunning);
+      ExpectBitEqual(reference->model, out->model);
+      EXPECT_EQ(out->num_samples, reference->num_samples);
+    } else {
+      ASSERT_FALSE(out.ok());
+      EXPECT_TRUE(IsMemoryRelease(out.status())) << out.status();
+      EXPECT_EQ(first.checkpoints_written(), 1);
+    }
+  }
 }
 
 TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {

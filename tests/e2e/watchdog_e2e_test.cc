@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -196,8 +197,11 @@ class WatchdogE2E : public ::testing::Test {
     ASSERT_EQ(WaitExit(server).code, 0);
   }
 
+  void ReleaseUnderSupervision(const std::string& mode);
+
   testing::TempDir dir_;
   long available_kib_ = 0;
+  std::string release_log_;  // the supervised client's
 };
 
 TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
@@ -222,10 +226,10 @@ TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
   ASSERT_TRUE(WaitForLine(client, log, "resuming training")) << log;
   // A figure for the notes, not an assertion: relief to resume, including
   // the 1 s resume hold and the 100 ms poll.
-  std::printf("watchdog: resumed %.2f s after the balloon exited\n",
-              std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                            relief)
-                  .count());
+  std::printf(
+      "watchdog: resumed %.2f s after the balloon exited\n",
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - relief)
+          .count());
   ASSERT_EQ(WaitExit(client).code, 0) << log;
   ASSERT_EQ(WaitExit(server).code, 0);
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
@@ -240,23 +244,25 @@ TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
   EXPECT_GT(round1["paused_seconds"].get<double>(), 0.5);
 }
 
-TEST_F(WatchdogE2E, PersistentPressureReleasesAndTheSupervisorRestores) {
+// Persistent pressure under `--supervise` with `--watchdog_release=mode`.
+void WatchdogE2E::ReleaseUnderSupervision(const std::string& mode) {
   Reference(dir_ / "ref");
-  const std::string out = dir_ / "release";
+  const std::string out = dir_ / ("release-" + mode);
   std::filesystem::create_directories(out);
   Process server = Spawn(ServerArgs(out), out + "/server.log");
   const std::string address = Address(out, server);
   Process balloon = Inflate(out + "/balloon.log");
   std::vector<std::string> args = ClientArgs(out, address, true);
   for (std::string a : std::vector<std::string>{
-           std::string("--supervise"), std::string("--watchdog_release=exit"),
+           std::string("--supervise"), "--watchdog_release=" + mode,
            "--checkpoint_dir=" + out + "/ckpt",
            std::string("--checkpoint_every_batches=0"),
            std::string("--checkpoint_every=0"),
            std::string("--watchdog_release_after=1s")}) {
     args.push_back(a);
   }
-  const std::string log = out + "/client.log";
+  release_log_ = out + "/client.log";
+  const std::string& log = release_log_;
   Process supervised = Spawn(args, log);
   ASSERT_TRUE(WaitForLine(supervised, log, "waiting for memory to come back"))
       << log;
@@ -272,6 +278,23 @@ TEST_F(WatchdogE2E, PersistentPressureReleasesAndTheSupervisorRestores) {
   EXPECT_EQ(CountLines(log, "started the client"), 2);
   EXPECT_GE(CountLines(log, "from checkpoint"), 1) << log;
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
+}
+
+TEST_F(WatchdogE2E, PersistentPressureReleasesAndTheSupervisorRestores) {
+  ReleaseUnderSupervision("exit");
+  EXPECT_EQ(CountLines(release_log_, "CRIU"), 0) << release_log_;
+}
+
+// Where `criu check` fails (as on the build machine) both processes say so
+// in one line and the release is checkpoint-and-exit, as above.
+TEST_F(WatchdogE2E, CriuReleaseFallsBackToExitWhereCriuCannotWork) {
+  if (std::system("criu check >/dev/null 2>&1") == 0) {
+    GTEST_SKIP() << "`criu check` passes here: the fallback is not taken";
+  }
+  ReleaseUnderSupervision("criu");
+  const std::string& log = release_log_;
+  EXPECT_EQ(CountLines(log, "supervisor: CRIU cannot work here"), 1) << log;
+  EXPECT_GE(CountLines(log, "a CRIU release needs a supervisor"), 1) << log;
 }
 
 }  // namespace

@@ -188,6 +188,25 @@ TEST_F(WatchdogTest, CriticalLevelReleasesAtOnce) {
   EXPECT_EQ(Run(paused, At(3), 1), std::vector<E>{E::kRelease});
 }
 
+TEST_F(WatchdogTest, RestoredRunsAgainWithEveryHoldStartingOver) {
+  Watchdog w({}, clock_);
+  w.Restored();  // not released: nothing to do
+  EXPECT_EQ(w.state(), S::kRunning);
+  // Shrunk under soft pressure, then released at the critical level.
+  EXPECT_EQ(Run(w, At(20), 3), std::vector<E>{E::kShrink});
+  EXPECT_EQ(Run(w, At(4), 1), std::vector<E>{E::kRelease});
+  ASSERT_EQ(w.micro_batches(), 2);
+  w.Restored();
+  EXPECT_EQ(w.state(), S::kRunning);
+  EXPECT_EQ(w.micro_batches(), 1);
+  EXPECT_EQ(w.counters().releases, 1u);
+  // Pressure from before the release does not count: a new shrink needs
+  // the whole soft hold (2 s) again, and a pause the pause hold (3 s).
+  EXPECT_EQ(Run(w, At(12), 3), std::vector<E>{E::kShrink});
+  EXPECT_EQ(w.state(), S::kRunning);
+  EXPECT_EQ(Run(w, At(12), 1), std::vector<E>{E::kPause});
+}
+
 TEST_F(WatchdogTest, CriticalHoldTimeIsRespected) {
   WatchdogOptions o;
   o.critical_hold = absl::Seconds(5);
