@@ -1,5 +1,7 @@
 #include "server/federation_checkpoint.h"
 
+#include <deque>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -92,6 +94,35 @@ RoundReport FromJson(const nlohmann::json& j) {
   return r;
 }
 
+nlohmann::json ToJson(
+    const std::map<std::string, planner::CapacityHistory>& capacities) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, h] : capacities) {
+    j[name] = {{"seconds_per_sample", h.seconds_per_sample},
+               {"download_seconds_per_byte", h.download_per_byte},
+               {"upload_seconds_per_byte", h.upload_per_byte},
+               {"download_bytes", h.download_bytes},
+               {"upload_bytes", h.upload_bytes}};
+  }
+  return j;
+}
+
+std::map<std::string, planner::CapacityHistory> CapacitiesFromJson(
+    const nlohmann::json& j) {
+  std::map<std::string, planner::CapacityHistory> out;
+  for (const auto& [name, h] : j.items()) {
+    planner::CapacityHistory& c = out[name];
+    c.seconds_per_sample = h.at("seconds_per_sample").get<std::deque<double>>();
+    c.download_per_byte =
+        h.at("download_seconds_per_byte").get<std::deque<double>>();
+    c.upload_per_byte =
+        h.at("upload_seconds_per_byte").get<std::deque<double>>();
+    c.download_bytes = h.at("download_bytes").get<uint64_t>();
+    c.upload_bytes = h.at("upload_bytes").get<uint64_t>();
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
@@ -113,10 +144,13 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   for (const auto& t : *snapshot.global) names.push_back(t.name);
   nlohmann::json history = nlohmann::json::array();
   for (const auto& r : snapshot.history) history.push_back(ToJson(r));
-  nlohmann::json state = {
-      {"kind", "server-federation"}, {"next_round", snapshot.next_round},
-      {"model", model_name},         {"tensors", names},
-      {"clients", clients},          {"history", history}};
+  nlohmann::json state = {{"kind", "server-federation"},
+                          {"next_round", snapshot.next_round},
+                          {"model", model_name},
+                          {"tensors", names},
+                          {"clients", clients},
+                          {"history", history},
+                          {"capacities", ToJson(snapshot.capacities)}};
   return std::vector<checkpoint::CheckpointFile>{{"model.pt", std::move(model)},
                                                  {"state.json", state.dump(1)}};
 }
@@ -147,6 +181,10 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     }
     for (const auto& r : j.at("history")) {
       out.snapshot.history.push_back(FromJson(r));
+    }
+    // Absent from checkpoints written before the planners kept them.
+    if (j.contains("capacities")) {
+      out.snapshot.capacities = CapacitiesFromJson(j["capacities"]);
     }
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(

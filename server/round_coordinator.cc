@@ -452,6 +452,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     snapshot.next_round = round_;
     snapshot.global = global_;
     snapshot.history = history_;
+    if (planner_) snapshot.capacities = planner_->estimator().histories();
     for (const auto& [id, info] : clients_) {
       snapshot.clients.push_back({id, info.name, info.num_samples});
     }
@@ -489,6 +490,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   global_ = snapshot.global;
   round_ = snapshot.next_round;
   history_ = snapshot.history;
+  if (planner_) planner_->estimator().Restore(snapshot.capacities);
   clients_.clear();
   const absl::Time now = clock_.Now();
   for (const auto& c : snapshot.clients) {

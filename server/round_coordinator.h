@@ -102,6 +102,9 @@ struct FederationSnapshot {
   std::shared_ptr<const runtime::NamedTensors> global;
   std::vector<RegisteredClient> clients;
   std::vector<RoundReport> history;
+  // The work planner's capacity readings, by client name: a restarted
+  // server plans with them instead of uniformly until it measures again.
+  std::map<std::string, planner::CapacityHistory> capacities;
 };
 
 using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(

@@ -25,7 +25,7 @@ void CapacityEstimator::Push(std::deque<double>& d, double v) const {
 
 void CapacityEstimator::Add(const std::string& client_id,
                             const CapacityReading& r) {
-  History& h = clients_[client_id];
+  CapacityHistory& h = clients_[client_id];
   if (Usable(r.samples_per_second)) {
     Push(h.seconds_per_sample, 1.0 / *r.samples_per_second);
   }
@@ -41,13 +41,31 @@ void CapacityEstimator::Add(const std::string& client_id,
   }
 }
 
+void CapacityEstimator::Restore(
+    std::map<std::string, CapacityHistory> histories) {
+  clients_.clear();
+  for (auto& [id, h] : histories) {
+    CapacityHistory& kept = clients_[id];
+    for (auto [from, to] :
+         {std::pair{&h.seconds_per_sample, &kept.seconds_per_sample},
+          std::pair{&h.download_per_byte, &kept.download_per_byte},
+          std::pair{&h.upload_per_byte, &kept.upload_per_byte}}) {
+      for (double v : *from) {
+        if (Usable(v)) Push(*to, v);
+      }
+    }
+    kept.download_bytes = h.download_bytes;
+    kept.upload_bytes = h.upload_bytes;
+  }
+}
+
 std::optional<CapacityEstimate> CapacityEstimator::Get(
     const std::string& client_id) const {
   auto it = clients_.find(client_id);
   if (it == clients_.end() || it->second.seconds_per_sample.empty()) {
     return std::nullopt;
   }
-  const History& h = it->second;
+  const CapacityHistory& h = it->second;
   CapacityEstimate e;
   e.seconds_per_sample = Median(h.seconds_per_sample);
   e.download_seconds_per_byte = Median(h.download_per_byte);

@@ -39,6 +39,16 @@ struct CapacityEstimate {
   }
 };
 
+// A client's recent readings, oldest first: what the estimates are made of,
+// and what a server checkpoint keeps so a restarted server plans with them.
+struct CapacityHistory {
+  std::deque<double> seconds_per_sample;
+  std::deque<double> download_per_byte;
+  std::deque<double> upload_per_byte;
+  uint64_t download_bytes = 0;
+  uint64_t upload_bytes = 0;
+};
+
 class CapacityEstimator {
  public:
   explicit CapacityEstimator(int window = 3)
@@ -51,18 +61,19 @@ class CapacityEstimator {
   std::optional<CapacityEstimate> Get(const std::string& client_id) const;
   void Forget(const std::string& client_id) { clients_.erase(client_id); }
 
+  // Every client's readings, and putting them back (e.g. from a
+  // checkpoint): values that Add would ignore are dropped, and each history
+  // is cut to the newest `window` readings.
+  const std::map<std::string, CapacityHistory>& histories() const {
+    return clients_;
+  }
+  void Restore(std::map<std::string, CapacityHistory> histories);
+
  private:
-  struct History {
-    std::deque<double> seconds_per_sample;
-    std::deque<double> download_per_byte;
-    std::deque<double> upload_per_byte;
-    uint64_t download_bytes = 0;
-    uint64_t upload_bytes = 0;
-  };
   void Push(std::deque<double>& d, double v) const;
 
   int window_;
-  std::map<std::string, History> clients_;
+  std::map<std::string, CapacityHistory> clients_;
 };
 
 // Median of the values (the mean of the middle two for an even count); 0

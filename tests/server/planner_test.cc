@@ -2,6 +2,7 @@
 // ILP match a brute-force optimum on small instances; capacity estimates are
 // robust to one noisy round and follow a real slowdown.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <random>
@@ -147,9 +148,8 @@ TEST(PlannerTest, WorkNotNeededForTheMakespanStaysNearUniform) {
   PlanRequest r;
   r.total_steps = 20;
   r.clients = {Client("a", 0.1, 0, 1, 40), Client("b", 0.1, 10, 1, 40)};
-  for (const WorkPlanner* p :
-       std::initializer_list<const WorkPlanner*>{new GreedyPlanner,
-                                                 new IlpPlanner}) {
+  for (const WorkPlanner* p : std::initializer_list<const WorkPlanner*>{
+           new GreedyPlanner, new IlpPlanner}) {
     Plan plan = MustPlan(*p, r);
     EXPECT_NEAR(plan.makespan, 10.1, 1e-9) << p->name();
     EXPECT_EQ(plan.steps, (std::vector<int64_t>{19, 1})) << p->name();
@@ -160,9 +160,8 @@ TEST(PlannerTest, WorkNotNeededForTheMakespanStaysNearUniform) {
   r.total_steps = 40;
   r.clients = {Client("a", 0.1, 0, 1, 40), Client("b", 1, 0, 1, 40),
                Client("c", 1, 0, 30, 30)};
-  for (const WorkPlanner* p :
-       std::initializer_list<const WorkPlanner*>{new GreedyPlanner,
-                                                 new IlpPlanner}) {
+  for (const WorkPlanner* p : std::initializer_list<const WorkPlanner*>{
+           new GreedyPlanner, new IlpPlanner}) {
     Plan plan = MustPlan(*p, r);
     EXPECT_NEAR(plan.makespan, 30, 1e-9) << p->name();
     EXPECT_EQ(plan.steps, (std::vector<int64_t>{5, 5, 30})) << p->name();
@@ -306,6 +305,38 @@ TEST(CapacityEstimatorTest, TransferTimePerByte) {
   EXPECT_DOUBLE_EQ(est->upload_seconds_per_byte, 0.002);
   EXPECT_DOUBLE_EQ(est->transfer_seconds(), 3.0);
   EXPECT_EQ(est->readings, 1);
+}
+
+TEST(CapacityEstimatorTest, RestoredHistoriesGiveTheSameEstimates) {
+  CapacityEstimator e(3);
+  CapacityReading r;
+  r.download_seconds = 2;
+  r.download_bytes = 1000;
+  for (double speed : {100.0, 400.0, 200.0, 50.0}) {
+    r.samples_per_second = speed;
+    e.Add("a", r);
+  }
+  CapacityEstimator restored(3);
+  restored.Restore(e.histories());
+  ASSERT_TRUE(restored.Get("a").has_value());
+  EXPECT_DOUBLE_EQ(restored.Get("a")->seconds_per_sample,
+                   e.Get("a")->seconds_per_sample);
+  EXPECT_EQ(restored.Get("a")->readings, 3);
+  EXPECT_DOUBLE_EQ(restored.Get("a")->download_seconds_per_byte, 0.002);
+  EXPECT_EQ(restored.Get("a")->download_bytes, 1000u);
+
+  // A smaller window keeps the newest readings; junk (from a damaged or
+  // hand-edited checkpoint) is dropped as Add would drop it.
+  CapacityHistory junk;
+  junk.seconds_per_sample = {-1, 0.01, std::nan(""), 0.02, 0.04};
+  CapacityEstimator narrow(2);
+  narrow.Restore({{"a", e.histories().at("a")}, {"b", junk}});
+  EXPECT_DOUBLE_EQ(narrow.Get("a")->seconds_per_sample,
+                   (1.0 / 200 + 1.0 / 50) / 2);
+  EXPECT_DOUBLE_EQ(narrow.Get("b")->seconds_per_sample, (0.02 + 0.04) / 2);
+  EXPECT_EQ(narrow.Get("b")->readings, 2);
+  narrow.Restore({});
+  EXPECT_FALSE(narrow.Get("a").has_value());
 }
 
 TEST(RoundPlannerTest, PlansFromEstimatesAndKeepsTheTotal) {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+
+#include "server/federation_checkpoint.h"
+
 namespace fedberry::server {
 namespace {
 
@@ -165,6 +169,49 @@ TEST_F(RoundCoordinatorTest, PlannerGivesSlowClientsFewerStepsAndKeepsTotal) {
     EXPECT_EQ(reports_[0].planner, "uniform");
     EXPECT_EQ(reports_[1].planner, planner);
     EXPECT_GT(reports_[1].planned_makespan_seconds, 0);
+  }
+}
+
+// The capacity estimates go into the server's checkpoint (through its
+// encoding), so a restarted server plans round 2 from them at once.
+TEST_F(RoundCoordinatorTest, ARestartedServerPlansWithCheckpointedCapacities) {
+  Make(2, /*rounds=*/3, "greedy");
+  std::vector<FederationSnapshot> snapshots;
+  coordinator_->SetSnapshotSink(
+      [&](const FederationSnapshot& s) { snapshots.push_back(s); });
+  std::string fast = Join("fast"), slow = Join("slow");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto tf = Task(fast), ts = Task(slow);
+  ASSERT_TRUE(Submit(WithSpeed(Header(fast, tf, 40), 400), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(WithSpeed(Header(slow, ts, 40), 100), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // closes round 1
+  ASSERT_EQ(snapshots.size(), 1u);
+  ASSERT_EQ(snapshots[0].capacities.size(), 2u);
+  EXPECT_EQ(snapshots[0].capacities.at("slow").seconds_per_sample,
+            std::deque<double>{0.01});
+
+  auto files = EncodeFederationCheckpoint(snapshots[0], "test");
+  ASSERT_TRUE(files.ok()) << files.status();
+  checkpoint::LoadedCheckpoint loaded;
+  loaded.name = "ckpt-00000001";
+  for (auto& f : *files) loaded.files[f.name] = f.bytes;
+  auto decoded = DecodeFederationCheckpoint(loaded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+
+  for (const bool with_capacities : {true, false}) {
+    SCOPED_TRACE(with_capacities ? "with capacities" : "without");
+    Make(2, /*rounds=*/3, "greedy");  // the restarted server
+    FederationSnapshot snapshot = decoded->snapshot;
+    if (!with_capacities) snapshot.capacities.clear();  // an older checkpoint
+    ASSERT_TRUE(coordinator_->Restore(snapshot).ok());
+    fast = Join("fast");
+    slow = Join("slow");
+    ASSERT_TRUE(coordinator_->RunOnce());  // opens round 2
+    tf = Task(fast);
+    ts = Task(slow);
+    ASSERT_EQ(tf.round(), 2u);
+    EXPECT_EQ(tf.config().local_steps(), with_capacities ? 16u : 10u);
+    EXPECT_EQ(ts.config().local_steps(), with_capacities ? 4u : 10u);
   }
 }
 
