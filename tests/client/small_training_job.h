@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "client/image_trainer.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
@@ -43,6 +46,16 @@ inline void ExpectBitEqual(const runtime::NamedTensors& a,
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(a[i].tensor.equal(b[i].tensor)) << a[i].name;
   }
+}
+
+// The job trained once without interruption (one thread): what every
+// paused, released or resumed run must match, bit for bit.
+inline absl::StatusOr<TrainOutcome> Uninterrupted(
+    const runtime::ImageDataset& data, const TaskRef& task) {
+  torch::set_num_threads(1);
+  std::atomic<bool> stop{false};
+  ImageTrainer plain(data, 1);
+  return plain.Train(task, Config(), Global(), stop);
 }
 
 }  // namespace fedberry::client::small_job

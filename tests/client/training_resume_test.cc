@@ -26,8 +26,7 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
   const TaskRef task{3, "r3-abc"};
   std::atomic<bool> stop{false};
 
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train(task, Config(), Global(), stop);
+  auto reference = small_job::Uninterrupted(data, task);
   ASSERT_TRUE(reference.ok()) << reference.status();
 
   // A run that checkpoints every 5 batches (and at the end).
@@ -60,7 +59,8 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
     SCOPED_TRACE(name);
     ExpectBitEqual(reference->model, out->model);
     EXPECT_EQ(out->num_samples, reference->num_samples);
-    EXPECT_DOUBLE_EQ(out->metrics.train_loss(), reference->metrics.train_loss());
+    EXPECT_DOUBLE_EQ(out->metrics.train_loss(),
+                     reference->metrics.train_loss());
   }
 }
 
@@ -71,13 +71,14 @@ TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
   std::atomic<bool> stop{false};
   const std::string root = dir / "ckpt";
   {
-    ImageTrainer saving(data, 1, std::make_unique<checkpoint::CheckpointStore>(root),
+    ImageTrainer saving(data, 1,
+                        std::make_unique<checkpoint::CheckpointStore>(root),
                         CheckpointPolicy{5, absl::ZeroDuration()});
     ASSERT_TRUE(saving.Train({1, "r1-old"}, Config(), Global(), stop).ok());
   }
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train({2, "r2-new"}, Config(), Global(), stop);
-  ImageTrainer resumed(data, 1, std::make_unique<checkpoint::CheckpointStore>(root));
+  auto reference = small_job::Uninterrupted(data, {2, "r2-new"});
+  ImageTrainer resumed(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(root));
   auto out = resumed.Train({2, "r2-new"}, Config(), Global(), stop);
   ASSERT_TRUE(out.ok() && reference.ok());
   // Trained from the given global model, not from round 1's state.
@@ -92,14 +93,16 @@ TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
   const std::string root = dir / "ckpt";
   runtime::NamedTensors trained;
   {
-    ImageTrainer saving(data, 1, std::make_unique<checkpoint::CheckpointStore>(root),
+    ImageTrainer saving(data, 1,
+                        std::make_unique<checkpoint::CheckpointStore>(root),
                         CheckpointPolicy{0, absl::ZeroDuration()});
     auto out = saving.Train({4, "r4"}, Config(), Global(), stop);
     ASSERT_TRUE(out.ok());
     trained = out->model;
     EXPECT_EQ(saving.checkpoints_written(), 1);  // the end-of-training one
   }
-  ImageTrainer resumed(data, 1, std::make_unique<checkpoint::CheckpointStore>(root));
+  ImageTrainer resumed(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(root));
   std::atomic<bool> stopped{true};  // training a single batch would fail
   auto out = resumed.Train({4, "r4"}, Config(), Global(), stopped);
   ASSERT_TRUE(out.ok()) << out.status();

@@ -109,8 +109,7 @@ TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
   std::atomic<bool> stop{false};
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train(task, Config(), Global(), stop);
+  auto reference = small_job::Uninterrupted(data, task);
   ASSERT_TRUE(reference.ok()) << reference.status();
 
   for (const std::set<int>& at : {std::set<int>{1}, std::set<int>{5, 6, 7},
@@ -190,8 +189,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
   std::atomic<bool> stop{false};
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train(task, Config(), Global(), stop);
+  auto reference = small_job::Uninterrupted(data, task);
   ASSERT_TRUE(reference.ok());
 
   const std::string root = dir / "ckpt";
@@ -226,8 +224,7 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
   std::atomic<bool> stop{false};
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train(task, Config(), Global(), stop);
+  auto reference = small_job::Uninterrupted(data, task);
   ASSERT_TRUE(reference.ok());
 
   for (const bool restored : {true, false}) {
@@ -277,8 +274,7 @@ TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
   std::atomic<bool> stop{false};
-  ImageTrainer plain(data, 1);
-  auto reference = plain.Train(task, Config(), Global(), stop);
+  auto reference = small_job::Uninterrupted(data, task);
   ASSERT_TRUE(reference.ok());
 
   for (int parts : {2, 3, 8}) {  // 8 rows as 4+4, 2+3+3, 1*8
