@@ -5,7 +5,9 @@
 # the reading at start, with the client's pause level 3 GiB below it and its
 # resume level 2 GiB below it. A poller notes when MemAvailable crosses
 # each level; the client's log says when it decided to pause, when training
-# stopped at a batch boundary, and when it resumed.
+# stopped at a batch boundary, and when it resumed. The poller and the
+# client race for the same reading, so with short polls and no hold the
+# figures sit within a few tens of milliseconds of zero, either side.
 # Usage: bench/watchdog_reaction.sh [bin_dir]   (default build/bin)
 # Env: POLL (default 1s, the client's default), PAUSE_HOLD (3s),
 # RESUME_HOLD (10s), FEDBERRY_DATA.
@@ -23,7 +25,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-available() { awk '/^MemAvailable:/ {print $2}' /proc/meminfo; }
+# Bash builtins only: the poller must not lag behind the client's reading.
+available() {
+  local key value rest
+  while read -r key value rest; do
+    [[ $key == MemAvailable: ]] && echo "$value" && return
+  done </proc/meminfo
+}
 now() { date +%s.%N; }
 # Seconds since the epoch of the first log line containing $2 in file $1.
 logged_at() {
@@ -40,7 +48,7 @@ wait_for() {  # file, text, seconds
   tail -5 "$1" >&2
   exit 1
 }
-# Polls MemAvailable every 10 ms until it is below (or, with "above", at or
+# Polls MemAvailable every few ms until it is below (or, with "above", at or
 # above) $1 KiB; prints the time.
 crossing() {
   local level=$1 dir=${2:-below} a
@@ -48,7 +56,7 @@ crossing() {
     a=$(available)
     if [[ $dir == below ]] && ((a < level)); then break; fi
     if [[ $dir == above ]] && ((a >= level)); then break; fi
-    sleep 0.01
+    sleep 0.002
   done
   now
 }
