@@ -21,6 +21,17 @@ namespace fedberry::client {
 
 Supervisor::Supervisor(SupervisorOptions options, Clock& clock)
     : options_(std::move(options)), clock_(clock) {
+  // A restored client is criu's child until criu exits; as a subreaper the
+  // supervisor inherits it and can wait for it. Without that (qemu-user,
+  // for one) CRIU releases are off.
+  if (options_.criu != nullptr && ::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    spdlog::warn(
+        "supervisor: cannot become a child subreaper ({}), so a restored "
+        "client would not be its child; memory releases use "
+        "checkpoint-and-exit instead",
+        std::strerror(errno));
+    options_.criu = nullptr;
+  }
   if (!options_.sleep) {
     options_.sleep = [this](absl::Duration d) {
       absl::MutexLock lock(&mu_);
@@ -203,12 +214,6 @@ int Supervisor::Run() {
   }
   if (options_.criu != nullptr) {
     env_.push_back(absl::StrCat(kCriuSupervisorEnv, "=", ::getpid()));
-    if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
-      spdlog::warn(
-          "supervisor: cannot become a child subreaper ({}); a "
-          "restored client would not be followed",
-          std::strerror(errno));
-    }
   }
   pid_t pid = Start();
   while (true) {

@@ -15,8 +15,8 @@
 // it, waits for memory the same way, restores it and tells it to go on.
 // When the dump fails the client is told to exit instead; when the restore
 // fails a fresh client starts and resumes from its checkpoint. The
-// supervisor is a child subreaper then, so restored clients are its
-// children.
+// supervisor makes itself a child subreaper then, so restored clients are
+// its children; where it cannot, CRIU releases are off.
 // Thread-safety: Run() on one thread; Stop() from any thread.
 #ifndef FEDBERRY_CLIENT_SUPERVISOR_H_
 #define FEDBERRY_CLIENT_SUPERVISOR_H_
