@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "client/data_loan.h"
 #include "client/memory_release.h"
 #include "proto/wire.h"
+#include "runtime/sample_codec.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 
@@ -100,6 +102,9 @@ absl::Status ClientAgent::Join() {
   request.set_client_name(options_.name);
   *request.mutable_device() = options_.device;
   request.set_num_samples(trainer_.num_samples());
+  request.set_allow_data_moves(options_.allow_data_moves &&
+                               trainer_.sample_bytes() > 0);
+  request.set_sample_bytes(trainer_.sample_bytes());
   v1::JoinResponse response;
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
@@ -156,6 +161,116 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
   return assembler.Finish();
 }
 
+absl::Status ClientAgent::PushSamples(const v1::GetTaskResponse& task,
+                                      const v1::DataMove& move,
+                                      const runtime::ImageDataset& samples,
+                                      uint64_t* bytes) {
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  v1::PushSamplesResponse response;
+  auto writer = stub_->PushSamples(&context, &response);
+  (void)runtime::EncodeSamples(
+      samples, {client_id_, task.round(), task.task_id(), move.move_id()},
+      [&](const v1::SampleChunk& chunk) {
+        *bytes += chunk.ByteSizeLong();
+        return writer->Write(chunk);
+      });  // a broken stream shows in Finish()'s status
+  writer->WritesDone();
+  absl::Status s = wire::FromGrpcStatus(writer->Finish());
+  Track(nullptr);
+  return s;
+}
+
+absl::StatusOr<runtime::ImageDataset> ClientAgent::PullSamples(
+    const v1::GetTaskResponse& task, const v1::DataMove& move,
+    uint64_t* bytes) {
+  v1::PullSamplesRequest request;
+  request.set_client_id(client_id_);
+  request.set_round(task.round());
+  request.set_task_id(task.task_id());
+  request.set_move_id(move.move_id());
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  auto reader = stub_->PullSamples(&context, request);
+  runtime::SampleAssembler assembler(
+      {client_id_, task.round(), task.task_id(), move.move_id()},
+      move.samples());
+  v1::SampleChunk chunk;
+  absl::Status decoded;
+  while (reader->Read(&chunk)) {
+    *bytes += chunk.ByteSizeLong();
+    if (decoded.ok()) decoded = assembler.Add(chunk);
+    if (!decoded.ok()) context.TryCancel();
+  }
+  absl::Status s = wire::FromGrpcStatus(reader->Finish());
+  Track(nullptr);
+  RETURN_IF_ERROR(decoded);
+  RETURN_IF_ERROR(s);
+  return assembler.Finish();
+}
+
+void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
+                                  RoundData* data, v1::ResourceMetrics* moved) {
+  const absl::Time start = absl::Now();
+  uint64_t sent = 0, total = 0;
+  for (const v1::DataMove& m : task.send()) total += m.samples();
+  absl::StatusOr<runtime::ImageDataset> lend = trainer_.SamplesToLend(
+      TaskRef{task.round(), task.task_id()}, task.config(), total);
+  if (!lend.ok()) {
+    spdlog::error("round {}: cannot hand over {} samples: {}", task.round(),
+                  total, lend.status().ToString());
+  }
+  // Moves go in order, each the next slice of the lending order; the first
+  // that fails ends them, so what was lent is always a prefix.
+  for (int i = 0; lend.ok() && i < task.send_size(); ++i) {
+    const v1::DataMove& m = task.send(i);
+    std::vector<int64_t> slice(m.samples());
+    for (uint64_t k = 0; k < m.samples(); ++k) {
+      slice[k] = static_cast<int64_t>(data->lent + k);
+    }
+    absl::Status pushed = PushSamples(task, m, SelectRows(*lend, slice), &sent);
+    if (!pushed.ok() && !absl::IsAlreadyExists(pushed)) {
+      spdlog::warn(
+          "round {}: data move {}: handing {} samples to {} failed, this "
+          "board trains them itself: {}",
+          task.round(), m.move_id(), m.samples(), m.peer(), pushed.ToString());
+      break;
+    }
+    data->lent += m.samples();
+    spdlog::info("round {}: data move {}: handed {} samples over to {}",
+                 task.round(), m.move_id(), m.samples(), m.peer());
+  }
+  moved->set_data_move_seconds(moved->data_move_seconds() +
+                               absl::ToDoubleSeconds(absl::Now() - start));
+  moved->set_data_move_sent_bytes(sent);
+}
+
+void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
+                               v1::ResourceMetrics* moved) {
+  const absl::Time start = absl::Now();
+  uint64_t received = 0;
+  for (const v1::DataMove& m : task.receive()) {
+    absl::StatusOr<runtime::ImageDataset> samples =
+        PullSamples(task, m, &received);
+    if (!samples.ok()) {
+      spdlog::warn(
+          "round {}: data move {}: the {} samples from {} did not arrive, "
+          "training without them: {}",
+          task.round(), m.move_id(), m.samples(), m.peer(),
+          samples.status().ToString());
+      continue;
+    }
+    spdlog::info("round {}: data move {}: received {} samples from {}",
+                 task.round(), m.move_id(), samples->rows, m.peer());
+    data->borrowed.push_back(*std::move(samples));
+  }
+  moved->set_data_move_seconds(moved->data_move_seconds() +
+                               absl::ToDoubleSeconds(absl::Now() - start));
+  moved->set_data_move_received_bytes(received);
+}
+
 absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
                                      const TrainOutcome& outcome,
                                      const v1::ResourceMetrics& resources) {
@@ -192,15 +307,22 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
   meter_.Begin(task_sent_bytes_, task_received_bytes_);
+  // Senders hand their samples over first, so receivers wait least.
+  v1::ResourceMetrics moved;
+  RoundData data;
+  const bool moves = task.send_size() > 0 || task.receive_size() > 0;
+  if (task.send_size() > 0) HandOverSamples(task, &data, &moved);
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
+  if (task.receive_size() > 0) FetchSamples(task, &data, &moved);
   {
     absl::MutexLock lock(&mu_);
     current_.set_client_id(client_id_);
     current_.set_round(task.round());
     current_.set_task_id(task.task_id());
   }
-  absl::StatusOr<TrainOutcome> trained = trainer_.Train(
-      TaskRef{task.round(), task.task_id()}, task.config(), global, stop_);
+  absl::StatusOr<TrainOutcome> trained =
+      trainer_.Train(TaskRef{task.round(), task.task_id(), &data},
+                     task.config(), global, stop_);
   {
     absl::MutexLock lock(&mu_);
     current_.Clear();
@@ -209,8 +331,9 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
   meter_.AddSent(EncodedBytes(outcome.model, task.round(), task.task_id()));
-  const v1::ResourceMetrics resources =
+  v1::ResourceMetrics resources =
       meter_.Finish(outcome.num_samples, outcome.metrics.train_seconds());
+  if (moves) resources.MergeFrom(moved);
   spdlog::info(
       "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
       "pushing the update",

@@ -39,6 +39,9 @@ struct AgentOptions {
   // The memory-pressure watchdog's totals (pauses, seconds paused), reported
   // per round (may be empty: those fields stay absent).
   std::function<std::pair<uint32_t, double>()> watchdog_totals;
+  // Trusted clusters only: let the server move some of this board's
+  // training samples to other boards, and train on theirs.
+  bool allow_data_moves = false;
 };
 
 class ClientAgent {
@@ -68,6 +71,21 @@ class ClientAgent {
   absl::Status DoRound(const v1::GetTaskResponse& task);
   absl::StatusOr<runtime::NamedTensors> PullModel(
       const v1::GetTaskResponse& task);
+  // Carry out the task's data moves (hand over the samples of its send
+  // moves; fetch those of its receive moves) into `data`, adding their time
+  // and bytes to `moved`. A move that fails is logged and skipped (the
+  // round trains on what it has), never fatal.
+  void HandOverSamples(const v1::GetTaskResponse& task, RoundData* data,
+                       v1::ResourceMetrics* moved);
+  void FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
+                    v1::ResourceMetrics* moved);
+  absl::Status PushSamples(const v1::GetTaskResponse& task,
+                           const v1::DataMove& move,
+                           const runtime::ImageDataset& samples,
+                           uint64_t* bytes);
+  absl::StatusOr<runtime::ImageDataset> PullSamples(
+      const v1::GetTaskResponse& task, const v1::DataMove& move,
+      uint64_t* bytes);
   absl::Status PushUpdate(const v1::GetTaskResponse& task,
                           const TrainOutcome& outcome,
                           const v1::ResourceMetrics& resources);

@@ -66,6 +66,11 @@ ABSL_FLAG(double, compute_slowdown, 1.0,
           "(sleeps (k-1)x each round's training time; >= 1).");
 ABSL_FLAG(double, data_fraction, 1.0,
           "Fleet emulation: keep only this share of the shard, in (0, 1].");
+ABSL_FLAG(bool, allow_data_moves, false,
+          "Trusted clusters only: let a server running with --data_moves "
+          "move some of this board's training samples to other boards for "
+          "a round, and train on samples it moves here. Off: no sample "
+          "ever leaves this board.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
 
@@ -290,6 +295,12 @@ int Run() {
           : absl::GetFlag(FLAGS_name);
   options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
+  options.allow_data_moves = absl::GetFlag(FLAGS_allow_data_moves);
+  if (options.allow_data_moves) {
+    spdlog::warn(
+        "data moves allowed: the server may move some of this board's "
+        "training samples to other boards (trusted clusters only)");
+  }
   options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
   options.seed = static_cast<uint64_t>(getpid());
   std::unique_ptr<checkpoint::CheckpointStore> store;

@@ -24,6 +24,12 @@ class SlowedTrainer : public LocalTrainer {
       : inner_(inner), slowdown_(slowdown) {}
 
   uint64_t num_samples() const override { return inner_.num_samples(); }
+  uint64_t sample_bytes() const override { return inner_.sample_bytes(); }
+  absl::StatusOr<runtime::ImageDataset> SamplesToLend(
+      const TaskRef& task, const v1::TrainConfig& config,
+      uint64_t count) override {
+    return inner_.SamplesToLend(task, config, count);
+  }
   absl::StatusOr<TrainOutcome> Train(const TaskRef& task,
                                      const v1::TrainConfig& config,
                                      const runtime::NamedTensors& global,

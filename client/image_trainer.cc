@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
+#include "client/data_loan.h"
 #include "client/memory_release.h"
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
@@ -63,6 +64,31 @@ void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
                   snapshot.cursor.step, snapshot.cursor.planned,
                   saved.status().ToString());
   }
+}
+
+namespace {
+
+// Which samples a board lends in a round: its own order, drawn from the
+// round's seed and the board's salt.
+uint64_t LendSeed(const v1::TrainConfig& config, uint64_t salt) {
+  return config.seed() * 0x9E3779B97F4A7C15ull + salt * 31 + 7;
+}
+
+// The image models' outputs (runtime/model.cc): received labels above it
+// are refused.
+constexpr int kClasses = 10;
+
+}  // namespace
+
+uint64_t ImageTrainer::sample_bytes() const {
+  return static_cast<uint64_t>(data_.height * data_.width) + 1;
+}
+
+absl::StatusOr<runtime::ImageDataset> ImageTrainer::SamplesToLend(
+    const TaskRef& task, const v1::TrainConfig& config, uint64_t count) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows,
+                   LentRows(data_.rows, count, LendSeed(config, seed_salt_)));
+  return SelectRows(data_, rows);
 }
 
 absl::StatusOr<TrainOutcome> ImageTrainer::Train(
@@ -155,8 +181,27 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   if (gate_ != nullptr) {
     hooks.micro_batches = [this] { return gate_->micro_batches(); };
   }
+  // With data moves: this round's own samples less those lent, plus those
+  // received (a copy for the round; without moves, no copy).
+  const runtime::ImageDataset* data = &data_;
+  std::optional<runtime::ImageDataset> round_data;
+  if (task.data != nullptr &&
+      (task.data->lent > 0 || !task.data->borrowed.empty())) {
+    ASSIGN_OR_RETURN(
+        std::vector<int64_t> lent,
+        LentRows(data_.rows, task.data->lent, LendSeed(config, seed_salt_)));
+    ASSIGN_OR_RETURN(round_data,
+                     RoundDataset(data_, lent, task.data->borrowed, kClasses));
+    data = &*round_data;
+    spdlog::info(
+        "round {}: training on {} samples ({} own, {} lent, {} "
+        "received)",
+        task.round, round_data->rows, data_.rows, task.data->lent,
+        round_data->rows -
+            (data_.rows - static_cast<int64_t>(task.data->lent)));
+  }
   ASSIGN_OR_RETURN(runtime::TrainResult result,
-                   runtime::Train(*net, data_, options, hooks));
+                   runtime::Train(*net, *data, options, hooks));
   if (store_ && !(saved && saved->finished)) {
     // End of local training: a kill during the push costs no retraining.
     snapshot.cursor = final_cursor;

@@ -22,7 +22,7 @@
 namespace fedberry::client {
 
 struct CheckpointPolicy {
-  int64_t every_batches = 100;  // 0: never by count
+  int64_t every_batches = 100;               // 0: never by count
   absl::Duration every = absl::Seconds(60);  // zero: never by time
 };
 
@@ -36,6 +36,10 @@ class ImageTrainer : public LocalTrainer {
                CheckpointPolicy policy = {});
 
   uint64_t num_samples() const override { return data_.rows; }
+  uint64_t sample_bytes() const override;
+  absl::StatusOr<runtime::ImageDataset> SamplesToLend(
+      const TaskRef& task, const v1::TrainConfig& config,
+      uint64_t count) override;
   absl::StatusOr<TrainOutcome> Train(const TaskRef& task,
                                      const v1::TrainConfig& config,
                                      const runtime::NamedTensors& global,

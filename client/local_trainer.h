@@ -8,17 +8,28 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "fedberry/v1/federation.pb.h"
+#include "runtime/image_dataset.h"
 #include "runtime/model.h"
 
 namespace fedberry::client {
+
+// A round's data moves, as carried out (the opt-in mode for trusted
+// clusters): the board trains on its own samples less the first `lent` of
+// those SamplesToLend gives for the task, plus the samples it received.
+struct RoundData {
+  uint64_t lent = 0;
+  std::vector<runtime::ImageDataset> borrowed;
+};
 
 // The round task a training run belongs to.
 struct TaskRef {
   uint64_t round = 0;
   std::string task_id;
+  const RoundData* data = nullptr;  // null: no data moves this round
 };
 
 struct TrainOutcome {
@@ -32,6 +43,16 @@ class LocalTrainer {
   virtual ~LocalTrainer() = default;
   // Samples this board holds (sent at join).
   virtual uint64_t num_samples() const = 0;
+  // One sample's size on the wire, for planning data moves (0: this
+  // trainer cannot move data).
+  virtual uint64_t sample_bytes() const { return 0; }
+  // The samples this board hands over for `task` if it lends `count`, in
+  // lending order (lending fewer hands over a prefix of them). The same
+  // task and config always give the same samples.
+  virtual absl::StatusOr<runtime::ImageDataset> SamplesToLend(
+      const TaskRef& task, const v1::TrainConfig& config, uint64_t count) {
+    return absl::UnimplementedError("this trainer cannot hand over samples");
+  }
   // Trains from `global` for `task`. Cancelled when `stop` becomes true;
   // InvalidArgument when the model or config does not fit this trainer.
   virtual absl::StatusOr<TrainOutcome> Train(

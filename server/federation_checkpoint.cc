@@ -137,8 +137,11 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
       }));
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& c : snapshot.clients) {
-    clients.push_back(
-        {{"id", c.id}, {"name", c.name}, {"num_samples", c.num_samples}});
+    clients.push_back({{"id", c.id},
+                       {"name", c.name},
+                       {"num_samples", c.num_samples},
+                       {"allow_data_moves", c.allow_data_moves},
+                       {"sample_bytes", c.sample_bytes}});
   }
   nlohmann::json names = nlohmann::json::array();
   for (const auto& t : *snapshot.global) names.push_back(t.name);
@@ -175,9 +178,12 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     out.snapshot.next_round = j.at("next_round").get<uint64_t>();
     names = j.at("tensors").get<std::vector<std::string>>();
     for (const auto& c : j.at("clients")) {
+      // The data-move fields are absent from older checkpoints.
       out.snapshot.clients.push_back({c.at("id").get<std::string>(),
                                       c.at("name").get<std::string>(),
-                                      c.at("num_samples").get<uint64_t>()});
+                                      c.at("num_samples").get<uint64_t>(),
+                                      c.value("allow_data_moves", false),
+                                      c.value("sample_bytes", uint64_t{0})});
     }
     for (const auto& r : j.at("history")) {
       out.snapshot.history.push_back(FromJson(r));

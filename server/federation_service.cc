@@ -2,8 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "proto/wire.h"
+#include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
 
 namespace fedberry::server {
@@ -102,6 +105,86 @@ grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,
                                           const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
   return wire::ToGrpcStatus(coordinator_.Heartbeat(*request));
+}
+
+grpc::Status FederationService::PushSamples(
+    grpc::ServerContext* context, grpc::ServerReader<v1::SampleChunk>* reader,
+    v1::PushSamplesResponse* response) {
+  v1::SampleChunk chunk;
+  if (!reader->Read(&chunk)) {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                        "a sample stream must carry at least one chunk");
+  }
+  const runtime::SampleStreamRef ref{chunk.client_id(), chunk.round(),
+                                     chunk.task_id(), chunk.move_id()};
+  auto sender =
+      coordinator_.ClientNameForTask(ref.client_id, ref.round, ref.task_id);
+  absl::StatusOr<PlannedMove> move =
+      sender.ok() ? coordinator_.relay().Find(ref.move_id)
+                  : absl::StatusOr<PlannedMove>(sender.status());
+  if (move.ok() && move->from != *sender) {
+    move = absl::PermissionDeniedError(
+        absl::StrCat("data move ", ref.move_id, " is for client '", move->from,
+                     "' to send, not '", *sender, "'"));
+  }
+  absl::Status status = move.status();
+  std::optional<runtime::SampleAssembler> assembler;
+  if (status.ok()) {
+    assembler.emplace(ref, move->samples);
+    do {
+      if (chunk.client_id() != ref.client_id) {
+        status = absl::InvalidArgumentError(
+            absl::StrCat("sample stream of client ", ref.client_id,
+                         " carries a chunk of client ", chunk.client_id()));
+      } else {
+        status = assembler->Add(chunk);
+      }
+    } while (status.ok() && reader->Read(&chunk));
+  }
+  if (status.ok()) {
+    auto samples = assembler->Finish();
+    status = samples.ok() ? coordinator_.relay().Deposit(*sender, ref.move_id,
+                                                         *std::move(samples))
+                          : samples.status();
+  }
+  if (!status.ok()) {
+    if (!absl::IsAlreadyExists(status)) {
+      spdlog::warn("refused the samples of data move {} from {}: {}",
+                   ref.move_id, ref.client_id, std::string(status.message()));
+    }
+    return wire::ToGrpcStatus(status);
+  }
+  spdlog::info("round {}: data move {}: received {} samples from {}", ref.round,
+               ref.move_id, move->samples, *sender);
+  response->set_received_samples(move->samples);
+  return grpc::Status::OK;
+}
+
+grpc::Status FederationService::PullSamples(
+    grpc::ServerContext* context, const v1::PullSamplesRequest* request,
+    grpc::ServerWriter<v1::SampleChunk>* writer) {
+  auto receiver = coordinator_.ClientNameForTask(
+      request->client_id(), request->round(), request->task_id());
+  if (!receiver.ok()) return wire::ToGrpcStatus(receiver.status());
+  // Wait for the sender, but never past the caller's own deadline.
+  const absl::Time deadline =
+      absl::Now() + PollBudget(context, coordinator_.data_move_wait());
+  auto samples =
+      coordinator_.relay().Take(*receiver, request->move_id(), deadline);
+  if (!samples.ok()) return wire::ToGrpcStatus(samples.status());
+  absl::Status sent = runtime::EncodeSamples(
+      **samples,
+      {request->client_id(), request->round(), request->task_id(),
+       request->move_id()},
+      [&](const v1::SampleChunk& chunk) {
+        return !context->IsCancelled() && writer->Write(chunk);
+      });
+  if (sent.ok()) {
+    spdlog::info("round {}: data move {}: {} samples sent to {}",
+                 request->round(), request->move_id(), (*samples)->rows,
+                 *receiver);
+  }
+  return wire::ToGrpcStatus(sent);
 }
 
 }  // namespace fedberry::server

@@ -32,6 +32,12 @@ class FederationService final : public v1::Federation::Service {
   grpc::Status Heartbeat(grpc::ServerContext* context,
                          const v1::HeartbeatRequest* request,
                          v1::HeartbeatResponse* response) override;
+  grpc::Status PushSamples(grpc::ServerContext* context,
+                           grpc::ServerReader<v1::SampleChunk>* reader,
+                           v1::PushSamplesResponse* response) override;
+  grpc::Status PullSamples(
+      grpc::ServerContext* context, const v1::PullSamplesRequest* request,
+      grpc::ServerWriter<v1::SampleChunk>* writer) override;
 
  private:
   RoundCoordinator& coordinator_;

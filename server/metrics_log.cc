@@ -142,6 +142,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
   if (report.planned_makespan_seconds > 0) {
     line["planned_makespan_seconds"] = report.planned_makespan_seconds;
   }
+  if (report.moved_samples > 0) line["moved_samples"] = report.moved_samples;
   if (report.eval) {
     line["test_accuracy"] = report.eval->accuracy;
     line["test_loss"] = report.eval->mean_loss;

@@ -67,10 +67,13 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.num_samples = request.num_samples();
   info.device = request.device();
   info.last_seen = clock_.Now();
+  info.allow_data_moves = request.allow_data_moves();
+  info.sample_bytes = request.sample_bytes();
   clients_[id] = info;
-  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {})", info.name,
-               id, info.num_samples, request.device().cores(),
-               request.device().architecture());
+  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{})",
+               info.name, id, info.num_samples, request.device().cores(),
+               request.device().architecture(),
+               info.allow_data_moves ? ", allows data moves" : "");
   work_pending_ = true;
   changed_.SignalAll();
   v1::JoinResponse response;
@@ -108,6 +111,18 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
       if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
         response.mutable_config()->set_local_steps(
             static_cast<uint32_t>(p->second));
+      }
+      for (const PlannedMove& m : relay_.MovesFrom(it->second.name)) {
+        v1::DataMove* move = response.add_send();
+        move->set_move_id(m.id);
+        move->set_samples(m.samples);
+        move->set_peer(m.to);
+      }
+      for (const PlannedMove& m : relay_.MovesTo(it->second.name)) {
+        v1::DataMove* move = response.add_receive();
+        move->set_move_id(m.id);
+        move->set_samples(m.samples);
+        move->set_peer(m.from);
       }
       return response;
     }
@@ -154,6 +169,15 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   return global_;
 }
 
+absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
+    const std::string& client_id, uint64_t round, const std::string& task_id) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
+  ClientInfo& info = clients_[client_id];
+  info.last_seen = clock_.Now();
+  return info.name;
+}
+
 absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
     const v1::UpdateHeader& header) {
   absl::MutexLock lock(&mu_);
@@ -198,10 +222,12 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     if (m.has_samples_per_second()) {
       reading.samples_per_second = m.samples_per_second();
     }
-    // The client's round less its training: task, model pull, encoding.
+    // The client's round less its training: task, model pull, encoding
+    // (and less data moves, whose bytes are not in rpc_received_bytes).
     if (m.has_wall_seconds() && m.has_rpc_received_bytes()) {
-      reading.download_seconds =
-          m.wall_seconds() - header.metrics().train_seconds();
+      reading.download_seconds = m.wall_seconds() -
+                                 header.metrics().train_seconds() -
+                                 m.data_move_seconds();
       reading.download_bytes = m.rpc_received_bytes();
     }
     if (auto u = upload_start_.find(header.client_id());
@@ -288,8 +314,13 @@ bool RoundCoordinator::TryOpenRoundLocked() {
 
 void RoundCoordinator::PlanRoundLocked() {
   planned_steps_.clear();
+  relay_.Open(round_, {});
   pending_.planner = options_.planning.planner;
   if (!planner_) return;
+  if (options_.planning.data_moves) {
+    PlanMovesLocked();
+    return;
+  }
   std::vector<planner::PlannedClient> planned;
   std::map<std::string, std::string> id_of;  // name -> id
   for (const auto& id : cohort_) {
@@ -325,6 +356,42 @@ void RoundCoordinator::PlanRoundLocked() {
     }
   }
   pending_.selected = static_cast<int>(cohort_.size());
+}
+
+void RoundCoordinator::PlanMovesLocked() {
+  std::vector<planner::MovePlannedClient> planned;
+  for (const auto& id : cohort_) {
+    const ClientInfo& info = clients_[id];
+    planned.push_back({info.name, info.num_samples, info.allow_data_moves,
+                       info.sample_bytes});
+  }
+  auto plan = planner_->PlanMoves(planned, options_.train);
+  if (!plan.ok()) {
+    spdlog::error("round {}: planning data moves failed, none this round: {}",
+                  round_, plan.status().ToString());
+    pending_.planner = "uniform";
+    return;
+  }
+  spdlog::info("round {}: {}", round_, plan->summary);
+  if (plan->plan.moves.empty()) {
+    pending_.planner = "uniform";
+    return;
+  }
+  pending_.planner = absl::StrCat(plan->plan.planner, "+moves");
+  pending_.planned_makespan_seconds = plan->plan.makespan;
+  std::vector<PlannedMove> moves;
+  for (const planner::DataMove& m : plan->plan.moves) {
+    PlannedMove move;
+    move.id = absl::StrFormat("%s-m%d", task_id_, moves.size() + 1);
+    move.from = plan->request.clients[m.from].id;
+    move.to = plan->request.clients[m.to].id;
+    move.samples = m.samples;
+    pending_.moved_samples += m.samples;
+    spdlog::info("round {}: data move {}: {} samples from {} to {}", round_,
+                 move.id, move.samples, move.from, move.to);
+    moves.push_back(std::move(move));
+  }
+  relay_.Open(round_, std::move(moves));
 }
 
 bool RoundCoordinator::RunOnce() {
@@ -390,6 +457,7 @@ bool RoundCoordinator::RunOnce() {
 }
 
 void RoundCoordinator::CloseRound(bool abandon) {
+  relay_.Close();  // moved samples serve their round only
   std::unique_ptr<FedAvg> sum;
   RoundReport report;
   {
@@ -454,7 +522,8 @@ void RoundCoordinator::CloseRound(bool abandon) {
     snapshot.history = history_;
     if (planner_) snapshot.capacities = planner_->estimator().histories();
     for (const auto& [id, info] : clients_) {
-      snapshot.clients.push_back({id, info.name, info.num_samples});
+      snapshot.clients.push_back({id, info.name, info.num_samples,
+                                  info.allow_data_moves, info.sample_bytes});
     }
     finished = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds);
     // The end of the job is announced only once the last round is durable:
@@ -497,6 +566,8 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     ClientInfo info;
     info.name = c.name;
     info.num_samples = c.num_samples;
+    info.allow_data_moves = c.allow_data_moves;
+    info.sample_bytes = c.sample_bytes;
     info.last_seen = now;  // give restored clients a chance to come back
     clients_[c.id] = info;
     next_client_ = std::max<uint64_t>(

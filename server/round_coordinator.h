@@ -31,6 +31,7 @@
 #include "runtime/trainer.h"
 #include "server/fedavg.h"
 #include "server/planner/round_planner.h"
+#include "server/sample_relay.h"
 
 namespace fedberry::server {
 
@@ -54,8 +55,12 @@ struct CoordinatorOptions {
   std::string job_id = "job";
   // How local work is spread over the cohort (server/planner/): "uniform"
   // keeps `train` for everyone; greedy and ilp set each client's
-  // local_steps from what its earlier rounds measured.
+  // local_steps from what its earlier rounds measured; with
+  // planning.data_moves they move samples between consenting clients
+  // instead (see SampleRelay).
   planner::RoundPlanOptions planning;
+  // How long a receiver's pull waits for its sender's samples.
+  absl::Duration data_move_wait = absl::Minutes(2);
 };
 
 struct ClientRoundReport {
@@ -83,6 +88,7 @@ struct RoundReport {
   double makespan_seconds = 0;
   std::string planner;                  // who planned the round's work
   double planned_makespan_seconds = 0;  // its prediction; 0: none
+  uint64_t moved_samples = 0;           // data moves planned for the round
   double aggregation_seconds = 0;
   double eval_seconds = 0;
   std::optional<runtime::EvalResult> eval;
@@ -93,6 +99,8 @@ struct RegisteredClient {
   std::string id;
   std::string name;
   uint64_t num_samples = 0;
+  bool allow_data_moves = false;
+  uint64_t sample_bytes = 0;
 };
 
 // What the server must persist after a round to continue the job after a
@@ -164,6 +172,15 @@ class RoundCoordinator {
   // Same codes as ModelFor.
   absl::Status Heartbeat(const v1::HeartbeatRequest& request);
 
+  // The name of a client for its task's messages (data moves). Same codes
+  // as ModelFor.
+  absl::StatusOr<std::string> ClientNameForTask(const std::string& client_id,
+                                                uint64_t round,
+                                                const std::string& task_id);
+  // The open round's data moves and their samples.
+  SampleRelay& relay() { return relay_; }
+  absl::Duration data_move_wait() const { return options_.data_move_wait; }
+
   // Counts a refused update (for the round report).
   void CountRejected();
 
@@ -195,6 +212,8 @@ class RoundCoordinator {
     absl::Time last_seen;
     bool told_done = false;
     bool paused = false;  // its last heartbeat said so
+    bool allow_data_moves = false;
+    uint64_t sample_bytes = 0;
   };
 
   absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
@@ -203,6 +222,8 @@ class RoundCoordinator {
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's local steps; drops clients planned no work.
   void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Plans the open cohort's data moves (data_moves mode) into relay_.
+  void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CloseRound(bool abandon);
 
   const CoordinatorOptions options_;
@@ -240,6 +261,7 @@ class RoundCoordinator {
   std::map<std::string, int64_t> planned_steps_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
+  SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
 };
 
 }  // namespace fedberry::server

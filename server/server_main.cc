@@ -11,10 +11,10 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/checkpoint_store.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/trainer.h"
-#include "checkpoint/checkpoint_store.h"
 #include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
 #include "server/metrics_http_server.h"
@@ -76,6 +76,15 @@ ABSL_FLAG(int, planner_max_epochs, 0,
 ABSL_FLAG(double, planner_ilp_time_limit, 1.0,
           "Seconds GLPK may spend on a round's plan before the ilp planner "
           "takes the greedy plan.");
+ABSL_FLAG(bool, data_moves, false,
+          "Trusted clusters only: instead of setting local steps, the greedy "
+          "or ilp planner moves training samples from slow clients to fast "
+          "ones for a round, through this server, among clients that joined "
+          "with --allow_data_moves (epoch mode: --local_steps=0). Off: no "
+          "sample ever leaves its board.");
+ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
+          "How long a receiving client's pull waits for its sender's "
+          "samples.");
 
 namespace fs = std::filesystem;
 using namespace fedberry;
@@ -133,7 +142,8 @@ int Run() {
           decoded->snapshot.next_round, decoded->snapshot.clients.size());
       restore = std::move(decoded->snapshot);
     } else if (!absl::IsNotFound(loaded.status()) ||
-               loaded.status().message().find("ckpt-") != absl::string_view::npos) {
+               loaded.status().message().find("ckpt-") !=
+                   absl::string_view::npos) {
       spdlog::warn("starting a new job: {}", loaded.status().ToString());
     }
   }
@@ -177,20 +187,20 @@ int Run() {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.restore = std::move(restore);
   const std::string model_name = absl::GetFlag(FLAGS_model);
-  options.snapshot_sink = [&store, model_name](
-                              const server::FederationSnapshot& snapshot) {
-    auto files = server::EncodeFederationCheckpoint(snapshot, model_name);
-    auto saved = files.ok() ? store.Save(*files)
-                            : absl::StatusOr<std::string>(files.status());
-    if (saved.ok()) {
-      spdlog::info("federation state after round {} saved as {}",
-                   snapshot.next_round - 1, *saved);
-    } else {
-      // The job goes on; a restart would redo this round.
-      spdlog::error("federation checkpoint after round {} failed: {}",
-                    snapshot.next_round - 1, saved.status().ToString());
-    }
-  };
+  options.snapshot_sink =
+      [&store, model_name](const server::FederationSnapshot& snapshot) {
+        auto files = server::EncodeFederationCheckpoint(snapshot, model_name);
+        auto saved = files.ok() ? store.Save(*files)
+                                : absl::StatusOr<std::string>(files.status());
+        if (saved.ok()) {
+          spdlog::info("federation state after round {} saved as {}",
+                       snapshot.next_round - 1, *saved);
+        } else {
+          // The job goes on; a restart would redo this round.
+          spdlog::error("federation checkpoint after round {} failed: {}",
+                        snapshot.next_round - 1, saved.status().ToString());
+        }
+      };
   server::CoordinatorOptions& c = options.coordinator;
   c.rounds = absl::GetFlag(FLAGS_rounds);
   c.fraction = absl::GetFlag(FLAGS_fraction);
@@ -212,6 +222,19 @@ int Run() {
   c.planning.max_epochs = absl::GetFlag(FLAGS_planner_max_epochs);
   c.planning.ilp_time_limit_seconds =
       absl::GetFlag(FLAGS_planner_ilp_time_limit);
+  c.planning.data_moves = absl::GetFlag(FLAGS_data_moves);
+  c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
+  if (c.planning.data_moves && c.train.local_steps() > 0) {
+    spdlog::error(
+        "--data_moves plans whole epochs: use --local_steps=0 (got {})",
+        c.train.local_steps());
+    return 2;
+  }
+  if (c.planning.data_moves) {
+    spdlog::warn(
+        "data moves are on: training samples of clients that allow it may "
+        "move between them through this server (trusted clusters only)");
+  }
   if (auto p = server::planner::RoundPlanner::Create(c.planning); !p.ok()) {
     spdlog::error("invalid planner settings: {}",
                   std::string(p.status().message()));

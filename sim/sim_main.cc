@@ -49,14 +49,19 @@ ABSL_FLAG(uint64_t, seed, 1, "Job seed.");
 ABSL_FLAG(int, threads_per_client, 1, "LibTorch threads per client.");
 ABSL_FLAG(std::string, output, "fedberry-sim-out",
           "Output folder (metrics, logs, final model).");
-ABSL_FLAG(bool, resume, false,
-          "Continue the job checkpointed in --output instead of starting over.");
+ABSL_FLAG(
+    bool, resume, false,
+    "Continue the job checkpointed in --output instead of starting over.");
 ABSL_FLAG(int, checkpoint_every_batches, 100,
           "Client checkpoint interval in batches.");
 ABSL_FLAG(std::string, planner, "uniform",
           "Work planner of the server: uniform, greedy or ilp.");
 ABSL_FLAG(double, planner_max_factor, 4.0,
           "Most work of a planned client, as a multiple of the uniform share.");
+ABSL_FLAG(bool, data_moves, false,
+          "Trusted-cluster mode: the server (greedy or ilp planner, "
+          "--local_steps=0) may move training samples between the clients, "
+          "which all allow it.");
 ABSL_FLAG(std::string, fleet_profile, "",
           "Emulate a heterogeneous fleet: a file with one line per client of "
           "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
@@ -216,6 +221,7 @@ int Run() {
       absl::StrCat("--planner=", absl::GetFlag(FLAGS_planner)),
       absl::StrCat("--planner_max_factor=",
                    absl::GetFlag(FLAGS_planner_max_factor)),
+      absl::StrCat("--data_moves=", absl::GetFlag(FLAGS_data_moves)),
   };
   auto server = Process::Spawn(server_argv, out + "/logs/server.log");
   if (!server.ok()) {
@@ -283,6 +289,9 @@ int Run() {
         absl::StrCat("--checkpoint_every_batches=",
                      absl::GetFlag(FLAGS_checkpoint_every_batches)),
     };
+    if (absl::GetFlag(FLAGS_data_moves)) {
+      argv.push_back("--allow_data_moves");
+    }
     if (!fleet.empty()) {
       argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
       argv.push_back(

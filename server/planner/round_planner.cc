@@ -18,6 +18,11 @@ absl::StatusOr<std::unique_ptr<RoundPlanner>> RoundPlanner::Create(
         options.min_factor, ", ", options.max_factor, ", ", options.max_epochs,
         ")"));
   }
+  if (options.data_moves && options.planner == "uniform") {
+    return absl::InvalidArgumentError(
+        "data moves need a planner that plans them: greedy or ilp, not "
+        "uniform");
+  }
   PlannerOptions po;
   po.ilp_time_limit_seconds = options.ilp_time_limit_seconds;
   auto planner = MakePlanner(options.planner, po);
@@ -127,6 +132,85 @@ absl::StatusOr<RoundPlan> RoundPlanner::PlanRound(
       "planner %s: %d steps over %d clients, predicted makespan %.2f s: %s%s",
       out.plan.planner, out.request.total_steps, out.request.clients.size(),
       out.plan.makespan, parts,
+      out.plan.note.empty() ? "" : absl::StrCat(" (", out.plan.note, ")"));
+  return out;
+}
+
+absl::StatusOr<RoundMovePlan> RoundPlanner::PlanMoves(
+    const std::vector<MovePlannedClient>& clients,
+    const v1::TrainConfig& config) const {
+  if (config.local_steps() > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data moves plan whole epochs, but the job trains local_steps=",
+        config.local_steps(), " per round; use local_steps=0"));
+  }
+  RoundMovePlan out;
+  std::deque<double> sps, transfer, up, down;
+  for (const MovePlannedClient& c : clients) {
+    if (auto e = estimator_.Get(c.id)) {
+      sps.push_back(e->seconds_per_sample);
+      transfer.push_back(e->transfer_seconds());
+      up.push_back(e->upload_seconds_per_byte);
+      down.push_back(e->download_seconds_per_byte);
+    }
+  }
+  MoveRequest& request = out.request;
+  request.epochs = std::max<int>(1, static_cast<int>(config.local_epochs()));
+  request.unit = std::max<uint64_t>(1, config.batch_size());
+  request.bytes_per_sample = 0;
+  int allowing = 0;
+  for (const MovePlannedClient& c : clients) {
+    MoveClient m;
+    m.id = c.id;
+    m.samples = c.num_samples;
+    m.allows_moves = c.allows_moves;
+    allowing += c.allows_moves ? 1 : 0;
+    if (auto e = estimator_.Get(c.id)) {
+      m.seconds_per_sample = e->seconds_per_sample;
+      m.fixed_seconds = e->transfer_seconds();
+      m.upload_seconds_per_byte = e->upload_seconds_per_byte;
+      m.download_seconds_per_byte = e->download_seconds_per_byte;
+    } else {
+      // Not measured yet: taken to be as fast as the median of the others.
+      m.seconds_per_sample = Median(sps);
+      m.fixed_seconds = Median(transfer);
+      m.upload_seconds_per_byte = Median(up);
+      m.download_seconds_per_byte = Median(down);
+    }
+    request.bytes_per_sample =
+        std::max(request.bytes_per_sample, c.sample_bytes);
+    request.clients.push_back(m);
+  }
+  if (request.bytes_per_sample == 0) request.bytes_per_sample = 785;
+  if (sps.empty() || allowing < 2) {
+    out.plan = NoMoves(request);
+    out.summary = absl::StrCat(
+        "data moves: none this round (",
+        sps.empty()
+            ? "no client measured yet"
+            : absl::StrCat(allowing, " selected client(s) allow data moves"),
+        ")");
+    return out;
+  }
+  absl::StatusOr<MovePlan> plan =
+      options_.planner == "ilp"
+          ? IlpMoves(request, options_.ilp_time_limit_seconds)
+          : GreedyMoves(request);
+  if (!plan.ok()) return plan.status();
+  out.plan = *std::move(plan);
+  uint64_t moved = 0;
+  std::string parts;
+  for (const DataMove& m : out.plan.moves) {
+    moved += m.samples;
+    absl::StrAppendFormat(&parts, "%s%s->%s %d", parts.empty() ? "" : ", ",
+                          request.clients[m.from].id, request.clients[m.to].id,
+                          m.samples);
+  }
+  out.summary = absl::StrFormat(
+      "data moves by %s: %d samples in %d moves%s%s, predicted makespan %.2f "
+      "s (%.2f s without moves)%s",
+      out.plan.planner, moved, out.plan.moves.size(), parts.empty() ? "" : ": ",
+      parts, out.plan.makespan, MoveMakespan(request, NoMoves(request).samples),
       out.plan.note.empty() ? "" : absl::StrCat(" (", out.plan.note, ")"));
   return out;
 }

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "fedberry/v1/federation.pb.h"
 #include "server/planner/capacity_estimator.h"
+#include "server/planner/data_moves.h"
 #include "server/planner/work_plan.h"
 
 namespace fedberry::server::planner {
@@ -33,6 +34,11 @@ struct RoundPlanOptions {
   int max_epochs = 0;  // 0: no bound by the data a client holds
   double ilp_time_limit_seconds = 1.0;
   int estimate_window = 3;  // rounds in each capacity median
+  // The opt-in mode for trusted clusters: instead of setting local steps,
+  // move training samples from slow clients to fast ones for the round
+  // (greedy or ilp only; epoch mode only, where every sample is trained
+  // local_epochs times per round by exactly one client).
+  bool data_moves = false;
 };
 
 struct PlannedClient {
@@ -49,6 +55,20 @@ struct RoundPlan {
   std::string summary;  // one line for the log
 };
 
+// A client as the data-move planner sees it.
+struct MovePlannedClient {
+  std::string id;
+  uint64_t num_samples = 0;
+  bool allows_moves = false;  // it joined with --allow_data_moves
+  uint64_t sample_bytes = 0;  // one sample on the wire; 0: unknown
+};
+
+struct RoundMovePlan {
+  MovePlan plan;  // empty moves: nobody moves data this round
+  MoveRequest request;
+  std::string summary;  // one line for the log
+};
+
 class RoundPlanner {
  public:
   // InvalidArgument for an unknown planner name or bad factors.
@@ -61,6 +81,12 @@ class RoundPlanner {
   // The plan for `clients` under `config`.
   absl::StatusOr<RoundPlan> PlanRound(const std::vector<PlannedClient>& clients,
                                       const v1::TrainConfig& config) const;
+
+  // The data moves for `clients` under `config` (data_moves mode).
+  // InvalidArgument when `config` is not in epoch mode.
+  absl::StatusOr<RoundMovePlan> PlanMoves(
+      const std::vector<MovePlannedClient>& clients,
+      const v1::TrainConfig& config) const;
 
   // Builds the request PlanRound solves (exposed for tests and benches).
   // False when no selected client has a capacity estimate yet.

@@ -1,0 +1,77 @@
+// The open round's data moves (the opt-in mode for trusted clusters): which
+// client hands how many samples to which, and the moved samples themselves,
+// held in memory until the round closes. Senders deposit a move's samples
+// once; its receiver takes them, waiting for the sender if need be. Moves
+// are keyed by client name, so a board that restarts and joins again keeps
+// its moves.
+// Thread-safety: thread-safe.
+#ifndef FEDBERRY_SERVER_SAMPLE_RELAY_H_
+#define FEDBERRY_SERVER_SAMPLE_RELAY_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "runtime/image_dataset.h"
+
+namespace fedberry::server {
+
+struct PlannedMove {
+  std::string id;
+  std::string from;  // client names
+  std::string to;
+  uint64_t samples = 0;
+};
+
+class SampleRelay {
+ public:
+  // Starts a round's moves; drops whatever an earlier round left.
+  void Open(uint64_t round, std::vector<PlannedMove> moves);
+  // Drops every move and sample (the round closed); waiting takers return.
+  void Close();
+
+  std::vector<PlannedMove> MovesFrom(const std::string& name) const;
+  std::vector<PlannedMove> MovesTo(const std::string& name) const;
+  // The planned move `move_id` of the open round. NotFound otherwise.
+  absl::StatusOr<PlannedMove> Find(const std::string& move_id) const;
+
+  // Stores a move's samples. NotFound (no such move in the open round),
+  // PermissionDenied (`sender` is not the move's sender), AlreadyExists (the
+  // move's samples are here already: a retried push), InvalidArgument (not
+  // the planned number of samples).
+  absl::Status Deposit(const std::string& sender, const std::string& move_id,
+                       runtime::ImageDataset samples);
+
+  // A move's samples for its receiver, waiting until `deadline` for the
+  // sender. NotFound, PermissionDenied (`receiver` is not the move's
+  // receiver), DeadlineExceeded (not sent in time), Aborted (the round
+  // closed meanwhile).
+  absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> Take(
+      const std::string& receiver, const std::string& move_id,
+      absl::Time deadline);
+
+  // Bytes of samples held now.
+  uint64_t held_bytes() const;
+
+ private:
+  struct Slot {
+    PlannedMove move;
+    std::shared_ptr<const runtime::ImageDataset> samples;  // null: not yet
+  };
+
+  mutable absl::Mutex mu_;
+  absl::CondVar changed_;
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by Open and Close
+  uint64_t round_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, Slot> slots_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_SAMPLE_RELAY_H_

@@ -1,0 +1,84 @@
+#include "server/sample_relay.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace fedberry::server {
+namespace {
+
+runtime::ImageDataset Samples(int64_t rows) {
+  runtime::ImageDataset d;
+  d.rows = rows;
+  d.height = 1;
+  d.width = 1;
+  d.pixels.assign(rows, 9);
+  d.labels.assign(rows, 3);
+  return d;
+}
+
+TEST(SampleRelay, ReceiverGetsWhatTheSenderDeposited) {
+  SampleRelay relay;
+  relay.Open(2, {{"m1", "slow", "fast", 3}, {"m2", "slow", "other", 1}});
+  ASSERT_EQ(relay.MovesFrom("slow").size(), 2u);
+  ASSERT_EQ(relay.MovesTo("fast").size(), 1u);
+  EXPECT_TRUE(relay.MovesTo("slow").empty());
+  ASSERT_TRUE(relay.Deposit("slow", "m1", Samples(3)).ok());
+  EXPECT_EQ(relay.held_bytes(), 6u);
+  auto got = relay.Take("fast", "m1", absl::Now());
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->rows, 3);
+  // A retried push is recognised; the samples stay as they were.
+  EXPECT_TRUE(absl::IsAlreadyExists(relay.Deposit("slow", "m1", Samples(3))));
+}
+
+TEST(SampleRelay, RefusesStrangersWrongCountsAndUnknownMoves) {
+  SampleRelay relay;
+  relay.Open(2, {{"m1", "slow", "fast", 3}});
+  absl::Status s = relay.Deposit("fast", "m1", Samples(3));
+  EXPECT_TRUE(absl::IsPermissionDenied(s)) << s;
+  EXPECT_NE(s.message().find("'slow' to send, not 'fast'"), std::string::npos);
+  s = relay.Deposit("slow", "m1", Samples(2));
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("planned for 3 samples, not 2"),
+            std::string::npos);
+  EXPECT_TRUE(absl::IsNotFound(relay.Deposit("slow", "m9", Samples(3))));
+  EXPECT_TRUE(
+      absl::IsPermissionDenied(relay.Take("slow", "m1", absl::Now()).status()));
+  EXPECT_EQ(relay.held_bytes(), 0u);
+}
+
+TEST(SampleRelay, TakeWaitsForTheSenderUntilItsDeadline) {
+  SampleRelay relay;
+  relay.Open(2, {{"m1", "slow", "fast", 2}});
+  auto late = relay.Take("fast", "m1", absl::Now() + absl::Milliseconds(20));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(late.status())) << late.status();
+  EXPECT_NE(late.status().message().find("'slow' has not sent the 2 samples"),
+            std::string::npos);
+  std::thread sender([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    EXPECT_TRUE(relay.Deposit("slow", "m1", Samples(2)).ok());
+  });
+  auto got = relay.Take("fast", "m1", absl::InfiniteFuture());
+  sender.join();
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ((*got)->rows, 2);
+}
+
+TEST(SampleRelay, ClosingTheRoundEndsAWaitAndDropsTheSamples) {
+  SampleRelay relay;
+  relay.Open(2, {{"m1", "slow", "fast", 2}, {"m2", "slow", "fast", 1}});
+  ASSERT_TRUE(relay.Deposit("slow", "m2", Samples(1)).ok());
+  std::thread closer([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    relay.Close();
+  });
+  auto got = relay.Take("fast", "m1", absl::InfiniteFuture());
+  closer.join();
+  EXPECT_TRUE(absl::IsAborted(got.status())) << got.status();
+  EXPECT_EQ(relay.held_bytes(), 0u);
+  EXPECT_TRUE(relay.MovesTo("fast").empty());
+}
+
+}  // namespace
+}  // namespace fedberry::server
