@@ -2,7 +2,10 @@
 // touches memory in 32 MiB pieces until MemAvailable falls below
 // --target_available_kib (never more than --max_mib), prints
 // "inflated <MiB> MiB", holds it until SIGTERM or SIGINT, then frees it and
-// exits. Usage: fedberry-test-balloon <target_available_kib> <max_mib>
+// exits. While it holds, it tops up when MemAvailable rises above the
+// target again (other processes ending, caches shrinking), so the pressure
+// lasts until it is told to go. Usage:
+// fedberry-test-balloon <target_available_kib> <max_mib>
 #include <signal.h>
 #include <unistd.h>
 
@@ -45,17 +48,30 @@ int main(int argc, char** argv) {
   signal(SIGINT, [](int) { stop = 1; });
   constexpr size_t kPiece = 32u << 20;
   std::vector<char*> pieces;
-  while (!stop && AvailableKib() >= target &&
-         static_cast<long>(pieces.size()) * 32 < max_mib) {
-    char* p = static_cast<char*>(std::malloc(kPiece));
-    if (p == nullptr) break;
-    std::memset(p, 0x5a, kPiece);  // touch every page
-    pieces.push_back(p);
-  }
+  auto inflate = [&] {
+    while (!stop && AvailableKib() >= target &&
+           static_cast<long>(pieces.size()) * 32 < max_mib) {
+      char* p = static_cast<char*>(std::malloc(kPiece));
+      if (p == nullptr) break;
+      std::memset(p, 0x5a, kPiece);  // touch every page
+      pieces.push_back(p);
+    }
+  };
+  inflate();
   std::printf("inflated %zu MiB, MemAvailable %ld kB\n", pieces.size() * 32,
               AvailableKib());
   std::fflush(stdout);
-  while (!stop) usleep(20000);
+  size_t held = pieces.size();
+  while (!stop) {
+    usleep(20000);
+    inflate();
+    if (pieces.size() != held) {
+      held = pieces.size();
+      std::printf("topped up to %zu MiB, MemAvailable %ld kB\n", held * 32,
+                  AvailableKib());
+      std::fflush(stdout);
+    }
+  }
   for (char* p : pieces) std::free(p);
   std::printf("freed\n");
   return 0;

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -63,6 +64,21 @@ int CountLines(const std::string& path, const std::string& needle) {
   int n = 0;
   while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
   return n;
+}
+
+// The last `n` lines of `path`, for failure messages (temp dirs are gone
+// by the time anyone reads a CI log).
+std::string Tail(const std::string& path, size_t n = 25) {
+  std::ifstream in(path);
+  std::deque<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    lines.push_back(line);
+    if (lines.size() > n) lines.pop_front();
+  }
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
 }
 
 // Waits until `log` has a line with `needle`; false when `p` ended first.
@@ -216,7 +232,10 @@ TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
   const std::string log = out + "/client.log";
   Process client = Spawn(args, log);
   ASSERT_TRUE(WaitForLine(client, log, "paused at a batch boundary"))
-      << "the client never paused; see " << log;
+      << "the client never paused (MemAvailable now " << AvailableKib()
+      << " kB, at set-up " << available_kib_ << " kB); balloon:\n"
+      << Tail(out + "/balloon.log") << "client:\n"
+      << Tail(log);
   // A long pause says so, with the readings that hold it.
   ASSERT_TRUE(WaitForLine(client, log, "still paused after"));
   EXPECT_FALSE(client.Poll().has_value());
