@@ -36,6 +36,16 @@ class TempDir {
   std::string path_;
 };
 
+// Lines of the text file at `path` that contain `needle` (0 for a missing
+// file).
+inline int CountLines(const std::string& path, const std::string& needle) {
+  std::ifstream in(path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
+  return n;
+}
+
 // The bytes of an IDX file of unsigned bytes with the given dims.
 inline std::string IdxBytes(const std::vector<int64_t>& dims,
                             const std::vector<uint8_t>& data) {

@@ -148,6 +148,57 @@ TEST(PlannerSim, PlannedRoundsAreShorterAndKeepTheirWork) {
       << uniform.planned_makespan << " s";
 }
 
+// Data moves with real processes: fedberry-sim passes --data_moves to the
+// server and --allow_data_moves to its clients; from round 2 on the slow
+// board hands samples to the fast one, every sample still trains once a
+// round, and both sides log the moves.
+TEST(PlannerSim, DataMovesHandTheSlowBoardsSamplesToTheFastOne) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 600);
+  {
+    std::ofstream fleet(dir / "fleet.txt");
+    fleet << "compute_slowdown=1\n"
+             "compute_slowdown=8\n";
+  }
+  const std::string out = dir / "out";
+  int code = 0;
+  const std::string log = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) +
+          "/fedberry-sim --rounds=3 --local_steps=0 --local_epochs=1 "
+          "--batch_size=16 --lr=0.02 --planner=greedy --data_moves --data=" +
+          dir.path() + " --fleet_profile=" + (dir / "fleet.txt") +
+          " --output=" + out,
+      &code);
+  ASSERT_EQ(code, 0) << log;
+  const auto rounds = ReadLines(out + "/rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 3u) << log;
+  std::map<int, std::map<std::string, int64_t>> samples;
+  for (const auto& c : ReadLines(out + "/clients.jsonl")) {
+    samples[c["round"].get<int>()][c["client"].get<std::string>()] =
+        c["num_samples"].get<int64_t>();
+  }
+  const int64_t held = samples[1]["sim-client-1"];
+  EXPECT_GT(held, 0);
+  EXPECT_EQ(samples[1]["sim-client-0"], held);
+  EXPECT_EQ(rounds[0].value("moved_samples", 0), 0);
+  for (int round = 2; round <= 3; ++round) {
+    SCOPED_TRACE(round);
+    const auto& r = rounds[round - 1];
+    const int64_t moved = r.value("moved_samples", int64_t{0});
+    EXPECT_GT(moved, 0) << log;
+    EXPECT_EQ(r.value("planner", ""), "greedy+moves");
+    EXPECT_EQ(samples[round]["sim-client-1"], held - moved);
+    EXPECT_EQ(samples[round]["sim-client-0"], held + moved);
+  }
+  EXPECT_GE(testing::CountLines(out + "/logs/client-1.log",
+                                "samples over to sim-client-0"),
+            2);
+  EXPECT_GE(testing::CountLines(out + "/logs/client-0.log",
+                                "samples from sim-client-1"),
+            2);
+  EXPECT_GE(testing::CountLines(out + "/logs/server.log", "data moves by"), 2);
+}
+
 // Real shaping: a client behind a 2 Mbit/s tbf link in its own network
 // namespace spends far longer outside training (model pull) than one on
 // loopback, and the namespace is gone when the simulator ends. Needs root.

@@ -58,14 +58,6 @@ long AvailableKib() {
   return -1;
 }
 
-int CountLines(const std::string& path, const std::string& needle) {
-  std::ifstream in(path);
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
-  return n;
-}
-
 // The last `n` lines of `path`, for failure messages (temp dirs are gone
 // by the time anyone reads a CI log).
 std::string Tail(const std::string& path, size_t n = 25) {
@@ -84,8 +76,8 @@ std::string Tail(const std::string& path, size_t n = 25) {
 // Waits until `log` has a line with `needle`; false when `p` ended first.
 bool WaitForLine(Process& p, const std::string& log,
                  const std::string& needle) {
-  while (CountLines(log, needle) == 0) {
-    if (p.Poll()) return CountLines(log, needle) > 0;
+  while (testing::CountLines(log, needle) == 0) {
+    if (p.Poll()) return testing::CountLines(log, needle) > 0;
     SleepMs(20);
   }
   return true;
@@ -253,7 +245,7 @@ TEST_F(WatchdogE2E, PausesUnderRealPressureAndResumesToTheSameModel) {
   ASSERT_EQ(WaitExit(server).code, 0);
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
   // The server heard about the pause, and the round's figures count it.
-  EXPECT_GE(CountLines(out + "/server.log", "paused its training"), 1);
+  EXPECT_GE(testing::CountLines(out + "/server.log", "paused its training"), 1);
   std::ifstream in(out + "/clients.jsonl");
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
@@ -285,23 +277,23 @@ void WatchdogE2E::ReleaseUnderSupervision(const std::string& mode) {
   Process supervised = Spawn(args, log);
   ASSERT_TRUE(WaitForLine(supervised, log, "waiting for memory to come back"))
       << log;
-  EXPECT_GE(CountLines(log, "exiting with status 75"), 1);
+  EXPECT_GE(testing::CountLines(log, "exiting with status 75"), 1);
   // Memory is still short: the supervisor waits and says why.
   ASSERT_TRUE(WaitForLine(supervised, log, "still waiting for memory"));
-  EXPECT_EQ(CountLines(log, "started the client"), 1);
+  EXPECT_EQ(testing::CountLines(log, "started the client"), 1);
   balloon.Signal(SIGTERM);
   EXPECT_EQ(WaitExit(balloon).code, 0);
   ASSERT_TRUE(WaitForLine(supervised, log, "memory is back")) << log;
   ASSERT_EQ(WaitExit(supervised).code, 0) << log;
   ASSERT_EQ(WaitExit(server).code, 0);
-  EXPECT_EQ(CountLines(log, "started the client"), 2);
-  EXPECT_GE(CountLines(log, "from checkpoint"), 1) << log;
+  EXPECT_EQ(testing::CountLines(log, "started the client"), 2);
+  EXPECT_GE(testing::CountLines(log, "from checkpoint"), 1) << log;
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
 }
 
 TEST_F(WatchdogE2E, PersistentPressureReleasesAndTheSupervisorRestores) {
   ReleaseUnderSupervision("exit");
-  EXPECT_EQ(CountLines(release_log_, "CRIU"), 0) << release_log_;
+  EXPECT_EQ(testing::CountLines(release_log_, "CRIU"), 0) << release_log_;
 }
 
 // Where `criu check` fails (as on the build machine) both processes say so
@@ -312,8 +304,10 @@ TEST_F(WatchdogE2E, CriuReleaseFallsBackToExitWhereCriuCannotWork) {
   }
   ReleaseUnderSupervision("criu");
   const std::string& log = release_log_;
-  EXPECT_EQ(CountLines(log, "supervisor: CRIU cannot work here"), 1) << log;
-  EXPECT_GE(CountLines(log, "a CRIU release needs a supervisor"), 1) << log;
+  EXPECT_EQ(testing::CountLines(log, "supervisor: CRIU cannot work here"), 1)
+      << log;
+  EXPECT_GE(testing::CountLines(log, "a CRIU release needs a supervisor"), 1)
+      << log;
 }
 
 }  // namespace
