@@ -30,6 +30,22 @@ uint64_t EncodedBytes(const runtime::NamedTensors& model, uint64_t round,
   return bytes;
 }
 
+// Reads a server stream, handing each chunk to `add` and cancelling the
+// call at the first one it refuses. The decoder's error comes first, else
+// the call's own status.
+template <typename Chunk, typename Add>
+absl::Status ReadStream(grpc::ClientContext& context,
+                        grpc::ClientReaderInterface<Chunk>& reader, Add add) {
+  Chunk chunk;
+  absl::Status decoded;
+  while (reader.Read(&chunk)) {
+    if (decoded.ok()) decoded = add(chunk);
+    if (!decoded.ok()) context.TryCancel();
+  }
+  absl::Status s = wire::FromGrpcStatus(reader.Finish());
+  return decoded.ok() ? s : decoded;
+}
+
 }  // namespace
 
 ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
@@ -147,16 +163,12 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
   auto reader = stub_->PullModel(&context, request);
   meter_.AddSent(request.ByteSizeLong());
   runtime::ModelAssembler assembler(task.round(), task.task_id(), std::nullopt);
-  v1::ModelChunk chunk;
-  absl::Status decoded;
-  while (reader->Read(&chunk)) {
-    meter_.AddReceived(chunk.ByteSizeLong());
-    if (decoded.ok()) decoded = assembler.Add(chunk);
-    if (!decoded.ok()) context.TryCancel();
-  }
-  absl::Status s = wire::FromGrpcStatus(reader->Finish());
+  absl::Status s =
+      ReadStream(context, *reader, [&](const v1::ModelChunk& chunk) {
+        meter_.AddReceived(chunk.ByteSizeLong());
+        return assembler.Add(chunk);
+      });
   Track(nullptr);
-  RETURN_IF_ERROR(decoded);
   RETURN_IF_ERROR(s);
   return assembler.Finish();
 }
@@ -197,16 +209,12 @@ absl::StatusOr<runtime::ImageDataset> ClientAgent::PullSamples(
   runtime::SampleAssembler assembler(
       {client_id_, task.round(), task.task_id(), move.move_id()},
       move.samples());
-  v1::SampleChunk chunk;
-  absl::Status decoded;
-  while (reader->Read(&chunk)) {
-    *bytes += chunk.ByteSizeLong();
-    if (decoded.ok()) decoded = assembler.Add(chunk);
-    if (!decoded.ok()) context.TryCancel();
-  }
-  absl::Status s = wire::FromGrpcStatus(reader->Finish());
+  absl::Status s =
+      ReadStream(context, *reader, [&](const v1::SampleChunk& chunk) {
+        *bytes += chunk.ByteSizeLong();
+        return assembler.Add(chunk);
+      });
   Track(nullptr);
-  RETURN_IF_ERROR(decoded);
   RETURN_IF_ERROR(s);
   return assembler.Finish();
 }

@@ -585,6 +585,7 @@ void RoundCoordinator::WaitForWork(absl::Duration timeout) {
 }
 
 void RoundCoordinator::Shutdown() {
+  relay_.Close();  // receivers waiting for samples return now
   absl::MutexLock lock(&mu_);
   shutdown_ = true;
   if (state_ != State::kClosing) state_ = State::kDone;

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 
 #ifdef FEDBERRY_HAVE_GLPK
-#include <glpk.h>
+#include "server/planner/glpk_mip.h"
 #endif
 
 namespace fedberry::server::planner {
@@ -217,10 +217,6 @@ absl::Status CheckTime(const MoveClient& c, const char* what, double v) {
 }
 
 #ifdef FEDBERRY_HAVE_GLPK
-struct ProbDeleter {
-  void operator()(glp_prob* p) const { glp_delete_prob(p); }
-};
-
 struct Solved {
   std::vector<uint64_t> samples;
   bool timed_out = false;  // GLPK's best when its budget ran out
@@ -250,7 +246,7 @@ absl::StatusOr<Solved> Solve(const MoveRequest& r, double time_limit_seconds,
     if (r.clients[i].allows_moves) most_in[i] = all_out - most_out[i];
   }
 
-  std::unique_ptr<glp_prob, ProbDeleter> lp(glp_create_prob());
+  GlpkProblem lp(glp_create_prob());
   glp_prob* p = lp.get();
   glp_set_obj_dir(p, GLP_MIN);
   // Columns: 1 = T, 2 = U, then per client units out, units in, receiver.
@@ -347,14 +343,7 @@ absl::StatusOr<Solved> Solve(const MoveRequest& r, double time_limit_seconds,
   glp_load_matrix(p, static_cast<int>(ia.size()) - 1, ia.data(), ja.data(),
                   ar.data());
 
-  glp_iocp params;
-  glp_init_iocp(&params);
-  params.presolve = GLP_ON;
-  params.msg_lev = GLP_MSG_OFF;
-  params.mip_gap = 0.0;
-  params.tm_lim =
-      static_cast<int>(std::clamp(time_limit_seconds * 1000.0, 1.0, 3.6e6));
-  const int ret = glp_intopt(p, &params);
+  const int ret = SolveMip(p, time_limit_seconds);
   const int status = glp_mip_status(p);
   if (status != GLP_OPT && status != GLP_FEAS) {
     if (ret == GLP_ETMLIM) {

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 
 #ifdef FEDBERRY_HAVE_GLPK
-#include <glpk.h>
+#include "server/planner/glpk_mip.h"
 #endif
 
 namespace fedberry::server::planner {
@@ -23,15 +23,11 @@ bool IlpPlanner::SolverAvailable() {
 namespace {
 
 #ifdef FEDBERRY_HAVE_GLPK
-struct ProbDeleter {
-  void operator()(glp_prob* p) const { glp_delete_prob(p); }
-};
-
 // Solves the program; the steps, or an error saying why there are none.
 absl::StatusOr<std::vector<int64_t>> Solve(const PlanRequest& request,
                                            double time_limit_seconds) {
   const int n = static_cast<int>(request.clients.size());
-  std::unique_ptr<glp_prob, ProbDeleter> lp(glp_create_prob());
+  GlpkProblem lp(glp_create_prob());
   glp_set_obj_dir(lp.get(), GLP_MIN);
   // Columns: 1 = T, 2..n+1 = s_i, n+2..2n+1 = y_i.
   glp_add_cols(lp.get(), 1 + 2 * n);
@@ -79,14 +75,7 @@ absl::StatusOr<std::vector<int64_t>> Solve(const PlanRequest& request,
   glp_load_matrix(lp.get(), static_cast<int>(ia.size()) - 1, ia.data(),
                   ja.data(), ar.data());
 
-  glp_iocp params;
-  glp_init_iocp(&params);
-  params.presolve = GLP_ON;
-  params.msg_lev = GLP_MSG_OFF;
-  params.mip_gap = 0.0;
-  params.tm_lim =
-      static_cast<int>(std::clamp(time_limit_seconds * 1000.0, 1.0, 3.6e6));
-  const int ret = glp_intopt(lp.get(), &params);
+  const int ret = SolveMip(lp.get(), time_limit_seconds);
   const int status = glp_mip_status(lp.get());
   if (status != GLP_OPT && status != GLP_FEAS) {
     return absl::UnavailableError(

@@ -76,8 +76,7 @@ absl::Status ValidatePlan(const PlanRequest& request,
   return absl::OkStatus();
 }
 
-std::vector<int64_t> BalanceWithin(const PlanRequest& request,
-                                   double makespan,
+std::vector<int64_t> BalanceWithin(const PlanRequest& request, double makespan,
                                    const std::vector<int64_t>& steps) {
   const int64_t n = static_cast<int64_t>(request.clients.size());
   if (n == 0 || ValidatePlan(request, steps).ok() == false) return steps;

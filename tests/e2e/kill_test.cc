@@ -152,17 +152,9 @@ class KillTest : public ::testing::Test {
   static void WaitForLine(Process& p, const std::string& log,
                           const std::string& needle, int before) {
     for (int i = 0; i < 6000 && !p.Poll(); ++i) {
-      if (CountLines(log, needle) > before) return;
+      if (testing::CountLines(log, needle) > before) return;
       SleepMs(5);
     }
-  }
-
-  static int CountLines(const std::string& path, const std::string& needle) {
-    std::ifstream in(path);
-    std::string line;
-    int n = 0;
-    while (std::getline(in, line)) n += line.find(needle) != std::string::npos;
-    return n;
   }
 
   testing::TempDir dir_;
@@ -186,7 +178,7 @@ TEST_F(KillTest, ClientKilledAtRandomMomentsResumesToTheSameModel) {
     ASSERT_LT(starts, 20 * target + 50) << "the job does not finish";
     ++starts;
     const bool killing = kills < target;
-    const int joined = CountLines(log, "joined job");
+    const int joined = testing::CountLines(log, "joined job");
     Process client = Spawn(ClientArgs(out, address, 0, 1), log,
                            killing ? "ckpt.*:0.03" : nullptr);
     // Kill at a random moment after this life joined the job.
@@ -208,15 +200,16 @@ TEST_F(KillTest, ClientKilledAtRandomMomentsResumesToTheSameModel) {
     break;
   }
   ASSERT_EQ(WaitExit(server).code, 0);
-  const int resumes = CountLines(log, "resuming round");
-  const int corrupt = CountLines(log, "skipped checkpoint");
+  const int resumes = testing::CountLines(log, "resuming round");
+  const int corrupt = testing::CountLines(log, "skipped checkpoint");
   std::printf(
       "client kill test: %d kills (%d inside checkpoint writes), %d starts, "
       "%d resumes from a checkpoint, %d corrupt checkpoints skipped\n",
       kills, self_kills, starts, resumes, corrupt);
   EXPECT_GE(kills, target);
   EXPECT_GT(resumes, 0);
-  EXPECT_EQ(CountLines(log, "cannot read"), 0);  // never loaded a bad one
+  EXPECT_EQ(testing::CountLines(log, "cannot read"),
+            0);  // never loaded a bad one
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
 }
 
@@ -246,16 +239,16 @@ TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
     // written; kill points inside the write protocol add more of those), and
     // just after a checkpoint became durable. Until a restart has resumed
     // from a checkpoint at least once, the harness keeps killing.
-    const bool resumed = CountLines(log, "resuming the job") > 0;
+    const bool resumed = testing::CountLines(log, "resuming the job") > 0;
     const bool killing = kills < target || (!resumed && kills < 4 * target);
     // In the last two rounds kills are mid-round only, at once: a kill
     // after the last round is durable would end the job under the harness.
     const bool near_the_end =
-        CountLines(out + "/rounds.jsonl", "\"round\"") >= rounds_ - 2;
+        testing::CountLines(out + "/rounds.jsonl", "\"round\"") >= rounds_ - 2;
     if (killing) {
       static const char* kAnchors[] = {"update ", " done: ", " saved as "};
       const std::string anchor = near_the_end ? "update " : kAnchors[kills % 3];
-      WaitForLine(server, log, anchor, CountLines(log, anchor));
+      WaitForLine(server, log, anchor, testing::CountLines(log, anchor));
     }
     std::optional<sim::ExitInfo> e =
         killing ? WaitFor(server, near_the_end ? 0 : delay(rng_))
@@ -280,9 +273,10 @@ TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
   std::printf(
       "server kill test: %d kills (%d inside checkpoint writes), %d "
       "resumes from a checkpoint\n",
-      kills, self_kills, CountLines(out + "/server.log", "resuming the job"));
+      kills, self_kills,
+      testing::CountLines(out + "/server.log", "resuming the job"));
   EXPECT_GE(kills, target);
-  EXPECT_GT(CountLines(out + "/server.log", "resuming the job"), 0);
+  EXPECT_GT(testing::CountLines(out + "/server.log", "resuming the job"), 0);
   // Every round exactly once in the metrics, and the same final model.
   std::ifstream rounds(out + "/rounds.jsonl");
   std::string line;
