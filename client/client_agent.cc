@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
@@ -231,9 +232,14 @@ void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
                   total, lend.status().ToString());
   }
   // Moves go in order, each the next slice of the lending order; the first
-  // that fails ends them, so what was lent is always a prefix.
-  for (int i = 0; lend.ok() && i < task.send_size(); ++i) {
+  // that fails ends them, so what was lent is always a prefix, and the rest
+  // are kept (the update tells the server, so their receivers stop waiting).
+  for (int i = 0; i < task.send_size(); ++i) {
     const v1::DataMove& m = task.send(i);
+    if (!lend.ok() || !data->kept.empty()) {
+      data->kept.push_back(m.move_id());
+      continue;
+    }
     std::vector<int64_t> slice(m.samples());
     for (uint64_t k = 0; k < m.samples(); ++k) {
       slice[k] = static_cast<int64_t>(data->lent + k);
@@ -244,7 +250,8 @@ void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
           "round {}: data move {}: handing {} samples to {} failed, this "
           "board trains them itself: {}",
           task.round(), m.move_id(), m.samples(), m.peer(), pushed.ToString());
-      break;
+      data->kept.push_back(m.move_id());
+      continue;
     }
     data->lent += m.samples();
     spdlog::info("round {}: data move {}: handed {} samples over to {}",
@@ -262,6 +269,15 @@ void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
   for (const v1::DataMove& m : task.receive()) {
     absl::StatusOr<runtime::ImageDataset> samples =
         PullSamples(task, m, &received);
+    // Through a server failure, ask again while the wait allows: a
+    // restarted server gets the samples again from their sender.
+    while (!samples.ok() && IsTransient(samples.status()) && !stop_.load() &&
+           absl::Now() - start < options_.data_move_wait) {
+      spdlog::warn("round {}: data move {}: fetching failed ({}), asking again",
+                   task.round(), m.move_id(), samples.status().ToString());
+      if (!Sleep(absl::Milliseconds(500))) break;
+      samples = PullSamples(task, m, &received);
+    }
     if (!samples.ok()) {
       spdlog::warn(
           "round {}: data move {}: the {} samples from {} did not arrive, "
@@ -281,7 +297,8 @@ void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
 
 absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
                                      const TrainOutcome& outcome,
-                                     const v1::ResourceMetrics& resources) {
+                                     const v1::ResourceMetrics& resources,
+                                     const std::vector<std::string>& kept) {
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
   Track(&context);
@@ -295,6 +312,7 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   header->set_num_samples(outcome.num_samples);
   *header->mutable_metrics() = outcome.metrics;
   *header->mutable_resources() = resources;
+  for (const std::string& move : kept) header->add_kept_moves(move);
   bool open = writer->Write(message);
   if (open) {
     absl::Status encoded =
@@ -349,10 +367,31 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       outcome.metrics.train_loss());
   // A push that fails in transit is retried while the round may still be
   // open; the server refuses a duplicate, so a retry is never counted twice.
+  int handovers = 0;
   while (true) {
-    absl::Status pushed = PushUpdate(task, outcome, resources);
+    absl::Status pushed = PushUpdate(task, outcome, resources, data.kept);
     if (pushed.ok()) break;
     if (absl::IsAlreadyExists(pushed)) break;  // an earlier try arrived
+    if (absl::IsFailedPrecondition(pushed) &&
+        absl::StartsWith(pushed.message(), wire::kSamplesMissing) &&
+        data.lent > 0 && handovers++ < 3) {
+      // The server lost the samples this board lent (it restarted): their
+      // receivers wait for them, so send them again before the update.
+      spdlog::warn("round {}: {}", task.round(), std::string(pushed.message()));
+      // Only the moves it did lend: the rest it trained itself.
+      v1::GetTaskResponse lent = task;
+      lent.clear_send();
+      uint64_t sent = 0;
+      for (const v1::DataMove& m : task.send()) {
+        if (sent + m.samples() > data.lent) break;
+        *lent.add_send() = m;
+        sent += m.samples();
+      }
+      RoundData again;
+      v1::ResourceMetrics ignored;
+      HandOverSamples(lent, &again, &ignored);
+      continue;
+    }
     if (!IsTransient(pushed) || stop_.load()) return pushed;
     if (!BackOff(pushed, "pushing the update")) return pushed;
   }

@@ -42,6 +42,9 @@ struct AgentOptions {
   // Trusted clusters only: let the server move some of this board's
   // training samples to other boards, and train on theirs.
   bool allow_data_moves = false;
+  // How long a receiver keeps asking for a move's samples through server
+  // failures (a restarted server waits for the sender to send them again).
+  absl::Duration data_move_wait = absl::Minutes(2);
 };
 
 class ClientAgent {
@@ -88,7 +91,8 @@ class ClientAgent {
       uint64_t* bytes);
   absl::Status PushUpdate(const v1::GetTaskResponse& task,
                           const TrainOutcome& outcome,
-                          const v1::ResourceMetrics& resources);
+                          const v1::ResourceMetrics& resources,
+                          const std::vector<std::string>& kept_moves);
   // Sleeps up to `d` unless stopped. Returns false when stopped.
   bool Sleep(absl::Duration d);
   // Handles a transport failure: logs, backs off. Returns false to give up.

@@ -23,6 +23,7 @@ namespace fedberry::client {
 struct RoundData {
   uint64_t lent = 0;
   std::vector<runtime::ImageDataset> borrowed;
+  std::vector<std::string> kept;  // moves not handed over: trained here
 };
 
 // The round task a training run belongs to.

@@ -27,6 +27,10 @@ inline constexpr int kMaxMessageBytes = kChunkBytes + (64 << 10);
 inline constexpr int kKeepaliveTimeMs = 20'000;
 inline constexpr int kKeepaliveTimeoutMs = 10'000;
 inline constexpr int kMinPingIntervalMs = 10'000;
+// Starts the FailedPrecondition message of an update refused because the
+// sender's data-move samples are not on the server: the client hands them
+// over again and resends the update.
+inline constexpr char kSamplesMissing[] = "data move samples missing";
 
 // Channel arguments for a client's channel to the server.
 grpc::ChannelArguments ClientChannelArguments();

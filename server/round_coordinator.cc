@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "proto/wire.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 
@@ -191,6 +192,20 @@ absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
   if (header.num_samples() == 0) {
     return absl::InvalidArgumentError(
         "update header has num_samples 0; an update must weigh something");
+  }
+  // A sender's update counts only once the samples it lent are here for
+  // their receivers: after a server restart they are not, and the sender
+  // must hand them over again (its receivers are waiting for them).
+  const std::string& sender = clients_[header.client_id()].name;
+  for (const std::string& kept : header.kept_moves()) {
+    relay_.Cancel(sender, kept);
+  }
+  if (auto missing = relay_.Undelivered(sender); !missing.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        wire::kSamplesMissing, ": the ", missing.front().samples,
+        " samples of data move ", missing.front().id,
+        " are not on the server (it may have restarted); hand them over "
+        "again, then send the update"));
   }
   clients_[header.client_id()].last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();

@@ -157,7 +157,9 @@ class RoundCoordinator {
 
   // Checks an update's header before its tensors are read, and returns the
   // tensor specs they must follow. Same codes as ModelFor, plus AlreadyExists
-  // for a second update in one round and InvalidArgument for zero samples.
+  // for a second update in one round, InvalidArgument for zero samples, and
+  // FailedPrecondition starting with wire::kSamplesMissing when the client has
+  // data moves to send whose samples the server does not hold.
   absl::StatusOr<std::vector<v1::TensorSpec>> BeginUpdate(
       const v1::UpdateHeader& header);
 

@@ -41,6 +41,28 @@ std::vector<PlannedMove> SampleRelay::MovesTo(const std::string& name) const {
   return out;
 }
 
+void SampleRelay::Cancel(const std::string& sender,
+                         const std::string& move_id) {
+  absl::MutexLock lock(&mu_);
+  auto it = slots_.find(move_id);
+  if (it == slots_.end() || it->second.move.from != sender) return;
+  it->second.cancelled = true;
+  it->second.samples.reset();
+  changed_.SignalAll();
+}
+
+std::vector<PlannedMove> SampleRelay::Undelivered(
+    const std::string& sender) const {
+  absl::MutexLock lock(&mu_);
+  std::vector<PlannedMove> out;
+  for (const auto& [id, slot] : slots_) {
+    if (slot.move.from == sender && !slot.samples && !slot.cancelled) {
+      out.push_back(slot.move);
+    }
+  }
+  return out;
+}
+
 absl::StatusOr<PlannedMove> SampleRelay::Find(
     const std::string& move_id) const {
   absl::MutexLock lock(&mu_);
@@ -66,6 +88,10 @@ absl::Status SampleRelay::Deposit(const std::string& sender,
     return absl::PermissionDeniedError(
         absl::StrCat("data move ", move_id, " is for client '", slot.move.from,
                      "' to send, not '", sender, "'"));
+  }
+  if (slot.cancelled) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "data move ", move_id, " was cancelled: its sender trained them"));
   }
   if (slot.samples) {
     return absl::AlreadyExistsError(absl::StrCat(
@@ -103,6 +129,11 @@ absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> SampleRelay::Take(
       return absl::PermissionDeniedError(
           absl::StrCat("data move ", move_id, " is for client '", slot.move.to,
                        "' to receive, not '", receiver, "'"));
+    }
+    if (slot.cancelled) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "client '", slot.move.from, "' kept the ", slot.move.samples,
+          " samples of data move ", move_id, " and trained them itself"));
     }
     if (slot.samples) return slot.samples;
     if (absl::Now() >= deadline) {

@@ -51,10 +51,19 @@ class SampleRelay {
   // A move's samples for its receiver, waiting until `deadline` for the
   // sender. NotFound, PermissionDenied (`receiver` is not the move's
   // receiver), DeadlineExceeded (not sent in time), Aborted (the round
-  // closed meanwhile).
+  // closed meanwhile), FailedPrecondition (the sender kept them).
   absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> Take(
       const std::string& receiver, const std::string& move_id,
       absl::Time deadline);
+
+  // The sender trained a move's samples itself (handing them over failed):
+  // its receiver stops waiting (FailedPrecondition) and the samples, if any
+  // arrived, are dropped. Unknown moves and other senders' are ignored.
+  void Cancel(const std::string& sender, const std::string& move_id);
+
+  // Moves `sender` must send whose samples are not here (yet, or any more:
+  // a restarted server starts empty).
+  std::vector<PlannedMove> Undelivered(const std::string& sender) const;
 
   // Bytes of samples held now.
   uint64_t held_bytes() const;
@@ -63,6 +72,7 @@ class SampleRelay {
   struct Slot {
     PlannedMove move;
     std::shared_ptr<const runtime::ImageDataset> samples;  // null: not yet
+    bool cancelled = false;  // the sender kept them
   };
 
   mutable absl::Mutex mu_;

@@ -3,9 +3,11 @@
 #ifndef FEDBERRY_TESTS_TEST_FILES_H_
 #define FEDBERRY_TESTS_TEST_FILES_H_
 
+#include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +25,12 @@ class TempDir {
             .string();
     path_ = mkdtemp(tmpl.data());
   }
+  // Kept when the test failed, so the logs its messages point to are there.
   ~TempDir() {
+    if (::testing::Test::HasFailure()) {
+      std::fprintf(stderr, "kept %s for the failed test\n", path_.c_str());
+      return;
+    }
     std::error_code ec;
     std::filesystem::remove_all(path_, ec);
   }

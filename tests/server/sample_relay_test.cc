@@ -80,5 +80,31 @@ TEST(SampleRelay, ClosingTheRoundEndsAWaitAndDropsTheSamples) {
   EXPECT_TRUE(relay.MovesTo("fast").empty());
 }
 
+TEST(SampleRelay, UndeliveredListsWhatASenderStillOwesUntilSentOrKept) {
+  SampleRelay relay;
+  relay.Open(3, {{"m1", "slow", "fast", 2}, {"m2", "slow", "other", 1}});
+  EXPECT_EQ(relay.Undelivered("slow").size(), 2u);
+  EXPECT_TRUE(relay.Undelivered("fast").empty());
+  ASSERT_TRUE(relay.Deposit("slow", "m1", Samples(2)).ok());
+  ASSERT_EQ(relay.Undelivered("slow").size(), 1u);
+  EXPECT_EQ(relay.Undelivered("slow")[0].id, "m2");
+  // Only the move's sender can keep it.
+  relay.Cancel("other", "m2");
+  EXPECT_EQ(relay.Undelivered("slow").size(), 1u);
+  std::thread keeper([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    relay.Cancel("slow", "m2");
+  });
+  // The receiver waiting for kept samples is told at once.
+  auto got = relay.Take("other", "m2", absl::InfiniteFuture());
+  keeper.join();
+  EXPECT_TRUE(absl::IsFailedPrecondition(got.status())) << got.status();
+  EXPECT_NE(got.status().message().find("kept the 1 samples"),
+            std::string::npos);
+  EXPECT_TRUE(relay.Undelivered("slow").empty());
+  EXPECT_TRUE(
+      absl::IsFailedPrecondition(relay.Deposit("slow", "m2", Samples(1))));
+}
+
 }  // namespace
 }  // namespace fedberry::server
