@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
@@ -334,9 +335,8 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
                task.total_rounds(), task.task_id());
   meter_.Begin(task_sent_bytes_, task_received_bytes_);
   // Senders hand their samples over first, so receivers wait least.
-  v1::ResourceMetrics moved;
+  v1::ResourceMetrics moved;  // stays empty without data moves
   RoundData data;
-  const bool moves = task.send_size() > 0 || task.receive_size() > 0;
   if (task.send_size() > 0) HandOverSamples(task, &data, &moved);
   ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
   if (task.receive_size() > 0) FetchSamples(task, &data, &moved);
@@ -359,7 +359,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   meter_.AddSent(EncodedBytes(outcome.model, task.round(), task.task_id()));
   v1::ResourceMetrics resources =
       meter_.Finish(outcome.num_samples, outcome.metrics.train_seconds());
-  if (moves) resources.MergeFrom(moved);
+  resources.MergeFrom(moved);
   spdlog::info(
       "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); "
       "pushing the update",
@@ -378,14 +378,13 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       // The server lost the samples this board lent (it restarted): their
       // receivers wait for them, so send them again before the update.
       spdlog::warn("round {}: {}", task.round(), std::string(pushed.message()));
-      // Only the moves it did lend: the rest it trained itself.
+      // Only the moves it did lend: the kept ones it trained itself.
       v1::GetTaskResponse lent = task;
       lent.clear_send();
-      uint64_t sent = 0;
       for (const v1::DataMove& m : task.send()) {
-        if (sent + m.samples() > data.lent) break;
-        *lent.add_send() = m;
-        sent += m.samples();
+        if (!absl::c_linear_search(data.kept, m.move_id())) {
+          *lent.add_send() = m;
+        }
       }
       RoundData again;
       v1::ResourceMetrics ignored;

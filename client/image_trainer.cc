@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
+#include "runtime/sample_codec.h"
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
 
@@ -68,12 +69,6 @@ void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
 
 namespace {
 
-// Which samples a board lends in a round: its own order, drawn from the
-// round's seed and the board's salt.
-uint64_t LendSeed(const v1::TrainConfig& config, uint64_t salt) {
-  return config.seed() * 0x9E3779B97F4A7C15ull + salt * 31 + 7;
-}
-
 // The image models' outputs (runtime/model.cc): received labels above it
 // are refused.
 constexpr int kClasses = 10;
@@ -81,13 +76,20 @@ constexpr int kClasses = 10;
 }  // namespace
 
 uint64_t ImageTrainer::sample_bytes() const {
-  return static_cast<uint64_t>(data_.height * data_.width) + 1;
+  return runtime::SampleBytes(data_);
+}
+
+absl::StatusOr<std::vector<int64_t>> ImageTrainer::LentRowsFor(
+    const v1::TrainConfig& config, uint64_t count) const {
+  // The board's own order, drawn from the round's seed and its salt: the
+  // rows it hands over and the rows it then leaves out are the same ones.
+  return LentRows(data_.rows, count,
+                  config.seed() * 0x9E3779B97F4A7C15ull + seed_salt_ * 31 + 7);
 }
 
 absl::StatusOr<runtime::ImageDataset> ImageTrainer::SamplesToLend(
     const TaskRef& task, const v1::TrainConfig& config, uint64_t count) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows,
-                   LentRows(data_.rows, count, LendSeed(config, seed_salt_)));
+  ASSIGN_OR_RETURN(std::vector<int64_t> rows, LentRowsFor(config, count));
   return SelectRows(data_, rows);
 }
 
@@ -187,9 +189,8 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   std::optional<runtime::ImageDataset> round_data;
   if (task.data != nullptr &&
       (task.data->lent > 0 || !task.data->borrowed.empty())) {
-    ASSIGN_OR_RETURN(
-        std::vector<int64_t> lent,
-        LentRows(data_.rows, task.data->lent, LendSeed(config, seed_salt_)));
+    ASSIGN_OR_RETURN(std::vector<int64_t> lent,
+                     LentRowsFor(config, task.data->lent));
     ASSIGN_OR_RETURN(round_data,
                      RoundDataset(data_, lent, task.data->borrowed, kClasses));
     data = &*round_data;

@@ -56,6 +56,9 @@ class ImageTrainer : public LocalTrainer {
  private:
   void Save(const TrainingSnapshot& snapshot, runtime::Net& net,
             torch::optim::Optimizer* optimizer);
+  // The rows this board lends first to last in a round of `config`.
+  absl::StatusOr<std::vector<int64_t>> LentRowsFor(
+      const v1::TrainConfig& config, uint64_t count) const;
 
   runtime::ImageDataset data_;
   uint64_t seed_salt_;

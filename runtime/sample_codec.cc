@@ -44,11 +44,12 @@ absl::Status EncodeSamples(
 }
 
 absl::Status SampleAssembler::Add(const v1::SampleChunk& chunk) {
-  if (chunk.round() != ref_.round || chunk.task_id() != ref_.task_id ||
-      chunk.move_id() != ref_.move_id) {
+  if (chunk.client_id() != ref_.client_id || chunk.round() != ref_.round ||
+      chunk.task_id() != ref_.task_id || chunk.move_id() != ref_.move_id) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "sample chunk of round ", chunk.round(), " task '", chunk.task_id(),
-        "' move '", chunk.move_id(), "' in the stream of round ", ref_.round,
+        "sample chunk of client ", chunk.client_id(), " round ", chunk.round(),
+        " task '", chunk.task_id(), "' move '", chunk.move_id(),
+        "' in the stream of client ", ref_.client_id, " round ", ref_.round,
         " task '", ref_.task_id, "' move '", ref_.move_id, "'"));
   }
   const int64_t h = chunk.height(), w = chunk.width();

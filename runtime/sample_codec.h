@@ -44,10 +44,10 @@ class SampleAssembler {
   SampleAssembler(SampleStreamRef ref, uint64_t expected_samples)
       : ref_(std::move(ref)), expected_(expected_samples) {}
 
-  // InvalidArgument naming what is wrong: another round, task or move, an
-  // offset out of order, a zero or changing image shape, pixel or label
-  // bytes that do not match the chunk's sample count, more samples than
-  // the move holds.
+  // InvalidArgument naming what is wrong: another client, round, task or
+  // move, an offset out of order, a zero or changing image shape, pixel or
+  // label bytes that do not match the chunk's sample count, more samples
+  // than the move holds.
   absl::Status Add(const v1::SampleChunk& chunk);
   // The samples; InvalidArgument when fewer than expected arrived.
   absl::StatusOr<ImageDataset> Finish();

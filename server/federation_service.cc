@@ -119,26 +119,17 @@ grpc::Status FederationService::PushSamples(
                                      chunk.task_id(), chunk.move_id()};
   auto sender =
       coordinator_.ClientNameForTask(ref.client_id, ref.round, ref.task_id);
+  // Checked before the stream is read: a retried push of samples already
+  // here, or one the server would refuse, costs no transfer.
   absl::StatusOr<PlannedMove> move =
-      sender.ok() ? coordinator_.relay().Find(ref.move_id)
+      sender.ok() ? coordinator_.relay().MoveToDeposit(*sender, ref.move_id)
                   : absl::StatusOr<PlannedMove>(sender.status());
-  if (move.ok() && move->from != *sender) {
-    move = absl::PermissionDeniedError(
-        absl::StrCat("data move ", ref.move_id, " is for client '", move->from,
-                     "' to send, not '", *sender, "'"));
-  }
   absl::Status status = move.status();
   std::optional<runtime::SampleAssembler> assembler;
   if (status.ok()) {
     assembler.emplace(ref, move->samples);
     do {
-      if (chunk.client_id() != ref.client_id) {
-        status = absl::InvalidArgumentError(
-            absl::StrCat("sample stream of client ", ref.client_id,
-                         " carries a chunk of client ", chunk.client_id()));
-      } else {
-        status = assembler->Add(chunk);
-      }
+      status = assembler->Add(chunk);
     } while (status.ok() && reader->Read(&chunk));
   }
   if (status.ok()) {

@@ -23,22 +23,22 @@ void SampleRelay::Close() {
   changed_.SignalAll();
 }
 
-std::vector<PlannedMove> SampleRelay::MovesFrom(const std::string& name) const {
+template <typename Keep>
+std::vector<PlannedMove> SampleRelay::Select(Keep keep) const {
   absl::MutexLock lock(&mu_);
   std::vector<PlannedMove> out;
   for (const auto& [id, slot] : slots_) {
-    if (slot.move.from == name) out.push_back(slot.move);
+    if (keep(slot)) out.push_back(slot.move);
   }
   return out;
 }
 
+std::vector<PlannedMove> SampleRelay::MovesFrom(const std::string& name) const {
+  return Select([&](const Slot& s) { return s.move.from == name; });
+}
+
 std::vector<PlannedMove> SampleRelay::MovesTo(const std::string& name) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<PlannedMove> out;
-  for (const auto& [id, slot] : slots_) {
-    if (slot.move.to == name) out.push_back(slot.move);
-  }
-  return out;
+  return Select([&](const Slot& s) { return s.move.to == name; });
 }
 
 void SampleRelay::Cancel(const std::string& sender,
@@ -53,37 +53,26 @@ void SampleRelay::Cancel(const std::string& sender,
 
 std::vector<PlannedMove> SampleRelay::Undelivered(
     const std::string& sender) const {
-  absl::MutexLock lock(&mu_);
-  std::vector<PlannedMove> out;
-  for (const auto& [id, slot] : slots_) {
-    if (slot.move.from == sender && !slot.samples && !slot.cancelled) {
-      out.push_back(slot.move);
-    }
-  }
-  return out;
+  return Select([&](const Slot& s) {
+    return s.move.from == sender && !s.samples && !s.cancelled;
+  });
 }
 
-absl::StatusOr<PlannedMove> SampleRelay::Find(
-    const std::string& move_id) const {
-  absl::MutexLock lock(&mu_);
+absl::StatusOr<SampleRelay::Slot*> SampleRelay::SlotLocked(
+    const std::string& move_id) {
   auto it = slots_.find(move_id);
   if (it == slots_.end()) {
     return absl::NotFoundError(absl::StrCat("no data move '", move_id,
                                             "' in round ", round_, "'s plan"));
   }
-  return it->second.move;
+  return &it->second;
 }
 
-absl::Status SampleRelay::Deposit(const std::string& sender,
-                                  const std::string& move_id,
-                                  runtime::ImageDataset samples) {
-  absl::MutexLock lock(&mu_);
-  auto it = slots_.find(move_id);
-  if (it == slots_.end()) {
-    return absl::NotFoundError(absl::StrCat("no data move '", move_id,
-                                            "' in round ", round_, "'s plan"));
-  }
-  Slot& slot = it->second;
+absl::StatusOr<SampleRelay::Slot*> SampleRelay::DepositSlotLocked(
+    const std::string& sender, const std::string& move_id) {
+  absl::StatusOr<Slot*> found = SlotLocked(move_id);
+  if (!found.ok()) return found.status();
+  Slot& slot = **found;
   if (slot.move.from != sender) {
     return absl::PermissionDeniedError(
         absl::StrCat("data move ", move_id, " is for client '", slot.move.from,
@@ -97,13 +86,30 @@ absl::Status SampleRelay::Deposit(const std::string& sender,
     return absl::AlreadyExistsError(absl::StrCat(
         "the samples of data move ", move_id, " were already received"));
   }
+  return &slot;
+}
+
+absl::StatusOr<PlannedMove> SampleRelay::MoveToDeposit(
+    const std::string& sender, const std::string& move_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Slot*> slot = DepositSlotLocked(sender, move_id);
+  if (!slot.ok()) return slot.status();
+  return (*slot)->move;
+}
+
+absl::Status SampleRelay::Deposit(const std::string& sender,
+                                  const std::string& move_id,
+                                  runtime::ImageDataset samples) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Slot*> slot = DepositSlotLocked(sender, move_id);
+  if (!slot.ok()) return slot.status();
   if (samples.rows < 0 ||
-      static_cast<uint64_t>(samples.rows) != slot.move.samples) {
+      static_cast<uint64_t>(samples.rows) != (*slot)->move.samples) {
     return absl::InvalidArgumentError(
         absl::StrCat("data move ", move_id, " is planned for ",
-                     slot.move.samples, " samples, not ", samples.rows));
+                     (*slot)->move.samples, " samples, not ", samples.rows));
   }
-  slot.samples =
+  (*slot)->samples =
       std::make_shared<const runtime::ImageDataset>(std::move(samples));
   changed_.SignalAll();
   return absl::OkStatus();
@@ -119,12 +125,9 @@ absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> SampleRelay::Take(
       return absl::AbortedError(absl::StrCat(
           "round ", round_, " closed before data move ", move_id, " arrived"));
     }
-    auto it = slots_.find(move_id);
-    if (it == slots_.end()) {
-      return absl::NotFoundError(absl::StrCat(
-          "no data move '", move_id, "' in round ", round_, "'s plan"));
-    }
-    const Slot& slot = it->second;
+    absl::StatusOr<Slot*> found = SlotLocked(move_id);
+    if (!found.ok()) return found.status();
+    const Slot& slot = **found;
     if (slot.move.to != receiver) {
       return absl::PermissionDeniedError(
           absl::StrCat("data move ", move_id, " is for client '", slot.move.to,

@@ -38,13 +38,16 @@ class SampleRelay {
 
   std::vector<PlannedMove> MovesFrom(const std::string& name) const;
   std::vector<PlannedMove> MovesTo(const std::string& name) const;
-  // The planned move `move_id` of the open round. NotFound otherwise.
-  absl::StatusOr<PlannedMove> Find(const std::string& move_id) const;
+  // The move `move_id` of the open round if `sender` may deposit its
+  // samples now (checked before a push is read). NotFound (no such move in
+  // the open round), PermissionDenied (`sender` is not the move's sender),
+  // FailedPrecondition (the sender kept them), AlreadyExists (the move's
+  // samples are here already: a retried push).
+  absl::StatusOr<PlannedMove> MoveToDeposit(const std::string& sender,
+                                            const std::string& move_id);
 
-  // Stores a move's samples. NotFound (no such move in the open round),
-  // PermissionDenied (`sender` is not the move's sender), AlreadyExists (the
-  // move's samples are here already: a retried push), InvalidArgument (not
-  // the planned number of samples).
+  // Stores a move's samples. Codes as MoveToDeposit, plus InvalidArgument
+  // (not the planned number of samples).
   absl::Status Deposit(const std::string& sender, const std::string& move_id,
                        runtime::ImageDataset samples);
 
@@ -74,6 +77,17 @@ class SampleRelay {
     std::shared_ptr<const runtime::ImageDataset> samples;  // null: not yet
     bool cancelled = false;  // the sender kept them
   };
+
+  // Slot `move_id` of the open round; NotFound otherwise.
+  absl::StatusOr<Slot*> SlotLocked(const std::string& move_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Slot `move_id` if `sender` may deposit into it (MoveToDeposit's codes).
+  absl::StatusOr<Slot*> DepositSlotLocked(const std::string& sender,
+                                          const std::string& move_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The planned moves of the slots `keep` selects.
+  template <typename Keep>
+  std::vector<PlannedMove> Select(Keep keep) const;
 
   mutable absl::Mutex mu_;
   absl::CondVar changed_;

@@ -31,6 +31,22 @@ absl::StatusOr<std::unique_ptr<RoundPlanner>> RoundPlanner::Create(
       new RoundPlanner(options, *std::move(planner)));
 }
 
+std::optional<RoundPlanner::MedianCapacity> RoundPlanner::MedianOf(
+    const std::vector<std::string>& ids) const {
+  std::deque<double> sps, transfer, up, down;
+  for (const std::string& id : ids) {
+    if (auto e = estimator_.Get(id)) {
+      sps.push_back(e->seconds_per_sample);
+      transfer.push_back(e->transfer_seconds());
+      up.push_back(e->upload_seconds_per_byte);
+      down.push_back(e->download_seconds_per_byte);
+    }
+  }
+  if (sps.empty()) return std::nullopt;
+  return MedianCapacity{Median(sps), Median(transfer), Median(up),
+                        Median(down)};
+}
+
 bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
                                 const v1::TrainConfig& config,
                                 PlanRequest* request, std::string* note) const {
@@ -38,18 +54,10 @@ bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
   auto epoch_steps = [batch](uint64_t samples) {
     return static_cast<int64_t>((samples + batch - 1) / batch);
   };
-  // Clients without a reading yet are taken to be as fast as the median of
-  // those with one.
-  std::deque<double> known_sps, known_transfer;
-  for (const PlannedClient& c : clients) {
-    if (auto e = estimator_.Get(c.id)) {
-      known_sps.push_back(e->seconds_per_sample);
-      known_transfer.push_back(e->transfer_seconds());
-    }
-  }
-  if (known_sps.empty()) return false;
-  const double default_sps = Median(known_sps);
-  const double default_transfer = Median(known_transfer);
+  std::vector<std::string> ids;
+  for (const PlannedClient& c : clients) ids.push_back(c.id);
+  const std::optional<MedianCapacity> median = MedianOf(ids);
+  if (!median) return false;
 
   int with_data = 0;
   int64_t total = 0;
@@ -71,8 +79,9 @@ bool RoundPlanner::BuildRequest(const std::vector<PlannedClient>& clients,
     cap.id = c.id;
     auto e = estimator_.Get(c.id);
     cap.step_seconds =
-        (e ? e->seconds_per_sample : default_sps) * static_cast<double>(batch);
-    cap.fixed_seconds = e ? e->transfer_seconds() : default_transfer;
+        (e ? e->seconds_per_sample : median->seconds_per_sample) *
+        static_cast<double>(batch);
+    cap.fixed_seconds = e ? e->transfer_seconds() : median->transfer_seconds;
     if (c.num_samples > 0) {
       cap.min_steps = std::max<int64_t>(
           1, static_cast<int64_t>(std::floor(options_.min_factor * share)));
@@ -145,15 +154,9 @@ absl::StatusOr<RoundMovePlan> RoundPlanner::PlanMoves(
         config.local_steps(), " per round; use local_steps=0"));
   }
   RoundMovePlan out;
-  std::deque<double> sps, transfer, up, down;
-  for (const MovePlannedClient& c : clients) {
-    if (auto e = estimator_.Get(c.id)) {
-      sps.push_back(e->seconds_per_sample);
-      transfer.push_back(e->transfer_seconds());
-      up.push_back(e->upload_seconds_per_byte);
-      down.push_back(e->download_seconds_per_byte);
-    }
-  }
+  std::vector<std::string> ids;
+  for (const MovePlannedClient& c : clients) ids.push_back(c.id);
+  const std::optional<MedianCapacity> median = MedianOf(ids);
   MoveRequest& request = out.request;
   request.epochs = std::max<int>(1, static_cast<int>(config.local_epochs()));
   request.unit = std::max<uint64_t>(1, config.batch_size());
@@ -170,23 +173,22 @@ absl::StatusOr<RoundMovePlan> RoundPlanner::PlanMoves(
       m.fixed_seconds = e->transfer_seconds();
       m.upload_seconds_per_byte = e->upload_seconds_per_byte;
       m.download_seconds_per_byte = e->download_seconds_per_byte;
-    } else {
-      // Not measured yet: taken to be as fast as the median of the others.
-      m.seconds_per_sample = Median(sps);
-      m.fixed_seconds = Median(transfer);
-      m.upload_seconds_per_byte = Median(up);
-      m.download_seconds_per_byte = Median(down);
+    } else if (median) {
+      m.seconds_per_sample = median->seconds_per_sample;
+      m.fixed_seconds = median->transfer_seconds;
+      m.upload_seconds_per_byte = median->upload_seconds_per_byte;
+      m.download_seconds_per_byte = median->download_seconds_per_byte;
     }
     request.bytes_per_sample =
         std::max(request.bytes_per_sample, c.sample_bytes);
     request.clients.push_back(m);
   }
   if (request.bytes_per_sample == 0) request.bytes_per_sample = 785;
-  if (sps.empty() || allowing < 2) {
+  if (!median || allowing < 2) {
     out.plan = NoMoves(request);
     out.summary = absl::StrCat(
         "data moves: none this round (",
-        sps.empty()
+        !median
             ? "no client measured yet"
             : absl::StrCat(allowing, " selected client(s) allow data moves"),
         ")");

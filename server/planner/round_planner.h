@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,17 @@ class RoundPlanner {
                     std::string* note) const;
 
  private:
+  // What a client not measured yet is taken to do: the median of the
+  // measured ones among `ids`. Nullopt when none of them is measured.
+  struct MedianCapacity {
+    double seconds_per_sample = 0;
+    double transfer_seconds = 0;
+    double upload_seconds_per_byte = 0;
+    double download_seconds_per_byte = 0;
+  };
+  std::optional<MedianCapacity> MedianOf(
+      const std::vector<std::string>& ids) const;
+
   RoundPlanner(RoundPlanOptions options, std::unique_ptr<WorkPlanner> planner)
       : options_(std::move(options)),
         planner_(std::move(planner)),

@@ -69,6 +69,9 @@ void ExpectRefused(const v1::SampleChunk& chunk, const std::string& needle,
 TEST(SampleCodec, AssemblerRefusesChunksThatDoNotBelongOrDoNotAddUp) {
   const v1::SampleChunk good = Encode(Samples(4))[0];
   v1::SampleChunk c = good;
+  c.set_client_id("c2");
+  ExpectRefused(c, "client c2");
+  c = good;
   c.set_move_id("r4-t-m2");
   ExpectRefused(c, "move 'r4-t-m2'");
   c = good;
