@@ -12,6 +12,7 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -165,6 +166,9 @@ class KillTest : public ::testing::Test {
 
 TEST_F(KillTest, ClientKilledAtRandomMomentsResumesToTheSameModel) {
   const int target = KillTarget();
+  // A job long enough for the kills: 3 rounds take about 50 of them before
+  // the job ends (a soak run of 200 ended after 85 with 3 rounds).
+  rounds_ = kRounds * std::max(1, target / 50);
   Reference(dir_ / "ref", 1);
 
   const std::string out = dir_ / "kill";
