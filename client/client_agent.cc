@@ -59,15 +59,15 @@ ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
   if (options_.watchdog_totals) meter_.SetWatchdog(options_.watchdog_totals);
 }
 
-void ClientAgent::Heartbeat(bool paused, absl::Duration paused_for) {
+void ClientAgent::Heartbeat(v1::HeartbeatRequest::State state,
+                            absl::Duration paused_for) {
   v1::HeartbeatRequest request;
   {
     absl::MutexLock lock(&mu_);
     if (current_.task_id().empty()) return;
     request = current_;
   }
-  request.set_state(paused ? v1::HeartbeatRequest::PAUSED
-                           : v1::HeartbeatRequest::TRAINING);
+  request.set_state(state);
   request.set_paused_seconds(absl::ToDoubleSeconds(paused_for));
   grpc::ClientContext context;
   wire::SetDeadline(context, absl::Seconds(10));

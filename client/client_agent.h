@@ -60,10 +60,11 @@ class ClientAgent {
   // next batch.
   void Stop();
 
-  // Tells the server that training of the current task is paused (or runs
-  // again) under memory pressure. Callable from any thread; does nothing
-  // outside a round. Best effort: a failure is logged, never retried.
-  void Heartbeat(bool paused, absl::Duration paused_for);
+  // Tells the server that training of the current task is paused, runs
+  // again, or that this board released its memory (`state`). Callable from
+  // any thread; does nothing outside a round. Best effort: a failure is
+  // logged, never retried.
+  void Heartbeat(v1::HeartbeatRequest::State state, absl::Duration paused_for);
 
   int rounds_trained() const { return rounds_trained_.load(); }
   const std::string& client_id() const { return client_id_; }

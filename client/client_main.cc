@@ -352,7 +352,16 @@ int Run() {
         client::ReleaseModeName(*release));
     client::WatchdogGateHooks hooks;
     hooks.on_pause = [&heartbeat_to](bool paused, absl::Duration d) {
-      if (heartbeat_to != nullptr) heartbeat_to->Heartbeat(paused, d);
+      if (heartbeat_to == nullptr) return;
+      heartbeat_to->Heartbeat(paused ? v1::HeartbeatRequest::PAUSED
+                                     : v1::HeartbeatRequest::TRAINING,
+                              d);
+    };
+    // The server holds this board's place in the round while it is away.
+    hooks.on_release = [&heartbeat_to, g = &gate] {
+      if (heartbeat_to == nullptr) return;
+      heartbeat_to->Heartbeat(v1::HeartbeatRequest::RELEASED,
+                              (*g)->counters().paused);
     };
     if (*release == client::ReleaseMode::kCriu) {
       hooks.dump = [pid = *criu_supervisor] {

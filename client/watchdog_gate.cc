@@ -98,6 +98,7 @@ absl::Status WatchdogGate::AtBatchBoundary(const std::atomic<bool>& stop) {
 }
 
 absl::Status WatchdogGate::Release(absl::Status release) {
+  if (hooks_.on_release) hooks_.on_release();
   if (!hooks_.dump) return release;
   spdlog::warn(
       "watchdog: training is checkpointed; asking the supervisor for a CRIU "

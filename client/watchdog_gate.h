@@ -36,6 +36,10 @@ struct WatchdogGateHooks {
   // Called (on the polling thread) when training pauses or resumes, and on
   // every "still paused" report, e.g. to tell the server in a heartbeat.
   std::function<void(bool paused, absl::Duration paused_for)> on_pause;
+  // Called (on the training thread) once training is checkpointed for a
+  // release, before the process exits or is dumped, e.g. to tell the
+  // server that this board is away until its supervisor restarts it.
+  std::function<void()> on_release;
   // Set when a release is a CRIU dump of this process (see
   // client/criu_signals.h): asks for the dump once training is
   // checkpointed; returns OK after the restore, or why there was none.

@@ -269,13 +269,22 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   ClientInfo& info = clients_[request.client_id()];
   info.last_seen = clock_.Now();
-  const bool paused = request.state() == v1::HeartbeatRequest::PAUSED;
-  if (paused != info.paused) {
+  const bool released = request.state() == v1::HeartbeatRequest::RELEASED;
+  const bool paused =
+      released || request.state() == v1::HeartbeatRequest::PAUSED;
+  if (released && !info.released) {
+    spdlog::warn(
+        "round {}: client {} released its memory under lasting pressure "
+        "(checkpointed; it rejoins and resumes when its supervisor restarts "
+        "it)",
+        round_, info.name);
+  } else if (paused != info.paused) {
     spdlog::info("round {}: client {} {}", round_, info.name,
                  paused ? "paused its training under memory pressure"
                         : "resumed its training");
   }
   info.paused = paused;
+  info.released = released;
   work_pending_ = true;
   changed_.SignalAll();
   return absl::OkStatus();
@@ -309,6 +318,9 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   }
   cohort_ = std::set<std::string>(available.begin(), available.begin() + k);
   reported_.clear();
+  // Heartbeats speak of a task: a board still paused says so again in the
+  // new one (at its first batch boundary).
+  for (auto& [id, info] : clients_) info.paused = info.released = false;
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
   sum_ = std::make_unique<FedAvg>(*global_);
@@ -423,12 +435,20 @@ bool RoundCoordinator::RunOnce() {
     const size_t quorum = static_cast<size_t>(
         std::max(1.0, std::ceil(options_.quorum * pending_.selected)));
     // Selected clients that have not reported but say they are paused under
-    // memory pressure, and were heard from recently: alive, not dead.
+    // memory pressure, and were heard from recently: alive, not dead. One
+    // that released its memory is silent until restarted, so no liveness
+    // applies to it; the grace bounds the wait.
     int paused = 0;
+    int released = 0;
     for (const auto& id : cohort_) {
       auto it = clients_.find(id);
-      if (!reported_.count(id) && it != clients_.end() && it->second.paused &&
-          clock_.Now() - it->second.last_seen <= options_.liveness) {
+      if (reported_.count(id) || it == clients_.end()) continue;
+      const ClientInfo& info = it->second;
+      if (info.released) {
+        ++paused;
+        ++released;
+      } else if (info.paused &&
+                 clock_.Now() - info.last_seen <= options_.liveness) {
         ++paused;
       }
     }
@@ -455,11 +475,12 @@ bool RoundCoordinator::RunOnce() {
           pending_.stragglers += reported_.count(id) ? 0 : 1;
         }
         pending_.paused_stragglers = paused;
+        pending_.released_stragglers = released;
         if (paused > 0) {
           spdlog::info(
               "round {}: {} straggler(s) are paused under memory pressure "
-              "(alive), {} silent",
-              round_, paused, pending_.stragglers - paused);
+              "(alive; {} of them released their memory), {} silent",
+              round_, paused, released, pending_.stragglers - paused);
         }
       }
     } else {

@@ -47,8 +47,10 @@ struct CoordinatorOptions {
   absl::Duration liveness = absl::Minutes(2);
   // At the deadline, a round below its quorum waits up to this much longer
   // while selected clients say (by heartbeat, within `liveness`) that their
-  // training is paused under memory pressure: paused boards are alive, not
-  // dead. Zero: no extra wait (paused stragglers are still counted).
+  // training is paused under memory pressure, or said that they released
+  // their memory (no heartbeats follow until their supervisor restarts
+  // them, so no liveness applies): such boards are alive, not dead. Zero:
+  // no extra wait (paused stragglers are still counted).
   absl::Duration paused_grace = absl::ZeroDuration();
   v1::TrainConfig train;  // model, epochs/steps, batch, lr, momentum
   uint64_t seed = 1;      // cohort selection and data order seeds
@@ -81,8 +83,10 @@ struct RoundReport {
   // Selected clients still out when the round closed at its deadline.
   int stragglers = 0;
   // Of those, the ones whose last heartbeat said they were paused under
-  // memory pressure (alive, not dead).
+  // memory pressure (alive, not dead), and of these, the ones that had
+  // released their memory and were waiting to be restarted.
   int paused_stragglers = 0;
+  int released_stragglers = 0;
   double round_seconds = 0;
   // Open to last accepted update (before aggregation and evaluation).
   double makespan_seconds = 0;
@@ -170,8 +174,8 @@ class RoundCoordinator {
   absl::StatusOr<int> SubmitUpdate(const v1::UpdateHeader& header,
                                    const runtime::NamedTensors& update);
 
-  // A client's training is paused (or runs again) under memory pressure.
-  // Same codes as ModelFor.
+  // A client's training is paused (or runs again, or it released its
+  // memory) under memory pressure. Same codes as ModelFor.
   absl::Status Heartbeat(const v1::HeartbeatRequest& request);
 
   // The name of a client for its task's messages (data moves). Same codes
@@ -213,7 +217,8 @@ class RoundCoordinator {
     v1::DeviceInfo device;
     absl::Time last_seen;
     bool told_done = false;
-    bool paused = false;  // its last heartbeat said so
+    bool paused = false;    // its last heartbeat said so (or released)
+    bool released = false;  // its last heartbeat said it released memory
     bool allow_data_moves = false;
     uint64_t sample_bytes = 0;
   };

@@ -117,9 +117,10 @@ TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
     SimulatedClock clock;
     Script script;
     int trims = 0;
+    WatchdogGateHooks hooks;
+    hooks.trim = [&] { ++trims; };
     WatchdogGate gate(
-        Immediate(), [&] { return script.Get(); }, clock,
-        WatchdogGateHooks{[&] { ++trims; }, nullptr, nullptr});
+        Immediate(), [&] { return script.Get(); }, clock, hooks);
     PausingGate pausing(gate, script, clock, at);
     ImageTrainer trainer(data, 1);
     trainer.SetGate(&pausing);
@@ -195,20 +196,30 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   const std::string root = dir / "ckpt";
   SimulatedClock clock;
   Script script;
+  ImageTrainer* trainer = nullptr;
+  int told = 0;
+  WatchdogGateHooks hooks;
+  // Stands in for the heartbeat that tells the server the board is away.
+  hooks.on_release = [&] {
+    ++told;
+    EXPECT_EQ(trainer->checkpoints_written(), 1);  // after the checkpoint
+  };
   WatchdogGate gate(
-      Immediate(), [&] { return script.Get(); }, clock);
+      Immediate(), [&] { return script.Get(); }, clock, hooks);
   ReleasingGate releasing(gate, script);
   {
     // Checkpoints by policy never (only the release writes one).
     ImageTrainer first(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(root),
                        CheckpointPolicy{0, absl::ZeroDuration()});
+    trainer = &first;
     first.SetGate(&releasing);
     auto out = first.Train(task, Config(), Global(), stop);
     ASSERT_FALSE(out.ok());
     EXPECT_TRUE(IsMemoryRelease(out.status())) << out.status();
     EXPECT_EQ(first.checkpoints_written(), 1);
     EXPECT_EQ(gate.counters().releases, 1u);
+    EXPECT_EQ(told, 1);
   }
   ImageTrainer second(data, 1,
                       std::make_unique<checkpoint::CheckpointStore>(root));
@@ -233,7 +244,13 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
     Script script;
     ImageTrainer* trainer = nullptr;
     int dumps = 0;
+    int told = 0;
     WatchdogGateHooks hooks;
+    hooks.on_release = [&] {
+      ++told;
+      EXPECT_EQ(trainer->checkpoints_written(), 1);
+      EXPECT_EQ(dumps, 0);  // the server hears before the dump
+    };
     // Stands in for RequestCriuDump: the dump and the restore leave the
     // process as it was; memory is back when it returns.
     hooks.dump = [&]() -> absl::Status {
@@ -254,6 +271,7 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
     first.SetGate(&releasing);
     auto out = first.Train(task, Config(), Global(), stop);
     EXPECT_EQ(dumps, 1);
+    EXPECT_EQ(told, 1);
     EXPECT_EQ(gate.counters().releases, 1u);
     if (restored) {
       ASSERT_TRUE(out.ok()) << out.status();

@@ -288,6 +288,9 @@ void WatchdogE2E::ReleaseUnderSupervision(const std::string& mode) {
   ASSERT_EQ(WaitExit(server).code, 0);
   EXPECT_EQ(testing::CountLines(log, "started the client"), 2);
   EXPECT_GE(testing::CountLines(log, "from checkpoint"), 1) << log;
+  // The server heard that the board was away, not dead.
+  EXPECT_GE(testing::CountLines(out + "/server.log", "released its memory"), 1)
+      << out << "/server.log";
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
 }
 

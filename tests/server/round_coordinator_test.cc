@@ -81,12 +81,17 @@ class RoundCoordinatorTest : public ::testing::Test {
 
   absl::Status Heartbeat(const std::string& id, const v1::GetTaskResponse& t,
                          bool paused) {
+    return Heartbeat(
+        id, t,
+        paused ? v1::HeartbeatRequest::PAUSED : v1::HeartbeatRequest::TRAINING);
+  }
+  absl::Status Heartbeat(const std::string& id, const v1::GetTaskResponse& t,
+                         v1::HeartbeatRequest::State state) {
     v1::HeartbeatRequest h;
     h.set_client_id(id);
     h.set_round(t.round());
     h.set_task_id(t.task_id());
-    h.set_state(paused ? v1::HeartbeatRequest::PAUSED
-                       : v1::HeartbeatRequest::TRAINING);
+    h.set_state(state);
     return coordinator_->Heartbeat(h);
   }
 
@@ -377,6 +382,53 @@ TEST_F(RoundCoordinatorTest, GraceForPausedClientsEnds) {
   ASSERT_TRUE(coordinator_->RunOnce());
   EXPECT_TRUE(reports_.empty());
   EXPECT_EQ(coordinator_->current_round(), 1u);
+}
+
+TEST_F(RoundCoordinatorTest, ReleasedClientIsAwayNotDead) {
+  paused_grace_ = absl::Minutes(5);
+  Make(4, /*rounds=*/2);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t = Task(ids[0]);
+  ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(2, 2)).ok());
+  // b pauses, then releases its memory (and falls silent); c pauses and
+  // falls silent; d is silent throughout.
+  ASSERT_TRUE(Heartbeat(ids[1], t, true).ok());
+  ASSERT_TRUE(Heartbeat(ids[1], t, v1::HeartbeatRequest::RELEASED).ok());
+  ASSERT_TRUE(Heartbeat(ids[2], t, true).ok());
+  clock_.Advance(absl::Seconds(61));
+  EXPECT_FALSE(coordinator_->RunOnce());  // below the quorum: grace
+  // Past the liveness window (2 min) a silent paused board counts as gone,
+  // but a released one is waiting for its supervisor: still grace.
+  clock_.Advance(absl::Seconds(120));
+  EXPECT_FALSE(coordinator_->RunOnce());
+  // b is restarted, rejoins under its name, resumes and reports: quorum.
+  const std::string b2 = Join("b");
+  auto tb = Task(b2);
+  ASSERT_EQ(tb.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(tb.task_id(), t.task_id());
+  ASSERT_TRUE(Submit(Header(b2, tb, 1), Model(4, 4)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 2);
+  EXPECT_EQ(reports_[0].stragglers, 2);
+  EXPECT_EQ(reports_[0].paused_stragglers, 0);  // c went silent
+  EXPECT_EQ(reports_[0].released_stragglers, 0);
+
+  // Round 2: d releases and is still away when the quorum closes it.
+  for (const auto& id : {ids[0], b2, ids[2], ids[3]}) Task(id);
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto t2 = Task(ids[0]);
+  ASSERT_TRUE(Submit(Header(ids[0], t2, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(Header(b2, Task(b2), 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Heartbeat(ids[3], t2, v1::HeartbeatRequest::RELEASED).ok());
+  clock_.Advance(absl::Seconds(61));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1].stragglers, 2);
+  EXPECT_EQ(reports_[1].paused_stragglers, 1);
+  EXPECT_EQ(reports_[1].released_stragglers, 1);
 }
 
 TEST_F(RoundCoordinatorTest, RejoinUnderSameNameTakesOverTheRoundSlot) {
