@@ -95,6 +95,14 @@ class RoundCoordinatorTest : public ::testing::Test {
     return coordinator_->Heartbeat(h);
   }
 
+  // Joins boards a, b, c and d, opens a round for all four (Make(4)) and
+  // returns a's task.
+  v1::GetTaskResponse OpenRoundOfFour(std::vector<std::string>& ids) {
+    for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
+    EXPECT_TRUE(coordinator_->RunOnce());
+    return Task(ids[0]);
+  }
+
   absl::Duration paused_grace_ = absl::ZeroDuration();
   SimulatedClock clock_;
   std::unique_ptr<RoundCoordinator> coordinator_;
@@ -296,9 +304,7 @@ TEST_F(RoundCoordinatorTest, NotSelectedClientCannotPullOrPush) {
 TEST_F(RoundCoordinatorTest, DeadlineClosesWithQuorumOrStartsOver) {
   Make(4, /*rounds=*/1);
   std::vector<std::string> ids;
-  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
-  ASSERT_TRUE(coordinator_->RunOnce());
-  auto t = Task(ids[0]);
+  auto t = OpenRoundOfFour(ids);
   ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(8, 8)).ok());
   // One of four before the deadline: below the quorum of two.
   clock_.Advance(absl::Seconds(61));
@@ -327,9 +333,7 @@ TEST_F(RoundCoordinatorTest, PausedClientsAreCountedAndGivenGrace) {
   paused_grace_ = absl::Seconds(120);
   Make(4, /*rounds=*/2);
   std::vector<std::string> ids;
-  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
-  ASSERT_TRUE(coordinator_->RunOnce());
-  auto t = Task(ids[0]);
+  auto t = OpenRoundOfFour(ids);
   EXPECT_TRUE(absl::IsNotFound(Heartbeat("nobody", t, true)));
   v1::GetTaskResponse wrong = t;
   wrong.set_task_id("other");
@@ -370,9 +374,7 @@ TEST_F(RoundCoordinatorTest, GraceForPausedClientsEnds) {
   paused_grace_ = absl::Seconds(120);
   Make(4, /*rounds=*/1);
   std::vector<std::string> ids;
-  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
-  ASSERT_TRUE(coordinator_->RunOnce());
-  auto t = Task(ids[0]);
+  auto t = OpenRoundOfFour(ids);
   ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(2, 2)).ok());
   ASSERT_TRUE(Heartbeat(ids[1], t, true).ok());
   clock_.Advance(absl::Seconds(61));
@@ -388,9 +390,7 @@ TEST_F(RoundCoordinatorTest, ReleasedClientIsAwayNotDead) {
   paused_grace_ = absl::Minutes(5);
   Make(4, /*rounds=*/2);
   std::vector<std::string> ids;
-  for (const char* n : {"a", "b", "c", "d"}) ids.push_back(Join(n));
-  ASSERT_TRUE(coordinator_->RunOnce());
-  auto t = Task(ids[0]);
+  auto t = OpenRoundOfFour(ids);
   ASSERT_TRUE(Submit(Header(ids[0], t, 1), Model(2, 2)).ok());
   // b pauses, then releases its memory (and falls silent); c pauses and
   // falls silent; d is silent throughout.
