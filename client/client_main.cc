@@ -358,10 +358,10 @@ int Run() {
                               d);
     };
     // The server holds this board's place in the round while it is away.
-    hooks.on_release = [&heartbeat_to, g = &gate] {
+    hooks.on_release = [&heartbeat_to, &gate] {
       if (heartbeat_to == nullptr) return;
       heartbeat_to->Heartbeat(v1::HeartbeatRequest::RELEASED,
-                              (*g)->counters().paused);
+                              gate->counters().paused);
     };
     if (*release == client::ReleaseMode::kCriu) {
       hooks.dump = [pid = *criu_supervisor] {

@@ -269,22 +269,26 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   ClientInfo& info = clients_[request.client_id()];
   info.last_seen = clock_.Now();
-  const bool released = request.state() == v1::HeartbeatRequest::RELEASED;
-  const bool paused =
-      released || request.state() == v1::HeartbeatRequest::PAUSED;
-  if (released && !info.released) {
+  // A released board is paused too: it is away, and comes back.
+  const auto paused = [](v1::HeartbeatRequest::State s) {
+    return s == v1::HeartbeatRequest::PAUSED ||
+           s == v1::HeartbeatRequest::RELEASED;
+  };
+  const v1::HeartbeatRequest::State was = info.state;
+  info.state = request.state();
+  if (info.state == v1::HeartbeatRequest::RELEASED &&
+      was != v1::HeartbeatRequest::RELEASED) {
     spdlog::warn(
         "round {}: client {} released its memory under lasting pressure "
         "(checkpointed; it rejoins and resumes when its supervisor restarts "
         "it)",
         round_, info.name);
-  } else if (paused != info.paused) {
+  } else if (paused(info.state) != paused(was)) {
     spdlog::info("round {}: client {} {}", round_, info.name,
-                 paused ? "paused its training under memory pressure"
-                        : "resumed its training");
+                 paused(info.state)
+                     ? "paused its training under memory pressure"
+                     : "resumed its training");
   }
-  info.paused = paused;
-  info.released = released;
   work_pending_ = true;
   changed_.SignalAll();
   return absl::OkStatus();
@@ -320,7 +324,9 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   reported_.clear();
   // Heartbeats speak of a task: a board still paused says so again in the
   // new one (at its first batch boundary).
-  for (auto& [id, info] : clients_) info.paused = info.released = false;
+  for (auto& [id, info] : clients_) {
+    info.state = v1::HeartbeatRequest::TRAINING;
+  }
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
   sum_ = std::make_unique<FedAvg>(*global_);
@@ -444,10 +450,10 @@ bool RoundCoordinator::RunOnce() {
       auto it = clients_.find(id);
       if (reported_.count(id) || it == clients_.end()) continue;
       const ClientInfo& info = it->second;
-      if (info.released) {
+      if (info.state == v1::HeartbeatRequest::RELEASED) {
         ++paused;
         ++released;
-      } else if (info.paused &&
+      } else if (info.state == v1::HeartbeatRequest::PAUSED &&
                  clock_.Now() - info.last_seen <= options_.liveness) {
         ++paused;
       }

@@ -217,8 +217,8 @@ class RoundCoordinator {
     v1::DeviceInfo device;
     absl::Time last_seen;
     bool told_done = false;
-    bool paused = false;    // its last heartbeat said so (or released)
-    bool released = false;  // its last heartbeat said it released memory
+    // What its last heartbeat of the open round said (PAUSED, RELEASED).
+    v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
     bool allow_data_moves = false;
     uint64_t sample_bytes = 0;
   };
