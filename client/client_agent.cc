@@ -20,6 +20,13 @@ bool IsTransient(const absl::Status& s) {
          absl::IsResourceExhausted(s) || absl::IsAborted(s);
 }
 
+// The work itself was refused (an update beyond the bounds, a model that
+// does not fit): doing the same task again would be refused again.
+bool RefusedForWhatItIs(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s) ||
+         absl::IsUnauthenticated(s) || absl::IsOutOfRange(s);
+}
+
 // Serialized size of the chunks EncodeModel will send for `model`.
 uint64_t EncodedBytes(const runtime::NamedTensors& model, uint64_t round,
                       const std::string& task_id) {
@@ -394,11 +401,12 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       continue;
     }
     if (stop_.load()) return pushed;
-    if (!IsTransient(pushed)) {
+    if (RefusedForWhatItIs(pushed)) {
       spdlog::error("round {}: the server refused this board's update: {}",
                     task.round(), pushed.ToString());
       return pushed;
     }
+    if (!IsTransient(pushed)) return pushed;
     if (!BackOff(pushed, "pushing the update")) return pushed;
   }
   ++rounds_trained_;
@@ -450,7 +458,7 @@ absl::Status ClientAgent::Run() {
         // Checkpointed under memory pressure: end, so the memory is freed.
         if (IsMemoryRelease(round)) return round;
         if (!round.ok() && !stop_.load()) {
-          if (IsTransient(round) || absl::IsNotFound(round)) {
+          if (!RefusedForWhatItIs(round)) {
             // The round moves on without this update; the next task decides.
             spdlog::warn("round {} failed on this client: {}", task->round(),
                          round.ToString());

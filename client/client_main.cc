@@ -432,14 +432,8 @@ int main(int argc, char** argv) {
       "model updates to the server.\nUsage: fedberry-client "
       "--server=gateway:50051 --partition_index=0 --partition_count=4",
       "client_main");
-  // Block SIGINT/SIGTERM before any thread starts (gRPC, the samplers, the
-  // watchdog's poller): threads inherit the mask, so the signals reach
-  // ShutdownSignal's sigwait instead of killing the process outright.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // Before any thread starts (gRPC, the samplers, the watchdog's poller).
+  BlockShutdownSignals();
   client::BlockCriuSignals();  // the CRIU release's protocol
   if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();

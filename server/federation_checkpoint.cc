@@ -85,6 +85,13 @@ nlohmann::json ToJson(const RoundReport& r) {
                       {"dropped", r.dropped},
                       {"rejected", r.rejected},
                       {"stragglers", r.stragglers},
+                      {"paused_stragglers", r.paused_stragglers},
+                      {"released_stragglers", r.released_stragglers},
+                      {"planner", r.planner},
+                      {"planned_makespan_seconds",
+                       Number(r.planned_makespan_seconds)},
+                      {"makespan_seconds", Number(r.makespan_seconds)},
+                      {"moved_samples", r.moved_samples},
                       {"refused_result", r.refused_result},
                       {"round_seconds", Number(r.round_seconds)},
                       {"aggregation_seconds", Number(r.aggregation_seconds)},
@@ -107,6 +114,18 @@ RoundReport FromJson(const nlohmann::json& j) {
   r.rejected = j.at("rejected").get<int>();
   r.stragglers = j.value("stragglers", 0);
   r.refused_result = j.value("refused_result", "");
+  // Absent from checkpoints written before they were kept: a restarted
+  // server rewrites rounds.jsonl from this history.
+  r.paused_stragglers = j.value("paused_stragglers", 0);
+  r.released_stragglers = j.value("released_stragglers", 0);
+  r.planner = j.value("planner", "");
+  if (j.contains("planned_makespan_seconds")) {
+    r.planned_makespan_seconds = ReadNumber(j["planned_makespan_seconds"]);
+  }
+  if (j.contains("makespan_seconds")) {
+    r.makespan_seconds = ReadNumber(j["makespan_seconds"]);
+  }
+  r.moved_samples = j.value("moved_samples", uint64_t{0});
   r.round_seconds = ReadNumber(j.at("round_seconds"));
   r.aggregation_seconds = ReadNumber(j.at("aggregation_seconds"));
   r.eval_seconds = ReadNumber(j.at("eval_seconds"));

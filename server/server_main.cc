@@ -342,5 +342,8 @@ int main(int argc, char** argv) {
       "in.\nUsage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
       "--output=out",
       "server_main");
+  // Before gRPC's and the driver's threads start, so a signal reaches the
+  // ShutdownSignal made after them instead of killing the process.
+  BlockShutdownSignals();
   return Run();
 }

@@ -698,6 +698,11 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
   r.aggregation_seconds = std::nan("");
   r.eval = runtime::EvalResult{10, inf, -inf};
   r.refused_result = "its evaluation is not finite";
+  r.paused_stragglers = 2;
+  r.released_stragglers = 1;
+  r.planner = "greedy";
+  r.makespan_seconds = 3.5;
+  r.moved_samples = 40;
   ClientRoundReport c;
   c.client_id = "c0001-abc";
   c.client_name = "a";
@@ -716,7 +721,7 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
   loaded.name = "ckpt-00000001";
   for (auto& f : *files) loaded.files[f.name] = f.bytes;
   auto decoded = DecodeFederationCheckpoint(loaded);
-  ASSERT_TRUE(decoded.ok()) << decoded.status() << loaded.files["state.json"];
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
   const RoundReport& back = decoded->snapshot.history.at(0);
   EXPECT_EQ(back.round_seconds, 1e308);
   EXPECT_TRUE(std::isnan(back.aggregation_seconds));
@@ -724,6 +729,11 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
   EXPECT_EQ(back.eval->mean_loss, inf);
   EXPECT_EQ(back.eval->accuracy, -inf);
   EXPECT_EQ(back.refused_result, r.refused_result);
+  EXPECT_EQ(back.paused_stragglers, 2);
+  EXPECT_EQ(back.released_stragglers, 1);
+  EXPECT_EQ(back.planner, "greedy");
+  EXPECT_EQ(back.makespan_seconds, 3.5);
+  EXPECT_EQ(back.moved_samples, 40u);
   const ClientRoundReport& cb = back.clients.at(0);
   EXPECT_EQ(cb.num_samples, std::numeric_limits<uint64_t>::max());
   EXPECT_TRUE(std::isnan(cb.metrics.train_loss()));
