@@ -67,7 +67,7 @@ struct CoordinatorOptions {
   absl::Duration data_move_wait = absl::Minutes(2);
   // An update may move the model at most this many times the global
   // model's L2 norm (see UpdateBound); <= 0: no bound.
-  double max_update_ratio = 10;
+  double max_update_ratio = 1000;
   // Bounds on what a board may declare at join.
   InputLimits limits;
   // Registered clients at most; a join beyond it is refused

@@ -79,7 +79,7 @@ ABSL_FLAG(bool, data_moves, false,
           "ones for a round, through this server, among clients that joined "
           "with --allow_data_moves (epoch mode: --local_steps=0). Off: no "
           "sample ever leaves its board.");
-ABSL_FLAG(double, max_update_ratio, 10,
+ABSL_FLAG(double, max_update_ratio, 1000,
           "Refuse an update that moves the model more than this many times "
           "the global model's L2 norm (at least 1): finite poison such as "
           "every weight 1e38 never reaches the average. 0 turns the bound "

@@ -128,7 +128,10 @@ class WatchdogE2E : public ::testing::Test {
             "--model=lenet5",
             "--eval_data=",
             "--seed=3",
-            "--threads=1"};
+            "--threads=1",
+            // Random pixels and labels: local training may diverge far
+            // beyond the update bound. This test is about memory pressure.
+            "--max_update_ratio=0"};
   }
 
   // The client with its thresholds relative to the reading at SetUp.
