@@ -25,6 +25,7 @@
 #include "client/watchdog_gate.h"
 #include "proto/wire.h"
 #include "runtime/device_facts.h"
+#include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
@@ -429,6 +430,7 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
   absl::SetProgramUsageMessage(
       "fedberry device agent: trains on this board's data shard and sends "
       "model updates to the server.\nUsage: fedberry-client "

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpoint_store.h"
+#include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/trainer.h"
@@ -321,6 +322,7 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
   absl::SetProgramUsageMessage(
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "
       "in.\nUsage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
