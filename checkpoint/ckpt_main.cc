@@ -6,16 +6,14 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "checkpoint/inspect.h"
+#include "runtime/command_line.h"
 
 ABSL_FLAG(bool, json, false, "Print JSON instead of text.");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  std::vector<char*> args = fedberry::ParseCommandLine(
+      argc, argv,
       "fedberry checkpoint tool: lists, verifies and shows checkpoints.\n"
       "Usage: fedberry-ckpt <list|verify|show> <checkpoint folder> "
       "[checkpoint name] [--json]\n"
@@ -24,14 +22,8 @@ int main(int argc, char** argv) {
       "  verify  checks every checksum (or one checkpoint's); exit status 1 "
       "when any is corrupt\n"
       "  show    one checkpoint (default: the one a resume would load): "
-      "files, checksums, state");
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "ckpt_main");
-  };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  std::vector<char*> args = absl::ParseCommandLine(argc, argv);
+      "files, checksums, state",
+      "ckpt_main");
   if (args.size() < 3 || args.size() > 4) {
     std::fprintf(stderr,
                  "fedberry-ckpt: need a command and a folder, e.g. "

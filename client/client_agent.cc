@@ -20,6 +20,13 @@ bool IsTransient(const absl::Status& s) {
          absl::IsResourceExhausted(s) || absl::IsAborted(s);
 }
 
+// The work itself was refused (an update beyond the bounds, a model that
+// does not fit): doing the same task again would be refused again.
+bool RefusedForWhatItIs(const absl::Status& s) {
+  return absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s) ||
+         absl::IsUnauthenticated(s) || absl::IsOutOfRange(s);
+}
+
 // Serialized size of the chunks EncodeModel will send for `model`.
 uint64_t EncodedBytes(const runtime::NamedTensors& model, uint64_t round,
                       const std::string& task_id) {
@@ -109,8 +116,10 @@ bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
     return false;
   }
   const absl::Duration wait = backoff_.Next();
-  spdlog::warn("{} failed ({}): server unreachable, retry {} in {}", what,
-               status.ToString(), backoff_.attempts(),
+  const bool unreachable =
+      absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+  spdlog::warn("{} failed ({}){}, retry {} in {}", what, status.ToString(),
+               unreachable ? ": server unreachable" : "", backoff_.attempts(),
                absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))));
   return Sleep(wait);
 }
@@ -391,7 +400,13 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       HandOverSamples(lent, &again, &ignored);
       continue;
     }
-    if (!IsTransient(pushed) || stop_.load()) return pushed;
+    if (stop_.load()) return pushed;
+    if (RefusedForWhatItIs(pushed)) {
+      spdlog::error("round {}: the server refused this board's update: {}",
+                    task.round(), pushed.ToString());
+      return pushed;
+    }
+    if (!IsTransient(pushed)) return pushed;
     if (!BackOff(pushed, "pushing the update")) return pushed;
   }
   ++rounds_trained_;
@@ -434,14 +449,27 @@ absl::Status ClientAgent::Run() {
             task->round() - 1, rounds_trained_.load());
         return absl::OkStatus();
       case v1::GetTaskResponse::TRAIN: {
+        if (task->task_id() == given_up_task_) {
+          // The server keeps offering the task until the round closes.
+          Sleep(absl::Seconds(1));
+          break;
+        }
         absl::Status round = DoRound(*task);
         // Checkpointed under memory pressure: end, so the memory is freed.
         if (IsMemoryRelease(round)) return round;
         if (!round.ok() && !stop_.load()) {
-          // The round moves on without this update; the next task decides.
-          spdlog::warn("round {} failed on this client: {}", task->round(),
-                       round.ToString());
-          if (!BackOff(round, "the round")) return round;
+          if (!RefusedForWhatItIs(round)) {
+            // The round moves on without this update; the next task decides.
+            spdlog::warn("round {} failed on this client: {}", task->round(),
+                         round.ToString());
+            if (!BackOff(round, "the round")) return round;
+          } else {
+            spdlog::error(
+                "round {} failed on this client and is not tried again: {}; "
+                "waiting for the next round",
+                task->round(), round.ToString());
+            given_up_task_ = task->task_id();
+          }
         }
         break;
       }

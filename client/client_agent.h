@@ -109,6 +109,10 @@ class ClientAgent {
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();
+  // The task of a round that failed for what it is (an update the server
+  // refused, a model that does not load): not trained again, since the
+  // same work would fail the same way; the board waits for the next round.
+  std::string given_up_task_;
   RoundMeter meter_{options_.monitor};
   uint64_t task_sent_bytes_ = 0;  // of the last GetTask call
   uint64_t task_received_bytes_ = 0;

@@ -8,10 +8,6 @@
 #include <optional>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/client_agent.h"
 #include "client/criu_adapter.h"
@@ -24,6 +20,7 @@
 #include "client/supervisor.h"
 #include "client/watchdog_gate.h"
 #include "proto/wire.h"
+#include "runtime/command_line.h"
 #include "runtime/device_facts.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
@@ -431,25 +428,14 @@ int Run() {
 
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
-  absl::SetProgramUsageMessage(
+  fedberry::ParseCommandLine(
+      argc, argv,
       "fedberry device agent: trains on this board's data shard and sends "
       "model updates to the server.\nUsage: fedberry-client "
-      "--server=gateway:50051 --partition_index=0 --partition_count=4");
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "client_main");
-  };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  absl::ParseCommandLine(argc, argv);
-  // Block SIGINT/SIGTERM before any thread starts (gRPC, the samplers, the
-  // watchdog's poller): threads inherit the mask, so the signals reach
-  // ShutdownSignal's sigwait instead of killing the process outright.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+      "--server=gateway:50051 --partition_index=0 --partition_count=4",
+      "client_main");
+  // Before any thread starts (gRPC, the samplers, the watchdog's poller).
+  BlockShutdownSignals();
   client::BlockCriuSignals();  // the CRIU release's protocol
   if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();

@@ -15,10 +15,15 @@ sigset_t ShutdownSet() {
 }
 }  // namespace
 
-ShutdownSignal::ShutdownSignal(std::function<void(int)> on_signal)
-    : on_signal_(std::move(on_signal)) {
+void BlockShutdownSignals() {
   sigset_t set = ShutdownSet();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+ShutdownSignal::ShutdownSignal(std::function<void(int)> on_signal)
+    : on_signal_(std::move(on_signal)) {
+  BlockShutdownSignals();
+  const sigset_t set = ShutdownSet();
   watcher_ = std::thread([this, set] {
     int sig = 0;
     while (sigwait(&set, &sig) == 0) {

@@ -12,6 +12,12 @@
 
 namespace fedberry {
 
+// Blocks SIGINT/SIGTERM (and the watcher's private wake-up signal) in the
+// calling thread. Call first thing in main() when threads start before the
+// ShutdownSignal is made (gRPC, samplers): they inherit the mask, so the
+// signals reach the watcher's sigwait instead of killing the process.
+void BlockShutdownSignals();
+
 class ShutdownSignal {
  public:
   // `on_signal` receives the signal number.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 
 namespace fedberry::runtime {
@@ -13,6 +14,20 @@ namespace {
 // encoding is the tensor's memory as is.
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the RAW wire encoding assumes a little-endian host");
+
+// Enum names for messages; a value this build does not know (a hostile or
+// newer peer) is named by its number, never as an empty string.
+std::string DTypeText(int value) {
+  return v1::DType_IsValid(value)
+             ? v1::DType_Name(static_cast<v1::DType>(value))
+             : absl::StrCat("unknown dtype ", value);
+}
+
+std::string EncodingText(int value) {
+  return v1::Encoding_IsValid(value)
+             ? v1::Encoding_Name(static_cast<v1::Encoding>(value))
+             : absl::StrCat("unknown encoding ", value);
+}
 
 absl::StatusOr<v1::DType> ToWire(torch::ScalarType t) {
   switch (t) {
@@ -34,7 +49,7 @@ absl::StatusOr<torch::ScalarType> FromWire(v1::DType t) {
       return torch::kInt64;
     default:
       return absl::InvalidArgumentError(
-          absl::StrCat("unsupported wire dtype ", v1::DType_Name(t)));
+          absl::StrCat("unsupported wire dtype ", DTypeText(t)));
   }
 }
 
@@ -114,25 +129,26 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   const v1::TensorSpec& spec = chunk.spec();
   if (spec.encoding() != v1::ENCODING_RAW) {
     return absl::InvalidArgumentError(
-        absl::StrCat("tensor '", spec.name(), "' uses unsupported encoding ",
-                     v1::Encoding_Name(spec.encoding())));
+        absl::StrCat("tensor '", Printable(spec.name()),
+                     "' uses unsupported encoding ",
+                     EncodingText(spec.encoding())));
   }
   if (expected_) {
     const v1::TensorSpec& want = (*expected_)[index];
     if (spec.name() != want.name()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("tensor ", index, " is named '", spec.name(),
+          absl::StrCat("tensor ", index, " is named '", Printable(spec.name()),
                        "'; expected '", want.name(), "'"));
     }
     if (!SameShape(spec, want)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("tensor '", spec.name(), "' has shape ",
+          absl::StrCat("tensor '", want.name(), "' has shape ",
                        ShapeString(spec), "; expected ", ShapeString(want)));
     }
     if (spec.dtype() != want.dtype()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", spec.name(), "' has dtype ", v1::DType_Name(spec.dtype()),
-          "; expected ", v1::DType_Name(want.dtype())));
+          "tensor '", want.name(), "' has dtype ", DTypeText(spec.dtype()),
+          "; expected ", DTypeText(want.dtype())));
     }
   }
   std::vector<int64_t> shape;
@@ -140,13 +156,15 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   for (int64_t d : spec.shape()) {
     if (d < 0 || d > (int64_t{1} << 31)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", spec.name(), "' has invalid shape ", ShapeString(spec)));
+          "tensor '", Printable(spec.name()), "' has invalid shape ",
+          ShapeString(spec)));
     }
     shape.push_back(d);
     numel *= d;
     if (numel > (int64_t{1} << 31)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", spec.name(), "' is too large: ", ShapeString(spec)));
+          "tensor '", Printable(spec.name()),
+          "' is too large: ", ShapeString(spec)));
     }
   }
   ASSIGN_OR_RETURN(torch::ScalarType dtype, FromWire(spec.dtype()));
@@ -163,7 +181,7 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   }
   if (chunk.task_id() != task_id_) {
     return absl::InvalidArgumentError(
-        absl::StrCat("model chunk is for task '", chunk.task_id(),
+        absl::StrCat("model chunk is for task '", Printable(chunk.task_id()),
                      "'; this stream is for task '", task_id_, "'"));
   }
   const int64_t count = chunk.tensor_count();
@@ -193,10 +211,14 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   } else if (tensors_.empty() ||
              index != static_cast<int64_t>(tensors_.size()) - 1 ||
              static_cast<int64_t>(chunk.offset()) != filled_) {
+    // The chunk expected next: the next tensor's first, or more of the
+    // current one (none started yet: tensor 0).
+    const bool next_tensor = tensors_.empty() || current_done;
     return absl::InvalidArgumentError(absl::StrCat(
         "chunk out of order: got tensor ", index, " offset ", chunk.offset(),
-        ", expected tensor ", tensors_.size() - (current_done ? 0 : 1),
-        " offset ", current_done ? 0 : filled_));
+        ", expected tensor ",
+        next_tensor ? tensors_.size() : tensors_.size() - 1, " offset ",
+        next_tensor ? 0 : filled_));
   }
   torch::Tensor& t = tensors_.back().tensor;
   const int64_t capacity = static_cast<int64_t>(t.nbytes());

@@ -1,6 +1,8 @@
 #include "server/federation_checkpoint.h"
 
+#include <cmath>
 #include <deque>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -29,15 +31,50 @@ void ProtoFromJson(const nlohmann::json& j, const char* key,
   (void)google::protobuf::util::JsonStringToMessage(j[key].dump(), m, options);
 }
 
+// JSON has no NaN or Infinity: nlohmann writes them as null, which a
+// reader expecting a number refuses. Numbers that are not finite are
+// written as protobuf's JSON mapping does ("NaN", "Infinity",
+// "-Infinity"), and read back from those strings or from null (what older
+// checkpoints hold), so every record the writer can write reads back.
+nlohmann::json Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
+  return v;
+}
+
+double ReadNumber(const nlohmann::json& j) {
+  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (j.is_string()) {
+    const std::string& s = j.get_ref<const std::string&>();
+    if (s == "Infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+    // Any other string: get<double>() throws the usual type error.
+  }
+  return j.get<double>();
+}
+
+nlohmann::json Numbers(const std::deque<double>& values) {
+  nlohmann::json out = nlohmann::json::array();
+  for (double v : values) out.push_back(Number(v));
+  return out;
+}
+
+std::deque<double> ReadNumbers(const nlohmann::json& j) {
+  std::deque<double> out;
+  for (const auto& v : j) out.push_back(ReadNumber(v));
+  return out;
+}
+
 nlohmann::json ToJson(const RoundReport& r) {
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& c : r.clients) {
     clients.push_back({{"client_id", c.client_id},
                        {"client", c.client_name},
                        {"num_samples", c.num_samples},
-                       {"train_loss", c.metrics.train_loss()},
-                       {"train_accuracy", c.metrics.train_accuracy()},
-                       {"train_seconds", c.metrics.train_seconds()},
+                       {"train_loss", Number(c.metrics.train_loss())},
+                       {"train_accuracy", Number(c.metrics.train_accuracy())},
+                       {"train_seconds", Number(c.metrics.train_seconds())},
                        {"steps", c.metrics.steps()},
                        {"resources", ProtoToJson(c.resources)},
                        {"device", ProtoToJson(c.device)}});
@@ -48,14 +85,22 @@ nlohmann::json ToJson(const RoundReport& r) {
                       {"dropped", r.dropped},
                       {"rejected", r.rejected},
                       {"stragglers", r.stragglers},
-                      {"round_seconds", r.round_seconds},
-                      {"aggregation_seconds", r.aggregation_seconds},
-                      {"eval_seconds", r.eval_seconds},
+                      {"paused_stragglers", r.paused_stragglers},
+                      {"released_stragglers", r.released_stragglers},
+                      {"planner", r.planner},
+                      {"planned_makespan_seconds",
+                       Number(r.planned_makespan_seconds)},
+                      {"makespan_seconds", Number(r.makespan_seconds)},
+                      {"moved_samples", r.moved_samples},
+                      {"refused_result", r.refused_result},
+                      {"round_seconds", Number(r.round_seconds)},
+                      {"aggregation_seconds", Number(r.aggregation_seconds)},
+                      {"eval_seconds", Number(r.eval_seconds)},
                       {"clients", clients}};
   if (r.eval) {
     j["eval"] = {{"samples", r.eval->samples},
-                 {"loss", r.eval->mean_loss},
-                 {"accuracy", r.eval->accuracy}};
+                 {"loss", Number(r.eval->mean_loss)},
+                 {"accuracy", Number(r.eval->accuracy)}};
   }
   return j;
 }
@@ -68,17 +113,30 @@ RoundReport FromJson(const nlohmann::json& j) {
   r.dropped = j.at("dropped").get<int>();
   r.rejected = j.at("rejected").get<int>();
   r.stragglers = j.value("stragglers", 0);
-  r.round_seconds = j.at("round_seconds").get<double>();
-  r.aggregation_seconds = j.at("aggregation_seconds").get<double>();
-  r.eval_seconds = j.at("eval_seconds").get<double>();
+  r.refused_result = j.value("refused_result", "");
+  // Absent from checkpoints written before they were kept: a restarted
+  // server rewrites rounds.jsonl from this history.
+  r.paused_stragglers = j.value("paused_stragglers", 0);
+  r.released_stragglers = j.value("released_stragglers", 0);
+  r.planner = j.value("planner", "");
+  if (j.contains("planned_makespan_seconds")) {
+    r.planned_makespan_seconds = ReadNumber(j["planned_makespan_seconds"]);
+  }
+  if (j.contains("makespan_seconds")) {
+    r.makespan_seconds = ReadNumber(j["makespan_seconds"]);
+  }
+  r.moved_samples = j.value("moved_samples", uint64_t{0});
+  r.round_seconds = ReadNumber(j.at("round_seconds"));
+  r.aggregation_seconds = ReadNumber(j.at("aggregation_seconds"));
+  r.eval_seconds = ReadNumber(j.at("eval_seconds"));
   for (const auto& c : j.at("clients")) {
     ClientRoundReport cr;
     cr.client_id = c.at("client_id").get<std::string>();
     cr.client_name = c.at("client").get<std::string>();
     cr.num_samples = c.at("num_samples").get<uint64_t>();
-    cr.metrics.set_train_loss(c.at("train_loss").get<double>());
-    cr.metrics.set_train_accuracy(c.at("train_accuracy").get<double>());
-    cr.metrics.set_train_seconds(c.at("train_seconds").get<double>());
+    cr.metrics.set_train_loss(ReadNumber(c.at("train_loss")));
+    cr.metrics.set_train_accuracy(ReadNumber(c.at("train_accuracy")));
+    cr.metrics.set_train_seconds(ReadNumber(c.at("train_seconds")));
     cr.metrics.set_steps(c.at("steps").get<uint64_t>());
     ProtoFromJson(c, "resources", &cr.resources);
     ProtoFromJson(c, "device", &cr.device);
@@ -87,8 +145,8 @@ RoundReport FromJson(const nlohmann::json& j) {
   if (j.contains("eval")) {
     runtime::EvalResult e;
     e.samples = j["eval"].at("samples").get<int64_t>();
-    e.mean_loss = j["eval"].at("loss").get<double>();
-    e.accuracy = j["eval"].at("accuracy").get<double>();
+    e.mean_loss = ReadNumber(j["eval"].at("loss"));
+    e.accuracy = ReadNumber(j["eval"].at("accuracy"));
     r.eval = e;
   }
   return r;
@@ -98,9 +156,9 @@ nlohmann::json ToJson(
     const std::map<std::string, planner::CapacityHistory>& capacities) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [name, h] : capacities) {
-    j[name] = {{"seconds_per_sample", h.seconds_per_sample},
-               {"download_seconds_per_byte", h.download_per_byte},
-               {"upload_seconds_per_byte", h.upload_per_byte},
+    j[name] = {{"seconds_per_sample", Numbers(h.seconds_per_sample)},
+               {"download_seconds_per_byte", Numbers(h.download_per_byte)},
+               {"upload_seconds_per_byte", Numbers(h.upload_per_byte)},
                {"download_bytes", h.download_bytes},
                {"upload_bytes", h.upload_bytes}};
   }
@@ -112,11 +170,9 @@ std::map<std::string, planner::CapacityHistory> CapacitiesFromJson(
   std::map<std::string, planner::CapacityHistory> out;
   for (const auto& [name, h] : j.items()) {
     planner::CapacityHistory& c = out[name];
-    c.seconds_per_sample = h.at("seconds_per_sample").get<std::deque<double>>();
-    c.download_per_byte =
-        h.at("download_seconds_per_byte").get<std::deque<double>>();
-    c.upload_per_byte =
-        h.at("upload_seconds_per_byte").get<std::deque<double>>();
+    c.seconds_per_sample = ReadNumbers(h.at("seconds_per_sample"));
+    c.download_per_byte = ReadNumbers(h.at("download_seconds_per_byte"));
+    c.upload_per_byte = ReadNumbers(h.at("upload_seconds_per_byte"));
     c.download_bytes = h.at("download_bytes").get<uint64_t>();
     c.upload_bytes = h.at("upload_bytes").get<uint64_t>();
   }

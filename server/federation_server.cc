@@ -26,6 +26,9 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
                                                          options.max_poll);
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
+  grpc::ResourceQuota quota("fedberry-server");
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
   int port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
                            &port);

@@ -22,6 +22,9 @@ struct ServerOptions {
   std::string listen = "0.0.0.0:50051";  // port 0 picks a free port
   CoordinatorOptions coordinator;
   absl::Duration max_poll = absl::Seconds(5);
+  // RPC threads at most (gRPC resource quota): each long poll and stream
+  // holds one, so this bounds what many or stalled callers can take.
+  int max_threads = 2048;
   // After the last round, how long to keep serving so clients learn DONE.
   absl::Duration done_grace = absl::Seconds(10);
   // Continue a job from this state (a restarted server).

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/wire.h"
+#include "runtime/log_text.h"
 #include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
 
@@ -69,8 +70,9 @@ grpc::Status FederationService::PushUpdate(
   const v1::UpdateHeader header = message.header();
   auto specs = coordinator_.BeginUpdate(header);
   if (!specs.ok()) {
-    spdlog::warn("refused update from {} for round {}: {}", header.client_id(),
-                 header.round(), std::string(specs.status().message()));
+    spdlog::warn("refused update from {} for round {}: {}",
+                 runtime::Printable(header.client_id()), header.round(),
+                 std::string(specs.status().message()));
     coordinator_.CountRejected();
     return wire::ToGrpcStatus(specs.status());
   }
@@ -92,8 +94,9 @@ grpc::Status FederationService::PushUpdate(
                        : absl::StatusOr<int>(update.status());
   }
   if (!held.ok()) {
-    spdlog::warn("refused update from {} for round {}: {}", header.client_id(),
-                 header.round(), std::string(held.status().message()));
+    spdlog::warn("refused update from {} for round {}: {}",
+                 runtime::Printable(header.client_id()), header.round(),
+                 std::string(held.status().message()));
     coordinator_.CountRejected();
     return wire::ToGrpcStatus(held.status());
   }
@@ -141,12 +144,14 @@ grpc::Status FederationService::PushSamples(
   if (!status.ok()) {
     if (!absl::IsAlreadyExists(status)) {
       spdlog::warn("refused the samples of data move {} from {}: {}",
-                   ref.move_id, ref.client_id, std::string(status.message()));
+                   runtime::Printable(ref.move_id),
+                   runtime::Printable(ref.client_id),
+                   std::string(status.message()));
     }
     return wire::ToGrpcStatus(status);
   }
   spdlog::info("round {}: data move {}: received {} samples from {}", ref.round,
-               ref.move_id, move->samples, *sender);
+               runtime::Printable(ref.move_id), move->samples, *sender);
   response->set_received_samples(move->samples);
   return grpc::Status::OK;
 }
@@ -172,8 +177,8 @@ grpc::Status FederationService::PullSamples(
       });
   if (sent.ok()) {
     spdlog::info("round {}: data move {}: {} samples sent to {}",
-                 request->round(), request->move_id(), (*samples)->rows,
-                 *receiver);
+                 request->round(), runtime::Printable(request->move_id()),
+                 (*samples)->rows, *receiver);
   }
   return wire::ToGrpcStatus(sent);
 }

@@ -144,6 +144,9 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     line["planned_makespan_seconds"] = report.planned_makespan_seconds;
   }
   if (report.moved_samples > 0) line["moved_samples"] = report.moved_samples;
+  if (!report.refused_result.empty()) {
+    line["refused_result"] = report.refused_result;
+  }
   if (report.eval) {
     line["test_accuracy"] = report.eval->accuracy;
     line["test_loss"] = report.eval->mean_loss;

@@ -4,10 +4,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
+#include "runtime/command_line.h"
 #include "server/html_report.h"
 
 ABSL_FLAG(std::string, input, "",
@@ -16,18 +13,13 @@ ABSL_FLAG(std::string, output, "",
           "The HTML page to write (default: <input>/report.html).");
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  fedberry::ParseCommandLine(
+      argc, argv,
       "fedberry report: draws a job's figures (accuracy, loss, round time, "
       "per-client CPU, memory, network, pauses) into one self-contained HTML "
       "page.\nUsage: fedberry-report --input=fedberry-sim-out "
-      "--output=report.html");
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "report_main");
-  };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  absl::ParseCommandLine(argc, argv);
+      "--output=report.html",
+      "report_main");
   const std::string input = absl::GetFlag(FLAGS_input);
   if (input.empty()) {
     std::fprintf(stderr,

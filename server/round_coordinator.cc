@@ -6,9 +6,12 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "proto/wire.h"
+#include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 
@@ -37,27 +40,45 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
-    const v1::JoinRequest& request) {
-  if (request.client_name().empty()) {
-    return absl::InvalidArgumentError("join request has an empty client_name");
-  }
+    const v1::JoinRequest& untrusted) {
+  v1::JoinRequest request = untrusted;
+  RETURN_IF_ERROR(CheckJoin(request, options_.limits));
   absl::MutexLock lock(&mu_);
+  PruneLocked();
+  const bool known = absl::c_any_of(clients_, [&](const auto& c) {
+    return c.second.name == request.client_name();
+  });
+  if (!known && clients_.size() >= static_cast<size_t>(options_.max_clients)) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the server holds ", clients_.size(),
+        " registered clients, its limit (--max_clients); try again later"));
+  }
   std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
                                    static_cast<uint32_t>(id_rng_() & 0xffffff));
   // A board that restarts joins again under its name: its old id retires and
-  // the new one takes its place in the open round, so it can resume there.
+  // the new one takes its place in the open round, so it can resume there;
+  // an update it already pushed stays counted under the new id, so the
+  // round still waits for the other selected boards.
   for (auto it = clients_.begin(); it != clients_.end();) {
     if (it->second.name == request.client_name()) {
-      const bool in_round =
-          cohort_.erase(it->first) > 0 && !reported_.count(it->first);
-      if (in_round) cohort_.insert(id);
-      if (auto p = planned_steps_.find(it->first); p != planned_steps_.end()) {
-        if (in_round) planned_steps_[id] = p->second;
+      const std::string& old = it->first;
+      const bool selected = cohort_.erase(old) > 0;
+      const bool pushed = reported_.erase(old) > 0;
+      if (selected) cohort_.insert(id);
+      if (pushed) reported_.insert(id);
+      if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
+        if (selected) planned_steps_[id] = p->second;
         planned_steps_.erase(p);
       }
+      if (auto u = upload_start_.find(old); u != upload_start_.end()) {
+        if (selected) upload_start_[id] = u->second;
+        upload_start_.erase(u);
+      }
       spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
-                   request.client_name(), id, it->first,
-                   in_round ? " (it keeps its place in the open round)" : "");
+                   request.client_name(), id, old,
+                   pushed     ? " (its update of the open round stays counted)"
+                   : selected ? " (it keeps its place in the open round)"
+                              : "");
       it = clients_.erase(it);
     } else {
       ++it;
@@ -67,13 +88,14 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.name = request.client_name();
   info.num_samples = request.num_samples();
   info.device = request.device();
-  info.last_seen = clock_.Now();
+  info.joined = clock_.Now();
+  info.last_seen = info.joined;
   info.allow_data_moves = request.allow_data_moves();
   info.sample_bytes = request.sample_bytes();
   clients_[id] = info;
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{})",
                info.name, id, info.num_samples, request.device().cores(),
-               request.device().architecture(),
+               runtime::Printable(request.device().architecture()),
                info.allow_data_moves ? ", allows data moves" : "");
   work_pending_ = true;
   changed_.SignalAll();
@@ -90,10 +112,12 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
   while (true) {
     auto it = clients_.find(client_id);
     if (it == clients_.end()) {
-      return absl::NotFoundError(absl::StrCat("unknown client id '", client_id,
+      return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                              runtime::Printable(client_id),
                                               "': join the federation first"));
     }
     it->second.last_seen = clock_.Now();
+    it->second.polled = true;
     v1::GetTaskResponse response;
     response.set_total_rounds(options_.rounds);
     response.set_round(round_);
@@ -140,19 +164,30 @@ absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
   if (!clients_.count(client_id)) {
-    return absl::NotFoundError(absl::StrCat("unknown client id '", client_id,
+    return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                            runtime::Printable(client_id),
                                             "': join the federation first"));
+  }
+  if (state_ == State::kClosing && round == round_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", round,
+        " is closing (every selected client reported, or its deadline "
+        "passed); it takes no more updates"));
   }
   if (state_ != State::kCollecting || round != round_) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "round ", round, " is not open (the server is ",
-        state_ == State::kCollecting ? "collecting round "
-                                     : "not collecting; current round ",
-        round_, ")"));
+        "round ", round, " is not open (",
+        state_ == State::kCollecting
+            ? absl::StrCat("the server is collecting round ", round_)
+        : state_ == State::kDone
+            ? std::string("the job is done")
+            : absl::StrCat("the server waits to open round ", round_),
+        ")"));
   }
   if (task_id != task_id_) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "task id '", task_id, "' does not match round ", round_, "'s task"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("task id '", runtime::Printable(task_id),
+                     "' does not match round ", round_, "'s task"));
   }
   if (!cohort_.count(client_id)) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -182,17 +217,7 @@ absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
 absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
     const v1::UpdateHeader& header) {
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(
-      CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
-  if (reported_.count(header.client_id())) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("client ", header.client_id(),
-                     " already sent its update for round ", header.round()));
-  }
-  if (header.num_samples() == 0) {
-    return absl::InvalidArgumentError(
-        "update header has num_samples 0; an update must weigh something");
-  }
+  RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
   // their receivers: after a server restart they are not, and the sender
   // must hand them over again (its receivers are waiting for them).
@@ -212,9 +237,8 @@ absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
   return specs_;
 }
 
-absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
-    const v1::UpdateHeader& header, const runtime::NamedTensors& update) {
-  absl::MutexLock lock(&mu_);
+absl::Status RoundCoordinator::CheckHeaderLocked(
+    const v1::UpdateHeader& header) const {
   RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
   if (reported_.count(header.client_id())) {
@@ -222,11 +246,38 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
         absl::StrCat("client ", header.client_id(),
                      " already sent its update for round ", header.round()));
   }
-  if (header.num_samples() == 0) {
-    return absl::InvalidArgumentError(
-        "update header has num_samples 0; an update must weigh something");
+  const ClientInfo& info = clients_.at(header.client_id());
+  v1::TrainConfig task = options_.train;
+  if (auto p = planned_steps_.find(header.client_id());
+      p != planned_steps_.end()) {
+    task.set_local_steps(static_cast<uint32_t>(p->second));
   }
-  RETURN_IF_ERROR(sum_->Add(update, static_cast<double>(header.num_samples())));
+  uint64_t received = 0;
+  for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
+  RETURN_IF_ERROR(CheckUpdateWeight(
+      header.num_samples(),
+      MaxUpdateWeight(task, info.num_samples, received)));
+  return CheckTrainMetrics(header.metrics());
+}
+
+absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
+    const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
+  absl::MutexLock lock(&mu_);
+  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  RETURN_IF_ERROR(sum_->Validate(update));
+  double distance = 0;
+  if (bound_) {
+    ASSIGN_OR_RETURN(distance, bound_->Check(update));
+  }
+  RETURN_IF_ERROR(
+      sum_->Add(update, static_cast<double>(untrusted.num_samples())));
+  v1::UpdateHeader header = untrusted;
+  if (auto cleared = SanitizeResources(*header.mutable_resources());
+      !cleared.empty()) {
+    spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
+                 round_, clients_[header.client_id()].name,
+                 absl::StrJoin(cleared, ", "));
+  }
   reported_.insert(header.client_id());
   ClientInfo& info = clients_[header.client_id()];
   info.last_seen = clock_.Now();
@@ -255,9 +306,11 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   pending_.clients.push_back({header.client_id(), info.name,
                               header.num_samples(), header.metrics(),
                               header.resources(), info.device});
-  spdlog::info("round {}: update {}/{} from {} ({} samples, loss {:.4f})",
-               round_, reported_.size(), cohort_.size(), info.name,
-               header.num_samples(), header.metrics().train_loss());
+  spdlog::info(
+      "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
+      "model {:.3f} x its norm)",
+      round_, reported_.size(), cohort_.size(), info.name,
+      header.num_samples(), header.metrics().train_loss(), distance);
   work_pending_ = true;
   changed_.SignalAll();
   return static_cast<int>(reported_.size());
@@ -300,10 +353,13 @@ void RoundCoordinator::CountRejected() {
 }
 
 bool RoundCoordinator::TryOpenRoundLocked() {
+  PruneLocked();
   const absl::Time now = clock_.Now();
   std::vector<std::string> available;
   for (const auto& [id, info] : clients_) {
-    if (now - info.last_seen <= options_.liveness) available.push_back(id);
+    if (info.polled && now - info.last_seen <= options_.liveness) {
+      available.push_back(id);
+    }
   }
   const int n = static_cast<int>(available.size());
   if (n < std::max(1, options_.min_clients_to_start) ||
@@ -330,6 +386,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
   sum_ = std::make_unique<FedAvg>(*global_);
+  bound_ = std::make_unique<UpdateBound>(global_, options_.max_update_ratio);
   pending_ = RoundReport{};
   pending_.round = round_;
   pending_.selected = k;
@@ -343,6 +400,24 @@ bool RoundCoordinator::TryOpenRoundLocked() {
                round_, options_.rounds, k, n, task_id_);
   changed_.SignalAll();
   return true;
+}
+
+void RoundCoordinator::PruneLocked() {
+  const absl::Time now = clock_.Now();
+  int pruned = 0;
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    if (!it->second.polled && now - it->second.joined > options_.liveness &&
+        !cohort_.count(it->first)) {
+      it = clients_.erase(it);
+      ++pruned;
+    } else {
+      ++it;
+    }
+  }
+  if (pruned > 0) {
+    spdlog::info("forgot {} client(s) that joined but never asked for a task",
+                 pruned);
+  }
 }
 
 void RoundCoordinator::PlanRoundLocked() {
@@ -505,6 +580,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
   {
     absl::MutexLock lock(&mu_);
     sum = std::move(sum_);
+    bound_.reset();
     report = std::move(pending_);
     report.participants = static_cast<int>(reported_.size());
     report.dropped = report.selected - report.participants;
@@ -532,7 +608,13 @@ void RoundCoordinator::CloseRound(bool abandon) {
   sum.reset();
   std::shared_ptr<const runtime::NamedTensors> next;
   if (averaged.ok()) {
-    next = std::make_shared<const runtime::NamedTensors>(*std::move(averaged));
+    if (absl::Status finite = runtime::CheckFinite(*averaged); !finite.ok()) {
+      report.refused_result =
+          absl::StrCat("the aggregate is not finite: ", finite.message());
+    } else {
+      next =
+          std::make_shared<const runtime::NamedTensors>(*std::move(averaged));
+    }
   } else {
     spdlog::error("round {}: aggregation failed: {}", report.round,
                   averaged.status().ToString());
@@ -541,12 +623,24 @@ void RoundCoordinator::CloseRound(bool abandon) {
     const absl::Time eval_start = absl::Now();
     auto eval = evaluator_(*next);
     report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - eval_start);
-    if (eval.ok()) {
-      report.eval = *eval;
-    } else {
+    if (!eval.ok()) {
       spdlog::error("round {}: evaluation failed: {}", report.round,
                     eval.status().ToString());
+    } else if (!std::isfinite(eval->mean_loss) ||
+               !std::isfinite(eval->accuracy)) {
+      report.refused_result = absl::StrCat(
+          "its evaluation is not finite (loss ", eval->mean_loss, ")");
+      next.reset();
+    } else {
+      report.eval = *eval;
     }
+  }
+  if (!report.refused_result.empty()) {
+    // Never publish a model that cannot train: boards would all go NaN.
+    spdlog::error(
+        "round {}: refused the round's result, {}; the global model stays "
+        "as it was",
+        report.round, report.refused_result);
   }
   FederationSnapshot snapshot;
   bool finished = false;
@@ -610,7 +704,11 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     info.num_samples = c.num_samples;
     info.allow_data_moves = c.allow_data_moves;
     info.sample_bytes = c.sample_bytes;
+    info.joined = now;
     info.last_seen = now;  // give restored clients a chance to come back
+    // They took part in the job before the restart; they resume with their
+    // ids, often straight into the reopened round.
+    info.polled = true;
     clients_[c.id] = info;
     next_client_ = std::max<uint64_t>(
         next_client_, std::strtoull(c.id.c_str() + 1, nullptr, 10) + 1);

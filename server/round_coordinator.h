@@ -30,8 +30,10 @@
 #include "runtime/model.h"
 #include "runtime/trainer.h"
 #include "server/fedavg.h"
+#include "server/input_checks.h"
 #include "server/planner/round_planner.h"
 #include "server/sample_relay.h"
+#include "server/update_bound.h"
 
 namespace fedberry::server {
 
@@ -63,6 +65,14 @@ struct CoordinatorOptions {
   planner::RoundPlanOptions planning;
   // How long a receiver's pull waits for its sender's samples.
   absl::Duration data_move_wait = absl::Minutes(2);
+  // An update may move the model at most this many times the global
+  // model's L2 norm (see UpdateBound); <= 0: no bound.
+  double max_update_ratio = 10;
+  // Bounds on what a board may declare at join.
+  InputLimits limits;
+  // Registered clients at most; a join beyond it is refused
+  // (ResourceExhausted) once boards that never polled are pruned.
+  int max_clients = 10000;
 };
 
 struct ClientRoundReport {
@@ -96,6 +106,9 @@ struct RoundReport {
   double aggregation_seconds = 0;
   double eval_seconds = 0;
   std::optional<runtime::EvalResult> eval;
+  // Why the round's aggregate was refused (not finite, or its evaluation
+  // not finite) and the previous global model kept; empty: accepted.
+  std::string refused_result;
   std::vector<ClientRoundReport> clients;
 };
 
@@ -142,8 +155,10 @@ class RoundCoordinator {
 
   // Registers a client. A client joining again under the same name replaces
   // its earlier registration (a restarted board), and takes over its place
-  // in the open round, so it can resume that round's task. InvalidArgument
-  // for an empty name.
+  // in the open round, so it can resume that round's task, or, when it had
+  // already pushed its update, its counted update. InvalidArgument for a
+  // name that is empty, too long or not printable ASCII, or declared sizes
+  // beyond `limits`; ResourceExhausted when max_clients are registered.
   absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request);
 
   // The client's task: TRAIN when it is in the open round's cohort and has
@@ -161,7 +176,9 @@ class RoundCoordinator {
 
   // Checks an update's header before its tensors are read, and returns the
   // tensor specs they must follow. Same codes as ModelFor, plus AlreadyExists
-  // for a second update in one round, InvalidArgument for zero samples, and
+  // for a second update in one round, InvalidArgument for a weight of zero
+  // or beyond what its task allows (MaxUpdateWeight) or for training
+  // figures that are not finite, and
   // FailedPrecondition starting with wire::kSamplesMissing when the client has
   // data moves to send whose samples the server does not hold.
   absl::StatusOr<std::vector<v1::TensorSpec>> BeginUpdate(
@@ -169,8 +186,9 @@ class RoundCoordinator {
 
   // Re-checks the header and folds the update into the round's sum. Returns
   // the number of updates the round holds. Errors as BeginUpdate, plus
-  // InvalidArgument for bad tensors (wrong names/shapes, NaN/Inf); a refused
-  // update leaves everything unchanged.
+  // InvalidArgument for bad tensors (wrong names/shapes, NaN/Inf, a distance
+  // from the global model beyond max_update_ratio); a refused update leaves
+  // everything unchanged. Implausible resource readings are dropped.
   absl::StatusOr<int> SubmitUpdate(const v1::UpdateHeader& header,
                                    const runtime::NamedTensors& update);
 
@@ -215,7 +233,11 @@ class RoundCoordinator {
     std::string name;
     uint64_t num_samples = 0;
     v1::DeviceInfo device;
+    absl::Time joined;
     absl::Time last_seen;
+    // It asked for a task since it joined: only such boards are selected
+    // (a join alone proves nothing), and boards that never do are pruned.
+    bool polled = false;
     bool told_done = false;
     // What its last heartbeat of the open round said (PAUSED, RELEASED).
     v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
@@ -231,6 +253,11 @@ class RoundCoordinator {
   void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's data moves (data_moves mode) into relay_.
   void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets clients that joined more than `liveness` ago and never polled.
+  void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Checks the parts of an update's header that need no tensors.
+  absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CloseRound(bool abandon);
 
   const CoordinatorOptions options_;
@@ -250,6 +277,7 @@ class RoundCoordinator {
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<FedAvg> sum_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);

@@ -6,12 +6,9 @@
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpoint_store.h"
+#include "runtime/command_line.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
@@ -83,6 +80,19 @@ ABSL_FLAG(bool, data_moves, false,
           "ones for a round, through this server, among clients that joined "
           "with --allow_data_moves (epoch mode: --local_steps=0). Off: no "
           "sample ever leaves its board.");
+ABSL_FLAG(double, max_update_ratio, 10,
+          "Refuse an update that moves the model more than this many times "
+          "the global model's L2 norm (at least 1): finite poison such as "
+          "every weight 1e38 never reaches the average. 0 turns the bound "
+          "off. Accepted updates log their ratio.");
+ABSL_FLAG(int, max_clients, 10000,
+          "Registered clients at most; a join beyond it is refused "
+          "(RESOURCE_EXHAUSTED) once boards that joined but never asked for "
+          "a task are forgotten.");
+ABSL_FLAG(int, max_threads, 2048,
+          "RPC threads at most (gRPC resource quota); a call beyond it is "
+          "refused with RESOURCE_EXHAUSTED, which clients retry with "
+          "backoff.");
 ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
           "How long a receiving client's pull waits for its sender's "
           "samples.");
@@ -225,6 +235,9 @@ int Run() {
       absl::GetFlag(FLAGS_planner_ilp_time_limit);
   c.planning.data_moves = absl::GetFlag(FLAGS_data_moves);
   c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
+  c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
+  c.max_clients = absl::GetFlag(FLAGS_max_clients);
+  options.max_threads = absl::GetFlag(FLAGS_max_threads);
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     spdlog::error(
         "--data_moves plans whole epochs: use --local_steps=0 (got {})",
@@ -242,11 +255,13 @@ int Run() {
     return 2;
   }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
-      c.fraction > 1 ||
+      c.fraction > 1 || !(c.max_update_ratio >= 0) || c.max_clients < 1 ||
+      options.max_threads < 4 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
     spdlog::error(
-        "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1 "
-        "and local_epochs or local_steps >= 1");
+        "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1, "
+        "local_epochs or local_steps >= 1, max_update_ratio >= 0, "
+        "max_clients >= 1 and max_threads >= 4");
     return 2;
   }
 
@@ -323,16 +338,14 @@ int Run() {
 
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
-  absl::SetProgramUsageMessage(
+  fedberry::ParseCommandLine(
+      argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "
       "in.\nUsage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
-      "--output=out");
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "server_main");
-  };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  absl::ParseCommandLine(argc, argv);
+      "--output=out",
+      "server_main");
+  // Before gRPC's and the driver's threads start, so a signal reaches the
+  // ShutdownSignal made after them instead of killing the process.
+  BlockShutdownSignals();
   return Run();
 }

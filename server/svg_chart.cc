@@ -16,8 +16,19 @@ struct Axis {
   double lo = 0, hi = 1, step = 0.2;
 };
 
-// Ticks at 1, 2 or 5 times a power of ten, about five of them.
+// Beyond this a value is drawn at the edge: the axis's span must stay a
+// finite double, whatever a board reported.
+constexpr double kMaxMagnitude = 1e300;
+// Drawing stops after this many ticks, whatever the axis says.
+constexpr int kMaxTicks = 64;
+
+// Ticks at 1, 2 or 5 times a power of ten, about five of them. Any finite
+// or non-finite input gives a finite axis with a few ticks.
 Axis NiceAxis(double lo, double hi) {
+  if (!std::isfinite(lo)) lo = 0;
+  if (!std::isfinite(hi)) hi = lo + 1;
+  lo = std::clamp(lo, -kMaxMagnitude, kMaxMagnitude);
+  hi = std::clamp(hi, -kMaxMagnitude, kMaxMagnitude);
   if (!(hi > lo)) {
     const double pad = lo == 0 ? 1 : std::fabs(lo) * 0.1;
     lo -= pad;
@@ -34,8 +45,33 @@ Axis NiceAxis(double lo, double hi) {
   a.step = step;
   a.lo = std::floor(lo / step + 1e-9) * step;
   a.hi = std::ceil(hi / step - 1e-9) * step;
-  if (a.hi <= a.lo) a.hi = a.lo + step;
+  // Where a value is so large that adding a step no longer changes it
+  // (|lo| 1e17, step 0.5), the span stands as given.
+  if (!(a.hi > a.lo) || !(a.lo + step > a.lo)) {
+    a.lo = lo;
+    a.hi = hi;
+    a.step = hi - lo;
+  }
   return a;
+}
+
+// Tick values lo, lo + step, ... hi, computed by count rather than by
+// repeated addition, so rounding cannot stall or stretch the loop.
+std::vector<double> Ticks(const Axis& a) {
+  const double n = std::round((a.hi - a.lo) / a.step);
+  const int count = std::isfinite(n) ? std::clamp(static_cast<int>(std::min(
+                                                      n, double{kMaxTicks})),
+                                                  1, kMaxTicks)
+                                     : 1;
+  std::vector<double> out;
+  for (int k = 0; k <= count; ++k) out.push_back(a.lo + k * a.step);
+  return out;
+}
+
+// A bar's height: negative and non-finite values draw nothing, and huge ones
+// stop at the axis's limit.
+double Drawable(double v) {
+  return std::isfinite(v) ? std::clamp(v, 0.0, kMaxMagnitude) : 0;
 }
 
 std::string Num(double v) {
@@ -52,8 +88,9 @@ struct Frame {
   double x0, x1;
   Axis y;
   double X(double x) const {
-    return kLeft +
-           (x1 > x0 ? (x - x0) / (x1 - x0) : 0.5) * (w - kLeft - kRight);
+    // Halves first: x1 - x0 overflows for x values near +-1e308.
+    return kLeft + (x1 > x0 ? (x / 2 - x0 / 2) / (x1 / 2 - x0 / 2) : 0.5) *
+                       (w - kLeft - kRight);
   }
   double Y(double y) const {
     return kTop + (1 - (y - this->y.lo) / (this->y.hi - this->y.lo)) *
@@ -77,7 +114,7 @@ std::string Open(const ChartOptions& o) {
 std::string Axes(const ChartOptions& o, const Frame& f) {
   std::string s;
   const int plot_bottom = o.height - kBottom;
-  for (double v = f.y.lo; v <= f.y.hi + f.y.step * 1e-6; v += f.y.step) {
+  for (double v : Ticks(f.y)) {
     const double y = f.Y(v);
     absl::StrAppendFormat(
         &s,
@@ -186,9 +223,9 @@ std::string LineChart(const ChartOptions& o,
   Frame f{o.width, o.height, x0, x1, NiceAxis(y0, y1)};
   svg += Axes(o, f);
   // X ticks at whole numbers (rounds), thinned to at most ~12 labels.
-  const int span = static_cast<int>(std::round(x1 - x0));
-  const int every = std::max(1, span / 12 + 1);
-  for (int k = 0; k <= span; k += every) {
+  const double span = std::round(std::min(x1 - x0, kMaxMagnitude));
+  const double every = std::max(1.0, std::floor(span / 12) + 1);
+  for (double k = 0; k <= span && k / every <= kMaxTicks; k += every) {
     const double x = x0 + k;
     absl::StrAppendFormat(&svg,
                           "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" "
@@ -236,7 +273,7 @@ std::string StackedBarChart(const ChartOptions& o,
   for (size_t c = 0; c < categories.size(); ++c) {
     double sum = 0;
     for (const BarLayer& l : layers) {
-      if (c < l.values.size()) sum += std::max(0.0, l.values[c]);
+      if (c < l.values.size()) sum += Drawable(l.values[c]);
     }
     top = std::max(top, sum);
   }
@@ -255,7 +292,7 @@ std::string StackedBarChart(const ChartOptions& o,
     double base = 0;
     for (size_t i = 0; i < layers.size(); ++i) {
       const double v =
-          c < layers[i].values.size() ? std::max(0.0, layers[i].values[c]) : 0;
+          c < layers[i].values.size() ? Drawable(layers[i].values[c]) : 0;
       if (v <= 0) continue;
       absl::StrAppendFormat(
           &svg,

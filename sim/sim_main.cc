@@ -14,13 +14,10 @@
 #include <thread>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "runtime/command_line.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "server/html_report.h"
@@ -399,16 +396,11 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
+  fedberry::ParseCommandLine(
+      argc, argv,
       "fedberry simulator: runs a server and N clients on loopback on "
       "Fashion-MNIST and prints a per-round table.\nUsage: fedberry-sim "
-      "--clients=4 --rounds=5 --output=out");
-  absl::FlagsUsageConfig config;
-  config.contains_help_flags = [](absl::string_view file) {
-    return absl::StrContains(file, "sim_main");
-  };
-  config.contains_helpshort_flags = config.contains_help_flags;
-  absl::SetFlagsUsageConfig(config);
-  absl::ParseCommandLine(argc, argv);
+      "--clients=4 --rounds=5 --output=out",
+      "sim_main");
   return Run();
 }

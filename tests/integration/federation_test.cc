@@ -57,6 +57,10 @@ std::unique_ptr<server::FederationServer> StartServer(
   o.coordinator.min_clients_per_round = clients;
   o.coordinator.min_clients_to_start = clients;
   o.coordinator.train.set_model(model);
+  // The scripted trainer moves every weight by its offset, far beyond what
+  // training does: the update bound (tested in round_coordinator_test)
+  // would refuse it.
+  o.coordinator.max_update_ratio = 0;
   o.max_poll = absl::Milliseconds(500);
   o.done_grace = absl::Seconds(5);
   auto s = server::FederationServer::Start(o, runtime::CloneState(initial),
@@ -131,6 +135,36 @@ TEST(Federation, ModelLargerThanFourMegabytesMovesInChunks) {
   RunTwoClientJob("wide-mlp", 1);
 }
 
+// An update refused for what it is (here: beyond the update bound) is not
+// trained and pushed again for the same task; the board waits for the next
+// round. (Before, it was retried every backoff step, forever.)
+TEST(ClientAgent, ARefusedUpdateIsNotTrainedAndPushedAgain) {
+  server::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.coordinator.rounds = 1;
+  o.coordinator.min_clients_per_round = 1;
+  o.coordinator.min_clients_to_start = 1;
+  o.coordinator.train.set_model("mlp");
+  o.coordinator.max_update_ratio = 1e-6;  // every update is refused
+  o.max_poll = absl::Milliseconds(200);
+  auto server = server::FederationServer::Start(o, InitialModel("mlp"),
+                                                nullptr, nullptr);
+  ASSERT_TRUE(server.ok()) << server.status();
+  OffsetTrainer trainer(0.5f, 100);
+  auto agent = MakeAgent((*server)->address(), "refused", trainer);
+  absl::Status ran;
+  std::thread client([&] { ran = agent->Run(); });
+  while (trainer.rounds() < 1) absl::SleepFor(absl::Milliseconds(20));
+  // Many backoff steps (50 ms, doubling) fit in this: the old client trained
+  // and pushed the same task again in each.
+  absl::SleepFor(absl::Seconds(3));
+  agent->Stop();
+  client.join();
+  EXPECT_EQ(trainer.rounds(), 1);
+  EXPECT_TRUE(absl::IsCancelled(ran)) << ran;  // it waited, it did not quit
+  EXPECT_TRUE((*server)->coordinator().history().empty());
+}
+
 // Talks to the server with a raw stub to send what a well-behaved agent never
 // would.
 class BadInputTest : public ::testing::Test {
@@ -142,6 +176,7 @@ class BadInputTest : public ::testing::Test {
         v1::Federation::NewStub(wire::MakeClientChannel(server_->address()));
     v1::JoinRequest join;
     join.set_client_name("raw");
+    join.set_num_samples(10);  // what its updates will claim
     v1::JoinResponse joined;
     grpc::ClientContext c1;
     wire::SetDeadline(c1, absl::Seconds(10));

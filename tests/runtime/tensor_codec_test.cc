@@ -121,6 +121,34 @@ TEST(TensorCodec, RefusesOutOfOrderMissingAndOversizedChunks) {
   EXPECT_EQ(Decode({}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(TensorCodec, RefusalsSayWhatWasWrongAndWhatWasExpected) {
+  const NamedTensors m = Sample();
+  auto specs = SpecsOf(m);
+  ASSERT_TRUE(specs.ok());
+  auto chunks = Encode(m, 1 << 20);
+  // A stream that starts mid-tensor: the expected chunk is tensor 0's first
+  // (no unsigned underflow in the message).
+  std::vector<v1::ModelChunk> late = {chunks[1]};
+  absl::Status s = Decode(late, *specs).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("expected tensor 0 offset 0"), std::string::npos)
+      << s;
+  EXPECT_EQ(s.message().find("18446744073709551615"), std::string::npos) << s;
+  // A dtype this build does not know is named by its number.
+  std::vector<v1::ModelChunk> odd = chunks;
+  odd[0].mutable_spec()->set_dtype(static_cast<v1::DType>(7));
+  s = Decode(odd, *specs).status();
+  EXPECT_NE(s.message().find("unknown dtype 7"), std::string::npos) << s;
+  s = Decode(odd).status();  // no expected layout: the decoder refuses too
+  EXPECT_NE(s.message().find("unknown dtype 7"), std::string::npos) << s;
+  // Names from the wire are escaped in messages.
+  std::vector<v1::ModelChunk> named = chunks;
+  named[0].mutable_spec()->set_name("w\n\x1b[31m");
+  s = Decode(named, *specs).status();
+  EXPECT_EQ(s.message().find('\n'), std::string::npos) << s;
+  EXPECT_EQ(s.message().find('\x1b'), std::string::npos) << s;
+}
+
 TEST(TensorCodec, CheckFiniteNamesTheTensor) {
   auto m = Sample();
   EXPECT_TRUE(CheckFinite(m).ok());

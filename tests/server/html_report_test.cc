@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <regex>
 
 #include "server/job_record.h"
@@ -121,6 +123,61 @@ TEST(SvgChart, EscapesTextAndDrawsEmptyCharts) {
   EXPECT_NE(svg.find("class=\"empty\""), std::string::npos);
   const std::string bars = StackedBarChart(o, {"1", "2"}, {{"x", {1, 2}}});
   EXPECT_EQ(Count(bars, "class=\"bar\""), 2);
+}
+
+// Figures a broken or hostile board may report: every chart must end, and
+// stay small, whatever they are (an axis loop once ran forever on them).
+TEST(SvgChart, EveryChartEndsOnAbsurdFigures) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::nan("");
+  const std::vector<std::vector<double>> cases = {
+      {-1e15, 50}, {-1e17, -1e17 + 16}, {1e17, 1e17 + 1}, {1e308, -1e308},
+      {inf, -inf, nan, 3}, {5e-324, 0}, {-1e300, 1e-300}, {42, 42}};
+  for (const auto& ys : cases) {
+    SCOPED_TRACE(::testing::PrintToString(ys));
+    Series series{"s", {}};
+    for (size_t i = 0; i < ys.size(); ++i) series.points.push_back({i + 1.0, ys[i]});
+    Series wide_x{"x", {{-1e308, 1}, {1e308, 2}, {1e17, 3}}};
+    const std::string lines = LineChart({}, {series, wide_x});
+    EXPECT_LT(lines.size(), 64u << 10);
+    EXPECT_LT(Count(lines, "<line"), 80);
+    EXPECT_EQ(lines.find("nan"), std::string::npos);
+    const std::string bars = StackedBarChart({}, {"a", "b"}, {{"l", ys}});
+    EXPECT_LT(bars.size(), 64u << 10);
+    EXPECT_EQ(bars.find("inf"), std::string::npos);
+  }
+}
+
+TEST(HtmlReport, AJobWithAbsurdClientFiguresRenders) {
+  testing::TempDir dir;
+  {
+    std::ofstream rounds(dir / "rounds.jsonl");
+    rounds << "{\"round\":1,\"selected\":2,\"participants\":2,"
+              "\"round_seconds\":1e308,\"test_accuracy\":null,"
+              "\"test_loss\":-1e17}\n"
+              "{\"round\":2,\"selected\":2,\"participants\":2,"
+              "\"round_seconds\":-1e15,\"test_accuracy\":0.5,"
+              "\"test_loss\":1e17}\n";
+    std::ofstream clients(dir / "clients.jsonl");
+    for (int round = 1; round <= 2; ++round) {
+      clients << "{\"round\":" << round
+              << ",\"client\":\"a\",\"num_samples\":10,"
+                 "\"cpu_utilization\":-1e15,\"rss_bytes\":18446744073709551615,"
+                 "\"samples_per_second\":1e308,\"paused_seconds\":-1e300,"
+                 "\"rpc_sent_bytes\":0,\"client_wall_seconds\":null}\n"
+              << "{\"round\":" << round
+              << ",\"client\":\"b\\n<script>\",\"num_samples\":10,"
+                 "\"cpu_utilization\":0.9,\"train_seconds\":1e17}\n";
+    }
+  }
+  auto record = ReadJobRecord(dir.path());
+  ASSERT_TRUE(record.ok()) << record.status();
+  const std::string html = RenderHtmlReport(*record, "absurd");
+  EXPECT_LT(html.size(), 1u << 20);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  for (const std::string& id : ReportPlotIds()) {
+    EXPECT_NE(html.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
+  }
 }
 
 }  // namespace

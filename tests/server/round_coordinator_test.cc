@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <deque>
+#include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "server/federation_checkpoint.h"
 
 namespace fedberry::server {
@@ -40,21 +43,32 @@ class RoundCoordinatorTest : public ::testing::Test {
       o.train.set_batch_size(4);
       o.planning.planner = planner;
     }
+    o.max_update_ratio = max_update_ratio_;
+    o.max_clients = max_clients_;
     coordinator_ = std::make_unique<RoundCoordinator>(
         o, Model(0, 0),
         [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
           ++evaluations_;
+          // A model beyond any sane scale evaluates to NaN, as a real one
+          // whose activations overflow does.
+          if (m[0].tensor.abs().max().item<float>() > 1e30) {
+            return runtime::EvalResult{10, std::nan(""), 0.1};
+          }
           return runtime::EvalResult{10, 0.5, 0.75};
         },
         [this](const RoundReport& r) { reports_.push_back(r); }, clock_);
   }
 
+  // Joins and asks for a task once, as a real board does: boards that
+  // never ask are not selected.
   std::string Join(const std::string& name) {
     v1::JoinRequest r;
     r.set_client_name(name);
     r.set_num_samples(10);
     auto j = coordinator_->Join(r);
     EXPECT_TRUE(j.ok()) << j.status();
+    if (!j.ok()) return "";
+    EXPECT_TRUE(coordinator_->GetTask(j->client_id(), absl::ZeroDuration()).ok());
     return j->client_id();
   }
 
@@ -104,6 +118,9 @@ class RoundCoordinatorTest : public ::testing::Test {
   }
 
   absl::Duration paused_grace_ = absl::ZeroDuration();
+  // Off for tests of other behaviour, whose models jump from zero.
+  double max_update_ratio_ = 0;
+  int max_clients_ = 10000;
   SimulatedClock clock_;
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::vector<RoundReport> reports_;
@@ -493,6 +510,254 @@ TEST_F(RoundCoordinatorTest, SnapshotRestoresRoundRegistryAndModel) {
       NamedTensors{{"w", torch::zeros({3})}});
   EXPECT_EQ(coordinator_->Restore(wrong).code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+// Issue: hostile and broken boards. Each test below failed on the code
+// before the fix it pins.
+
+TEST_F(RoundCoordinatorTest, FinitePoisonIsRefusedByTheUpdateBound) {
+  max_update_ratio_ = 10;
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  const absl::Status poisoned = Submit(Header(a, ta, 5), Model(1e38f, 1e38f));
+  EXPECT_EQ(poisoned.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(poisoned.message().find("max_update_ratio"), std::string::npos)
+      << poisoned;
+  // The refusal changed nothing: a's honest update still counts once.
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  EXPECT_TRUE(reports_.back().refused_result.empty());
+}
+
+TEST_F(RoundCoordinatorTest, ANonFiniteResultIsRefusedAndTheModelKept) {
+  // The bound is off (the fixture's default): the last line of defence
+  // must hold by itself.
+  Make(2, /*rounds=*/2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1e38f, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1e38f, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_NE(reports_[0].refused_result.find("not finite"), std::string::npos)
+      << reports_[0].refused_result;
+  EXPECT_FALSE(reports_[0].eval.has_value());
+  // The job goes on from the model it had.
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ta = Task(a);
+  tb = Task(b);
+  EXPECT_EQ(ta.round(), 2u);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  EXPECT_TRUE(reports_.back().refused_result.empty());
+}
+
+TEST_F(RoundCoordinatorTest, FiguresThatAreNotFiniteAreRefusedOrDropped) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  auto nan_loss = Header(a, ta, 5);
+  nan_loss.mutable_metrics()->set_train_loss(std::nan(""));
+  EXPECT_EQ(Submit(nan_loss, Model(1, 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  auto bad_accuracy = Header(a, ta, 5);
+  bad_accuracy.mutable_metrics()->set_train_accuracy(-3);
+  EXPECT_EQ(Submit(bad_accuracy, Model(1, 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  // Absurd resource readings do not cost an honest update: they are dropped.
+  auto absurd = Header(a, ta, 5);
+  absurd.mutable_resources()->set_cpu_utilization(-1e15);
+  absurd.mutable_resources()->set_wall_seconds(
+      std::numeric_limits<double>::infinity());
+  absurd.mutable_resources()->set_cpu_seconds(2.5);
+  ASSERT_TRUE(Submit(absurd, Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const auto& clients = reports_.back().clients;
+  ASSERT_EQ(clients.size(), 2u);
+  EXPECT_FALSE(clients[0].resources.has_cpu_utilization());
+  EXPECT_FALSE(clients[0].resources.has_wall_seconds());
+  EXPECT_EQ(clients[0].resources.cpu_seconds(), 2.5);
+}
+
+TEST_F(RoundCoordinatorTest, AnUpdateWeighsNoMoreThanItsTaskAllows) {
+  Make(2);  // whole epochs; each board declared 10 samples at join
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  const absl::Status huge =
+      Submit(Header(a, ta, uint64_t{1} << 63), Model(100, 100));
+  EXPECT_EQ(huge.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(huge.message().find("at most 10"), std::string::npos) << huge;
+  EXPECT_EQ(Submit(Header(a, ta, 11), Model(1, 1)).code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(Submit(Header(a, ta, 10), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 10), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+}
+
+TEST_F(RoundCoordinatorTest, RejoinAfterPushKeepsTheRoundWaitingForOthers) {
+  Make(3);
+  std::string a = Join("a"), b = Join("b"), c = Join("c");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b), tc = Task(c);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(3, 3)).ok());
+  // a crashes after its push and joins again under its name.
+  std::string a2 = Join("a");
+  EXPECT_EQ(Task(a2).action(), v1::GetTaskResponse::WAIT);  // it reported
+  EXPECT_FALSE(coordinator_->RunOnce());  // b and c are still out
+  EXPECT_FALSE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(6, 6)).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(c, tc, 5), Model(9, 9)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 3);
+  EXPECT_EQ(reports_[0].dropped, 0);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(6, 6)));
+}
+
+TEST_F(RoundCoordinatorTest, NamesMustBeShortPrintableText) {
+  Make(2);
+  for (const std::string& name :
+       {std::string("evil\n[info] forged line"), std::string("\x1b[31mred"),
+        std::string(1 << 20, 'x'), std::string()}) {
+    v1::JoinRequest r;
+    r.set_client_name(name);
+    auto joined = coordinator_->Join(r);
+    EXPECT_EQ(joined.status().code(), absl::StatusCode::kInvalidArgument);
+    // The refusal quotes at most a short, escaped part of the name.
+    EXPECT_LT(joined.status().message().size(), 400u);
+    EXPECT_EQ(joined.status().message().find('\n'), std::string::npos);
+    EXPECT_EQ(joined.status().message().find('\x1b'), std::string::npos);
+  }
+  EXPECT_EQ(coordinator_->registered_clients(), 0);
+  v1::JoinRequest greedy;
+  greedy.set_client_name("greedy");
+  greedy.set_num_samples(uint64_t{1} << 62);
+  EXPECT_EQ(coordinator_->Join(greedy).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(RoundCoordinatorTest, BoardsThatNeverPollAreNotSelectedAndForgotten) {
+  Make(2);
+  for (int i = 0; i < 50; ++i) {
+    v1::JoinRequest r;
+    r.set_client_name(absl::StrCat("ghost-", i));
+    ASSERT_TRUE(coordinator_->Join(r).ok());
+  }
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, Task(b), 5), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(reports_.back().selected, 2);
+  EXPECT_EQ(coordinator_->registered_clients(), 52);
+  clock_.Advance(absl::Minutes(3));  // past the liveness window
+  Task(a);
+  Task(b);
+  ASSERT_TRUE(coordinator_->RunOnce());  // opens round 2, forgets the ghosts
+  EXPECT_EQ(coordinator_->registered_clients(), 2);
+}
+
+TEST_F(RoundCoordinatorTest, TheRegistryIsBounded) {
+  max_clients_ = 2;
+  Make(2);
+  Join("a");
+  Join("b");
+  v1::JoinRequest r;
+  r.set_client_name("c");
+  EXPECT_EQ(coordinator_->Join(r).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  r.set_client_name("a");  // a known board restarting is always let in
+  EXPECT_TRUE(coordinator_->Join(r).ok());
+  EXPECT_EQ(coordinator_->registered_clients(), 2);
+}
+
+TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  FederationSnapshot snapshot;
+  snapshot.next_round = 2;
+  snapshot.global = std::make_shared<const NamedTensors>(Model(1, 2));
+  snapshot.clients.push_back({"c0001-abc", "a", 10, false, 0});
+  RoundReport r;
+  r.round = 1;
+  r.round_seconds = 1e308;
+  r.aggregation_seconds = std::nan("");
+  r.eval = runtime::EvalResult{10, inf, -inf};
+  r.refused_result = "its evaluation is not finite";
+  r.paused_stragglers = 2;
+  r.released_stragglers = 1;
+  r.planner = "greedy";
+  r.makespan_seconds = 3.5;
+  r.moved_samples = 40;
+  ClientRoundReport c;
+  c.client_id = "c0001-abc";
+  c.client_name = "a";
+  c.num_samples = std::numeric_limits<uint64_t>::max();
+  c.metrics.set_train_loss(std::nan(""));
+  c.metrics.set_train_accuracy(-inf);
+  c.metrics.set_train_seconds(5e-324);
+  c.resources.set_cpu_utilization(std::nan(""));
+  r.clients.push_back(c);
+  snapshot.history.push_back(r);
+  snapshot.capacities["a"].seconds_per_sample = {inf, std::nan(""), 0.5};
+
+  auto files = EncodeFederationCheckpoint(snapshot, "test");
+  ASSERT_TRUE(files.ok()) << files.status();
+  checkpoint::LoadedCheckpoint loaded;
+  loaded.name = "ckpt-00000001";
+  for (auto& f : *files) loaded.files[f.name] = f.bytes;
+  auto decoded = DecodeFederationCheckpoint(loaded);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const RoundReport& back = decoded->snapshot.history.at(0);
+  EXPECT_EQ(back.round_seconds, 1e308);
+  EXPECT_TRUE(std::isnan(back.aggregation_seconds));
+  ASSERT_TRUE(back.eval.has_value());
+  EXPECT_EQ(back.eval->mean_loss, inf);
+  EXPECT_EQ(back.eval->accuracy, -inf);
+  EXPECT_EQ(back.refused_result, r.refused_result);
+  EXPECT_EQ(back.paused_stragglers, 2);
+  EXPECT_EQ(back.released_stragglers, 1);
+  EXPECT_EQ(back.planner, "greedy");
+  EXPECT_EQ(back.makespan_seconds, 3.5);
+  EXPECT_EQ(back.moved_samples, 40u);
+  const ClientRoundReport& cb = back.clients.at(0);
+  EXPECT_EQ(cb.num_samples, std::numeric_limits<uint64_t>::max());
+  EXPECT_TRUE(std::isnan(cb.metrics.train_loss()));
+  EXPECT_EQ(cb.metrics.train_accuracy(), -inf);
+  EXPECT_EQ(cb.metrics.train_seconds(), 5e-324);
+  EXPECT_TRUE(std::isnan(cb.resources.cpu_utilization()));
+  const auto& sps = decoded->snapshot.capacities.at("a").seconds_per_sample;
+  ASSERT_EQ(sps.size(), 3u);
+  EXPECT_EQ(sps[0], inf);
+  EXPECT_TRUE(std::isnan(sps[1]));
+  EXPECT_EQ(sps[2], 0.5);
+
+  // Records written before this fix hold null where a NaN was: they read.
+  std::string state = loaded.files["state.json"];
+  for (const std::string& token : {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""}) {
+    for (size_t p = state.find(token); p != std::string::npos;
+         p = state.find(token)) {
+      state.replace(p, token.size(), "null");
+    }
+  }
+  loaded.files["state.json"] = state;
+  auto old = DecodeFederationCheckpoint(loaded);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_TRUE(std::isnan(old->snapshot.history[0].clients[0].metrics.train_loss()));
 }
 
 TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {

@@ -1,0 +1,51 @@
+// What the server accepts from a board, checked at the door before anything
+// is stored, logged or counted: names, declared sizes, training figures,
+// resource readings and the weight an update claims. Everything here comes
+// from the wire and is untrusted. A refusal is InvalidArgument naming the
+// field and the value; readings that are merely implausible are dropped
+// (absent, as a board that could not take them) rather than refusing an
+// honest update. Thread-safe: pure functions.
+#ifndef FEDBERRY_SERVER_INPUT_CHECKS_H_
+#define FEDBERRY_SERVER_INPUT_CHECKS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "fedberry/v1/federation.pb.h"
+
+namespace fedberry::server {
+
+struct InputLimits {
+  size_t max_name_bytes = 128;         // client_name
+  size_t max_device_text_bytes = 256;  // each DeviceInfo string
+  uint64_t max_declared_samples = uint64_t{1} << 40;
+  uint64_t max_sample_bytes = uint64_t{1} << 30;  // one sample's size
+};
+
+// OK for a name of 1..max_name_bytes printable ASCII bytes, a sample count
+// and sample size within bounds. Cuts DeviceInfo strings to their bound.
+absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits);
+
+// OK when loss, accuracy and seconds are finite, accuracy is in [0, 1] and
+// seconds are not negative.
+absl::Status CheckTrainMetrics(const v1::TrainMetrics& metrics);
+
+// Clears every reading that is not finite, negative, or beyond what any
+// board could measure in a round (e.g. cpu_utilization -1e15); returns the
+// names of the fields cleared.
+std::vector<std::string> SanitizeResources(v1::ResourceMetrics& resources);
+
+// The most samples an update may claim to weigh: the task's steps x batch
+// in step mode, else epochs x (samples declared at join + samples received
+// by data moves).
+uint64_t MaxUpdateWeight(const v1::TrainConfig& task, uint64_t declared,
+                         uint64_t received);
+
+// OK for 1 <= claimed <= allowed; InvalidArgument otherwise.
+absl::Status CheckUpdateWeight(uint64_t claimed, uint64_t allowed);
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_INPUT_CHECKS_H_

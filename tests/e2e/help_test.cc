@@ -1,0 +1,68 @@
+// Every binary answers --help with its own flags and exit status 0, as shell
+// and systemd tooling expect, and still refuses an unknown flag.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string output;
+};
+
+Outcome Execute(const std::string& command) {
+  Outcome run;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return run;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) {
+    run.output.append(buffer.data(), n);
+  }
+  const int raw = pclose(pipe);
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  return run;
+}
+
+struct Binary {
+  const char* name;
+  const char* flag;  // one of its own flags, listed by --help
+};
+
+class HelpTest : public ::testing::TestWithParam<Binary> {};
+
+TEST_P(HelpTest, HelpExitsZeroAndUnknownFlagsDoNot) {
+  const std::string bin = std::string(FEDBERRY_BIN_DIR) + "/" + GetParam().name;
+  for (const char* help : {"--help", "--helpfull", "-help"}) {
+    SCOPED_TRACE(help);
+    const Outcome run = Execute(bin + " " + help);
+    EXPECT_EQ(run.status, 0) << run.output;
+    EXPECT_NE(run.output.find(GetParam().flag), std::string::npos)
+        << run.output;
+  }
+  const Outcome bad = Execute(bin + " --no_such_flag_here");
+  EXPECT_NE(bad.status, 0) << bad.output;
+  EXPECT_NE(bad.output.find("no_such_flag_here"), std::string::npos)
+      << bad.output;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Binaries, HelpTest,
+    ::testing::Values(Binary{"fedberry-server", "max_update_ratio"},
+                      Binary{"fedberry-client", "server"},
+                      Binary{"fedberry-sim", "clients"},
+                      Binary{"fedberry-report", "input"},
+                      Binary{"fedberry-ckpt", "json"}),
+    [](const ::testing::TestParamInfo<Binary>& info) {
+      std::string name = info.param.name;
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
+
+}  // namespace
