@@ -22,6 +22,7 @@
 #include "proto/wire.h"
 #include "runtime/command_line.h"
 #include "runtime/device_facts.h"
+#include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
@@ -426,6 +427,7 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry device agent: trains on this board's data shard and sends "

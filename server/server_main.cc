@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "checkpoint/checkpoint_store.h"
 #include "runtime/command_line.h"
+#include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/trainer.h"
@@ -336,6 +337,7 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "

@@ -1,0 +1,176 @@
+// The training loop of one client, alone: samples/s of runtime::Train on a
+// client's Fashion-MNIST shard (LeNet-5, SGD, by default 1 thread, batch 32,
+// the shard of client 0 of 4 as in the default job), then of
+// runtime::Evaluate on the 10k test split at several batch sizes. Compare
+// with bench/reference/loop_bench.py (the same loop in Python PyTorch):
+//
+//   build/bin/loop_bench                 # heap tuning on, as the binaries
+//   build/bin/loop_bench --heap_tuning=false
+//   build/bin/loop_bench_refblas         # LibTorch's sgemm_ left to libblas
+//
+// Prints figures (median of --reps runs), asserts nothing.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "runtime/heap_tuning.h"
+#include "runtime/image_dataset.h"
+#include "runtime/model.h"
+#include "runtime/trainer.h"
+
+#if FEDBERRY_FAST_SGEMM
+#include "runtime/fast_sgemm.h"
+#endif
+
+ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
+          "Fashion-MNIST folder.");
+ABSL_FLAG(bool, heap_tuning, true,
+          "Fixed malloc thresholds (runtime/heap_tuning.h), as the binaries.");
+ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads.");
+ABSL_FLAG(int, batch_size, 32, "Training batch size.");
+ABSL_FLAG(int, partition_count, 4, "Train on shard 0 of this many (IID).");
+ABSL_FLAG(int, steps, 0, "Batches per timed run (0: one epoch of the shard).");
+ABSL_FLAG(int, reps, 3, "Timed runs; the median is printed.");
+ABSL_FLAG(std::string, eval_batches, "50,100,250,500,1000,10000",
+          "Evaluation batch sizes to time (empty: no evaluation).");
+
+namespace fedberry::runtime {
+namespace {
+
+double CpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+         1e-6 * (u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+long MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+struct Timed {
+  double wall = 0, cpu = 0;
+  long faults = 0;
+};
+
+template <typename F>
+Timed Time(F f) {
+  const absl::Time t0 = absl::Now();
+  const double c0 = CpuSeconds();
+  const long f0 = MinorFaults();
+  f();
+  return {absl::ToDoubleSeconds(absl::Now() - t0), CpuSeconds() - c0,
+          MinorFaults() - f0};
+}
+
+Timed Median(std::vector<Timed> v) {
+  std::sort(v.begin(), v.end(),
+            [](const Timed& a, const Timed& b) { return a.wall < b.wall; });
+  return v[v.size() / 2];
+}
+
+std::string SgemmName() {
+#if FEDBERRY_FAST_SGEMM
+  return "oneDNN (executable's sgemm_)";
+#else
+  return "libblas.so.3";
+#endif
+}
+
+int Run() {
+  const bool tuned = absl::GetFlag(FLAGS_heap_tuning) && TuneHeapForTraining();
+  torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  PartitionSpec spec;
+  spec.count = absl::GetFlag(FLAGS_partition_count);
+  spec.seed = 42;  // fedberry-client's --partition_seed default
+  auto train = LoadIdxDataset(absl::GetFlag(FLAGS_data), Split::kTrain, &spec);
+  auto test = LoadIdxDataset(absl::GetFlag(FLAGS_data), Split::kTest);
+  if (!train.ok() || !test.ok()) {
+    std::fprintf(stderr, "loop_bench: %s\n",
+                 std::string((train.ok() ? test.status() : train.status())
+                                 .message())
+                     .c_str());
+    return 1;
+  }
+  std::printf("loop_bench: C++ LibTorch %s, threads=%d, heap tuning %s, "
+              "sgemm %s\n",
+              TORCH_VERSION, torch::get_num_threads(), tuned ? "on" : "off",
+              SgemmName().c_str());
+
+  torch::manual_seed(1);
+  std::shared_ptr<Net> net = *MakeNet("lenet5");
+  TrainOptions options;
+  options.batch_size = absl::GetFlag(FLAGS_batch_size);
+  options.local_steps = absl::GetFlag(FLAGS_steps);
+  if (options.local_steps <= 0) {
+    options.local_steps =
+        (train->rows + options.batch_size - 1) / options.batch_size;
+  }
+  // Warm-up: first-call costs (kernel JIT, allocator growth).
+  TrainOptions warm = options;
+  warm.local_steps = 20;
+  (void)Train(*net, *train, warm);
+
+  std::vector<Timed> runs;
+  int64_t samples = 0;
+  double loss = 0;
+  for (int r = 0; r < absl::GetFlag(FLAGS_reps); ++r) {
+    options.seed = 100 + r;
+    runs.push_back(Time([&] {
+      auto result = Train(*net, *train, options);
+      samples = result->samples;
+      loss = result->mean_loss;
+    }));
+  }
+  const Timed t = Median(runs);
+  std::printf("train  batch=%-5d %8.0f samples/s  (median of %zu: %lld "
+              "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+              "loss %.4f)\n",
+              static_cast<int>(options.batch_size), samples / t.wall, runs.size(),
+              static_cast<long long>(samples), t.wall, t.cpu, t.faults, loss);
+
+  for (absl::string_view part :
+       absl::StrSplit(absl::GetFlag(FLAGS_eval_batches), ',',
+                      absl::SkipEmpty())) {
+    int batch = 0;
+    if (!absl::SimpleAtoi(part, &batch) || batch <= 0) continue;
+    (void)Evaluate(*net, *test, batch);  // warm-up
+    std::vector<Timed> evals;
+    double accuracy = 0;
+    for (int r = 0; r < absl::GetFlag(FLAGS_reps); ++r) {
+      evals.push_back(
+          Time([&] { accuracy = Evaluate(*net, *test, batch)->accuracy; }));
+    }
+    const Timed e = Median(evals);
+    std::printf("eval   batch=%-5d %8.0f samples/s  (median of %zu: %lld "
+                "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+                "accuracy %.4f)\n",
+                batch, test->rows / e.wall, evals.size(),
+                static_cast<long long>(test->rows), e.wall, e.cpu, e.faults,
+                accuracy);
+  }
+#if FEDBERRY_FAST_SGEMM
+  std::printf("sgemm_ calls through oneDNN: %llu (handed to libblas: %llu)\n",
+              static_cast<unsigned long long>(FastSgemmCalls()),
+              static_cast<unsigned long long>(FastSgemmFallbacks()));
+#endif
+  return 0;
+}
+
+}  // namespace
+}  // namespace fedberry::runtime
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return fedberry::runtime::Run();
+}
