@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs fedberry's build and run dependencies from Debian 12's packages;
-# with --cross, also the tools of the Raspberry Pi (aarch64) cross build.
+# with --test, also what only the tests need; with --cross, that and the
+# tools of the Raspberry Pi (aarch64) cross build.
 # Idempotent and quiet when everything is already installed.
 set -euo pipefail
 
@@ -23,9 +24,13 @@ cross_packages=(
   g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static
   apt dpkg-dev debian-archive-keyring
 )
-if [[ ${1:-} == --cross ]]; then
-  packages+=("${cross_packages[@]}")
-fi
+# The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh).
+test_packages=(clang-14 libclang-rt-14-dev)
+# --test: what the tests need too; --cross: that and the cross build's tools.
+case ${1:-} in
+  --cross) packages+=("${test_packages[@]}" "${cross_packages[@]}") ;;
+  --test) packages+=("${test_packages[@]}") ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

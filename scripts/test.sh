@@ -2,7 +2,9 @@
 # Builds fedberry with its tests (default preset) and runs them with ctest,
 # then proves the Raspberry Pi (aarch64) build: cross-build, unit tests and a
 # federation under qemu, the .deb (scripts/test-rpi3.sh). FEDBERRY_SKIP_RPI3=1
-# skips that second part for quick local runs. Arguments go to the host ctest.
+# skips that second part for quick local runs, FEDBERRY_SKIP_FUZZ=1 the
+# fuzzing of the RPC handlers (scripts/fuzz.sh). Arguments go to the host
+# ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rpi3=1
@@ -15,11 +17,15 @@ if ((rpi3)); then
   scripts/make-sysroot.sh >build/make-sysroot.log 2>&1 &
   sysroot_pid=$!
 else
-  scripts/install-deps.sh
+  scripts/install-deps.sh --test
 fi
 cmake --preset default -DFEDBERRY_BUILD_TESTS=ON >/dev/null
 cmake --build --preset default
 ctest --preset default -j2 -LE soak "$@"
+# Every RPC handler under libFuzzer for a bounded time (FUZZ_SECONDS each).
+if [[ ${FEDBERRY_SKIP_FUZZ:-0} != 1 ]]; then
+  scripts/fuzz.sh
+fi
 if ((rpi3)); then
   if ! wait "$sysroot_pid"; then
     cat build/make-sysroot.log >&2

@@ -1,0 +1,111 @@
+#include "tests/fuzz/federation_fuzz.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "proto/wire.h"
+#include "runtime/tensor_codec.h"
+#include "server/federation_server.h"
+
+namespace fedberry::fuzz {
+namespace {
+
+runtime::NamedTensors SmallModel() {
+  return {{"w", torch::full({4, 4}, 0.5f)},
+          {"b", torch::zeros({4})},
+          {"n", torch::zeros({1}, torch::kInt64)}};
+}
+
+}  // namespace
+
+struct FuzzFederation::Impl {
+  std::unique_ptr<server::FederationServer> server;
+};
+
+FuzzFederation& FuzzFederation::Get() {
+  static FuzzFederation* federation = new FuzzFederation();
+  return *federation;
+}
+
+FuzzFederation::FuzzFederation() : impl_(std::make_shared<Impl>()) {
+  server::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.max_poll = absl::Milliseconds(100);
+  o.max_threads = 64;
+  o.coordinator.rounds = 1 << 30;  // the job never ends while fuzzing
+  o.coordinator.min_clients_per_round = 1;
+  o.coordinator.min_clients_to_start = 1;
+  o.coordinator.max_clients = 1000;
+  o.coordinator.train.set_model("fuzz");
+  o.coordinator.train.set_local_epochs(1);
+  o.coordinator.train.set_batch_size(4);
+  auto started = server::FederationServer::Start(o, SmallModel(), nullptr,
+                                                 nullptr);
+  if (!started.ok()) {
+    std::fprintf(stderr, "fuzz: cannot start the server: %s\n",
+                 started.status().ToString().c_str());
+    std::abort();
+  }
+  impl_->server = *std::move(started);
+  stub_ = v1::Federation::NewStub(
+      wire::MakeClientChannel(impl_->server->address()));
+  Refresh();
+}
+
+void FuzzFederation::SetDeadline(grpc::ClientContext& context) const {
+  wire::SetDeadline(context, absl::Milliseconds(700));
+}
+
+void FuzzFederation::Refresh() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    if (id_.empty()) {
+      v1::JoinRequest join;
+      join.set_client_name("seed");
+      join.set_num_samples(1000);
+      grpc::ClientContext context;
+      SetDeadline(context);
+      v1::JoinResponse joined;
+      if (!stub_->Join(&context, join, &joined).ok()) continue;
+      id_ = joined.client_id();
+    }
+    v1::GetTaskRequest request;
+    request.set_client_id(id_);
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::GetTaskResponse task;
+    grpc::Status s = stub_->GetTask(&context, request, &task);
+    if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+      id_.clear();  // a fuzzed join took the seed's name
+      continue;
+    }
+    if (s.ok() && task.action() == v1::GetTaskResponse::TRAIN) {
+      task_ = task.task_id();
+      round_ = task.round();
+      return;
+    }
+    if (s.ok()) return;  // between rounds: keep the last task
+  }
+}
+
+void FuzzFederation::Fill(std::string* client_id, std::string* task_id,
+                          uint64_t* round) const {
+  if (client_id != nullptr && *client_id == kClientId) *client_id = id_;
+  if (task_id != nullptr && *task_id == kTaskId) *task_id = task_;
+  if (round != nullptr && *round == 0) *round = round_;
+}
+
+void FuzzFederation::CheckInvariants() const {
+  auto global = impl_->server->coordinator().global_model();
+  const runtime::NamedTensors reference = SmallModel();
+  bool same_layout = global->size() == reference.size();
+  for (size_t i = 0; same_layout && i < reference.size(); ++i) {
+    same_layout = (*global)[i].name == reference[i].name &&
+                  (*global)[i].tensor.sizes().equals(reference[i].tensor.sizes());
+  }
+  if (!same_layout || !runtime::CheckFinite(*global).ok()) {
+    std::fprintf(stderr, "fuzz: the server published a broken global model\n");
+    std::abort();
+  }
+}
+
+}  // namespace fedberry::fuzz

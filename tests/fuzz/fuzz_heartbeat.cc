@@ -1,0 +1,18 @@
+// Fuzzes Federation.Heartbeat with one serialized HeartbeatRequest.
+#include "tests/fuzz/federation_fuzz.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto& f = fedberry::fuzz::FuzzFederation::Get();
+  fedberry::v1::HeartbeatRequest request;
+  if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
+  f.Refresh();
+  uint64_t round = request.round();
+  f.Fill(request.mutable_client_id(), request.mutable_task_id(), &round);
+  request.set_round(round);
+  grpc::ClientContext context;
+  f.SetDeadline(context);
+  fedberry::v1::HeartbeatResponse response;
+  (void)f.stub().Heartbeat(&context, request, &response);
+  f.CheckInvariants();
+  return 0;
+}
