@@ -87,11 +87,24 @@ void FuzzFederation::Refresh() {
   }
 }
 
-void FuzzFederation::Fill(std::string* client_id, std::string* task_id,
-                          uint64_t* round) const {
-  if (client_id != nullptr && *client_id == kClientId) *client_id = id_;
-  if (task_id != nullptr && *task_id == kTaskId) *task_id = task_;
-  if (round != nullptr && *round == 0) *round = round_;
+void FuzzFederation::Fill(google::protobuf::Message& message) const {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection* r = message.GetReflection();
+  const google::protobuf::Descriptor* d = message.GetDescriptor();
+  for (int i = 0; i < d->field_count(); ++i) {
+    const FieldDescriptor* f = d->field(i);
+    if (f->is_repeated()) continue;
+    if (f->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (r->HasField(message, f)) Fill(*r->MutableMessage(&message, f));
+    } else if (f->name() == "client_id" &&
+               r->GetString(message, f) == kClientId) {
+      r->SetString(&message, f, id_);
+    } else if (f->name() == "task_id" && r->GetString(message, f) == kTaskId) {
+      r->SetString(&message, f, task_);
+    } else if (f->name() == "round" && r->GetUInt64(message, f) == 0) {
+      r->SetUInt64(&message, f, round_);
+    }
+  }
 }
 
 void FuzzFederation::CheckInvariants() const {

@@ -4,7 +4,8 @@
 // ("seed") in the open round, whose client id, task id and round stand in
 // for placeholders in the fuzz input, so mutated messages reach past the
 // first identity checks. Inputs are wire messages: one serialized request
-// for unary calls, varint-length-delimited messages for streams.
+// for unary calls, varint-length-delimited messages for streams. Each
+// target parses its input, calls its RPC and checks the invariants.
 #ifndef FEDBERRY_TESTS_FUZZ_FEDERATION_FUZZ_H_
 #define FEDBERRY_TESTS_FUZZ_FEDERATION_FUZZ_H_
 
@@ -36,11 +37,41 @@ class FuzzFederation {
   void SetDeadline(grpc::ClientContext& context) const;
 
   // Brings the seed board up to date (it rejoins when a fuzzed join took
-  // its name) and replaces placeholders: an id of kClientId or a task of
-  // kTaskId become the seed's, round 0 becomes the open round.
+  // its name).
   void Refresh();
-  void Fill(std::string* client_id, std::string* task_id,
-            uint64_t* round) const;
+  // Replaces placeholders in `message` and its sub-messages: a client_id of
+  // kClientId or a task_id of kTaskId become the seed's, round 0 becomes
+  // the open round.
+  void Fill(google::protobuf::Message& message) const;
+
+  // Parses one request, brings the seed board up to date and fills the
+  // placeholders. False: not a request (the input is of no use).
+  template <typename Request>
+  bool ParseRequest(const uint8_t* data, size_t size, Request& request) {
+    if (!request.ParseFromArray(data, static_cast<int>(size))) return false;
+    Refresh();
+    Fill(request);
+    return true;
+  }
+
+  // The messages of a stream input (at most 64), placeholders filled.
+  template <typename Message>
+  std::vector<Message> ParseStream(const uint8_t* data, size_t size) {
+    std::vector<Message> out;
+    google::protobuf::io::CodedInputStream in(data, static_cast<int>(size));
+    while (out.size() < 64) {
+      Message m;
+      bool clean_eof = false;
+      if (!google::protobuf::util::ParseDelimitedFromCodedStream(&m, &in,
+                                                                 &clean_eof)) {
+        break;
+      }
+      out.push_back(std::move(m));
+    }
+    if (!out.empty()) Refresh();
+    for (Message& m : out) Fill(m);
+    return out;
+  }
 
   // Aborts (a finding) when the server publishes a global model that is
   // not finite or of another layout.
@@ -55,22 +86,23 @@ class FuzzFederation {
   uint64_t round_ = 0;
 };
 
-// The messages of a stream input, at most `max` of them.
-template <typename Message>
-std::vector<Message> ReadDelimited(const uint8_t* data, size_t size,
-                                   int max = 64) {
-  std::vector<Message> out;
-  google::protobuf::io::CodedInputStream in(data, static_cast<int>(size));
-  while (static_cast<int>(out.size()) < max) {
-    Message m;
-    bool clean_eof = false;
-    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&m, &in,
-                                                               &clean_eof)) {
-      break;
-    }
-    out.push_back(std::move(m));
+// Reads a server stream of `Message`s to its end.
+template <typename Message, typename Reader>
+void Drain(Reader& reader) {
+  Message m;
+  while (reader->Read(&m)) {
   }
-  return out;
+  (void)reader->Finish();
+}
+
+// Writes a client stream and ends it.
+template <typename Writer, typename Message>
+void Send(Writer& writer, const std::vector<Message>& stream) {
+  for (const Message& m : stream) {
+    if (!writer->Write(m)) break;
+  }
+  writer->WritesDone();
+  (void)writer->Finish();
 }
 
 }  // namespace fedberry::fuzz

@@ -4,9 +4,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& f = fedberry::fuzz::FuzzFederation::Get();
   fedberry::v1::GetTaskRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
-  f.Refresh();
-  f.Fill(request.mutable_client_id(), nullptr, nullptr);
+  if (!f.ParseRequest(data, size, request)) return -1;
   grpc::ClientContext context;
   f.SetDeadline(context);
   fedberry::v1::GetTaskResponse response;

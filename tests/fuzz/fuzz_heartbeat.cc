@@ -4,11 +4,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& f = fedberry::fuzz::FuzzFederation::Get();
   fedberry::v1::HeartbeatRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
-  f.Refresh();
-  uint64_t round = request.round();
-  f.Fill(request.mutable_client_id(), request.mutable_task_id(), &round);
-  request.set_round(round);
+  if (!f.ParseRequest(data, size, request)) return -1;
   grpc::ClientContext context;
   f.SetDeadline(context);
   fedberry::v1::HeartbeatResponse response;

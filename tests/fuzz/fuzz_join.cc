@@ -4,7 +4,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto& f = fedberry::fuzz::FuzzFederation::Get();
   fedberry::v1::JoinRequest request;
-  if (!request.ParseFromArray(data, static_cast<int>(size))) return -1;
+  if (!f.ParseRequest(data, size, request)) return -1;
   grpc::ClientContext context;
   f.SetDeadline(context);
   fedberry::v1::JoinResponse response;
