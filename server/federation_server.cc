@@ -22,8 +22,10 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
     }
   }
   server->coordinator_->SetSnapshotSink(options.snapshot_sink);
-  server->service_ = std::make_unique<FederationService>(*server->coordinator_,
-                                                         options.max_poll);
+  server->streams_ = std::make_unique<StreamLimiter>(
+      options.max_streams, options.max_stream_time, clock);
+  server->service_ = std::make_unique<FederationService>(
+      *server->coordinator_, options.max_poll, server->streams_.get());
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   grpc::ResourceQuota quota("fedberry-server");
@@ -51,12 +53,14 @@ FederationServer::~FederationServer() { Stop(); }
 void FederationServer::Drive() {
   while (!coordinator_->done()) {
     coordinator_->RunOnce();
+    streams_->CancelOverdue();
     coordinator_->WaitForWork(absl::Milliseconds(100));
   }
   // Keep answering long enough for every client to hear DONE.
   const absl::Time give_up = absl::Now() + options_.done_grace;
   while (absl::Now() < give_up && coordinator_->clients_told_done() <
                                       coordinator_->registered_clients()) {
+    streams_->CancelOverdue();
     absl::MutexLock lock(&mu_);
     if (stopped_) break;
     cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));

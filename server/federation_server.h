@@ -25,6 +25,11 @@ struct ServerOptions {
   // RPC threads at most (gRPC resource quota): each long poll and stream
   // holds one, so this bounds what many or stalled callers can take.
   int max_threads = 2048;
+  // Model and sample streams at once, and how long one may last before it
+  // is cancelled (a stalled client lets go of its thread); see
+  // StreamLimiter. Zero: no limit.
+  int max_streams = 1024;
+  absl::Duration max_stream_time = absl::Minutes(10);
   // After the last round, how long to keep serving so clients learn DONE.
   absl::Duration done_grace = absl::Seconds(10);
   // Continue a job from this state (a restarted server).
@@ -58,6 +63,7 @@ class FederationServer {
 
   ServerOptions options_;
   std::unique_ptr<RoundCoordinator> coordinator_;
+  std::unique_ptr<StreamLimiter> streams_;
   std::unique_ptr<FederationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

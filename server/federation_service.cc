@@ -20,11 +20,24 @@ absl::Duration PollBudget(grpc::ServerContext* context, absl::Duration max) {
   return std::clamp(remaining, absl::ZeroDuration(), max);
 }
 
+// Admits a model or sample stream: a stalled one is cancelled at the
+// limiter's deadline, and the call is refused when too many run.
+absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
+    StreamLimiter* streams, grpc::ServerContext* context, const char* what) {
+  if (streams == nullptr) return std::nullopt;
+  auto ticket = streams->Admit(
+      absl::StrCat(what, " of ", runtime::Printable(context->peer())),
+      [context] { context->TryCancel(); });
+  if (!ticket.ok()) return ticket.status();
+  return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
+}
+
 }  // namespace
 
 FederationService::FederationService(RoundCoordinator& coordinator,
-                                     absl::Duration max_poll)
-    : coordinator_(coordinator), max_poll_(max_poll) {}
+                                     absl::Duration max_poll,
+                                     StreamLimiter* streams)
+    : coordinator_(coordinator), max_poll_(max_poll), streams_(streams) {}
 
 grpc::Status FederationService::Join(grpc::ServerContext* context,
                                      const v1::JoinRequest* request,
@@ -50,6 +63,8 @@ grpc::Status FederationService::PullModel(
     grpc::ServerWriter<v1::ModelChunk>* writer) {
   auto model = coordinator_.ModelFor(*request);
   if (!model.ok()) return wire::ToGrpcStatus(model.status());
+  auto ticket = AdmitStream(streams_, context, "the model stream");
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   absl::Status sent = runtime::EncodeModel(
       **model, request->round(), request->task_id(),
       [&](const v1::ModelChunk& chunk) {
@@ -61,6 +76,8 @@ grpc::Status FederationService::PullModel(
 grpc::Status FederationService::PushUpdate(
     grpc::ServerContext* context, grpc::ServerReader<v1::UpdateChunk>* reader,
     v1::PushUpdateResponse* response) {
+  auto ticket = AdmitStream(streams_, context, "the update stream");
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   v1::UpdateChunk message;
   if (!reader->Read(&message) || !message.has_header()) {
     coordinator_.CountRejected();
@@ -113,6 +130,8 @@ grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,
 grpc::Status FederationService::PushSamples(
     grpc::ServerContext* context, grpc::ServerReader<v1::SampleChunk>* reader,
     v1::PushSamplesResponse* response) {
+  auto ticket = AdmitStream(streams_, context, "the sample push");
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   v1::SampleChunk chunk;
   if (!reader->Read(&chunk)) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -168,6 +187,8 @@ grpc::Status FederationService::PullSamples(
   auto samples =
       coordinator_.relay().Take(*receiver, request->move_id(), deadline);
   if (!samples.ok()) return wire::ToGrpcStatus(samples.status());
+  auto ticket = AdmitStream(streams_, context, "the sample pull");
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   absl::Status sent = runtime::EncodeSamples(
       **samples,
       {request->client_id(), request->round(), request->task_id(),

@@ -7,15 +7,19 @@
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "server/round_coordinator.h"
+#include "server/stream_limiter.h"
 
 namespace fedberry::server {
 
 class FederationService final : public v1::Federation::Service {
  public:
-  // `coordinator` must outlive the service. GetTask long polls for at most
-  // `max_poll` (clients set their deadline above it).
+  // `coordinator` (and `streams`, when given) must outlive the service.
+  // GetTask long polls for at most `max_poll` (clients set their deadline
+  // above it). Model and sample streams are admitted by `streams`; null:
+  // no limit.
   explicit FederationService(RoundCoordinator& coordinator,
-                             absl::Duration max_poll = absl::Seconds(5));
+                             absl::Duration max_poll = absl::Seconds(5),
+                             StreamLimiter* streams = nullptr);
 
   grpc::Status Join(grpc::ServerContext* context,
                     const v1::JoinRequest* request,
@@ -42,6 +46,7 @@ class FederationService final : public v1::Federation::Service {
  private:
   RoundCoordinator& coordinator_;
   const absl::Duration max_poll_;
+  StreamLimiter* const streams_;
 };
 
 }  // namespace fedberry::server

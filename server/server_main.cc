@@ -93,6 +93,13 @@ ABSL_FLAG(int, max_threads, 2048,
           "RPC threads at most (gRPC resource quota); a call beyond it is "
           "refused with RESOURCE_EXHAUSTED, which clients retry with "
           "backoff.");
+ABSL_FLAG(int, max_streams, 1024,
+          "Model and sample streams served at once; one beyond it is refused "
+          "with RESOURCE_EXHAUSTED (clients retry). 0: no limit.");
+ABSL_FLAG(absl::Duration, max_stream_time, absl::Minutes(10),
+          "A model or sample stream still open after this long is cancelled, "
+          "so a client that stalls mid-push lets go of its thread. 0: no "
+          "limit.");
 ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
           "How long a receiving client's pull waits for its sender's "
           "samples.");
@@ -238,6 +245,8 @@ int Run() {
   c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_streams = absl::GetFlag(FLAGS_max_streams);
+  options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     spdlog::error(
         "--data_moves plans whole epochs: use --local_steps=0 (got {})",

@@ -165,6 +165,29 @@ TEST(ClientAgent, ARefusedUpdateIsNotTrainedAndPushedAgain) {
   EXPECT_TRUE((*server)->coordinator().history().empty());
 }
 
+// A client that opens a push and stalls is cut off at --max_stream_time, so
+// it cannot hold a server thread for as long as it likes.
+TEST(StreamLimits, AStalledPushIsCancelled) {
+  server::ServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.coordinator.train.set_model("mlp");
+  o.max_stream_time = absl::Seconds(1);
+  auto server = server::FederationServer::Start(o, InitialModel("mlp"),
+                                                nullptr, nullptr);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub =
+      v1::Federation::NewStub(wire::MakeClientChannel((*server)->address()));
+  grpc::ClientContext context;
+  wire::SetDeadline(context, absl::Seconds(60));
+  v1::PushUpdateResponse response;
+  auto writer = stub->PushUpdate(&context, &response);
+  // Nothing written and no WritesDone: the server's first Read blocks
+  // until the limiter cancels the call.
+  const grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED)
+      << status.error_message();
+}
+
 // Talks to the server with a raw stub to send what a well-behaved agent never
 // would.
 class BadInputTest : public ::testing::Test {

@@ -117,6 +117,19 @@ class RoundCoordinatorTest : public ::testing::Test {
     return Task(ids[0]);
   }
 
+  // a and b send models of 1 and 3 (5 samples each): the round closes
+  // with their mean, 2, accepted.
+  void CloseWithHonestUpdates(const std::string& a,
+                              const v1::GetTaskResponse& ta,
+                              const std::string& b,
+                              const v1::GetTaskResponse& tb) {
+    ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+    ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+    ASSERT_TRUE(coordinator_->RunOnce());
+    EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+    EXPECT_TRUE(reports_.back().refused_result.empty());
+  }
+
   absl::Duration paused_grace_ = absl::ZeroDuration();
   // Off for tests of other behaviour, whose models jump from zero.
   double max_update_ratio_ = 0;
@@ -526,11 +539,7 @@ TEST_F(RoundCoordinatorTest, FinitePoisonIsRefusedByTheUpdateBound) {
   EXPECT_NE(poisoned.message().find("max_update_ratio"), std::string::npos)
       << poisoned;
   // The refusal changed nothing: a's honest update still counts once.
-  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
-  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
-  ASSERT_TRUE(coordinator_->RunOnce());
-  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
-  EXPECT_TRUE(reports_.back().refused_result.empty());
+  CloseWithHonestUpdates(a, ta, b, tb);
 }
 
 TEST_F(RoundCoordinatorTest, ANonFiniteResultIsRefusedAndTheModelKept) {
@@ -553,11 +562,7 @@ TEST_F(RoundCoordinatorTest, ANonFiniteResultIsRefusedAndTheModelKept) {
   ta = Task(a);
   tb = Task(b);
   EXPECT_EQ(ta.round(), 2u);
-  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
-  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
-  ASSERT_TRUE(coordinator_->RunOnce());
-  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
-  EXPECT_TRUE(reports_.back().refused_result.empty());
+  CloseWithHonestUpdates(a, ta, b, tb);
 }
 
 TEST_F(RoundCoordinatorTest, FiguresThatAreNotFiniteAreRefusedOrDropped) {

@@ -1,0 +1,75 @@
+// Bounds the model and sample streams a server serves: how many run at once
+// and how long one may last. A client that opens a push and then stalls (or
+// a reader that stops reading) would otherwise hold an RPC thread until it
+// chose to let go; past `max_duration` its call is cancelled, which ends
+// the handler's blocked Read or Write. A stream beyond `max_streams` is
+// refused at once with ResourceExhausted, which clients retry with backoff.
+// Long polls are not streams and are bounded by their own budget.
+// Thread-safe.
+#ifndef FEDBERRY_SERVER_STREAM_LIMITER_H_
+#define FEDBERRY_SERVER_STREAM_LIMITER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "runtime/clock.h"
+
+namespace fedberry::server {
+
+class StreamLimiter {
+ public:
+  // `clock` must outlive this object. Zero or negative limits: no limit.
+  StreamLimiter(int max_streams, absl::Duration max_duration,
+                Clock& clock = Clock::Real());
+
+  // A stream admitted: it holds its place until destroyed.
+  class Ticket {
+   public:
+    Ticket(Ticket&& other) noexcept;
+    Ticket& operator=(Ticket&&) = delete;
+    ~Ticket();
+
+   private:
+    friend class StreamLimiter;
+    Ticket(StreamLimiter* limiter, uint64_t id)
+        : limiter_(limiter), id_(id) {}
+    StreamLimiter* limiter_;
+    uint64_t id_;
+  };
+
+  // Admits a stream named `what` (for the log), or ResourceExhausted when
+  // max_streams run already. `cancel` ends the call (ServerContext::
+  // TryCancel); it is called at most once, from CancelOverdue().
+  absl::StatusOr<Ticket> Admit(std::string what, std::function<void()> cancel);
+
+  // Cancels every stream that has run longer than max_duration; returns
+  // how many. Called periodically by the server.
+  int CancelOverdue();
+
+  int active() const;
+
+ private:
+  struct Stream {
+    std::string what;
+    absl::Time started;
+    std::function<void()> cancel;
+    bool cancelled = false;
+  };
+  void Release(uint64_t id);
+
+  const int max_streams_;
+  const absl::Duration max_duration_;
+  Clock& clock_;
+  mutable absl::Mutex mu_;
+  uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Stream> streams_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_STREAM_LIMITER_H_
