@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "proto/wire.h"
+#include "server/decode_failure_interceptor.h"
 
 namespace fedberry::server {
 
@@ -31,6 +32,7 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   grpc::ResourceQuota quota("fedberry-server");
   quota.SetMaxThreads(options.max_threads);
   builder.SetResourceQuota(quota);
+  builder.experimental().SetInterceptorCreators(DecodeFailureInterceptors());
   int port = 0;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
                            &port);

@@ -1,7 +1,10 @@
 // A real in-process server and real client agents talking gRPC on loopback.
 // Clients use a scripted trainer, so the test knows every update and can
 // compute the global model FedAvg must produce.
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
+
+#include <future>
 
 #include <thread>
 
@@ -266,6 +269,30 @@ class BadInputTest : public ::testing::Test {
   std::string id_;
   v1::GetTaskResponse task_;
 };
+
+// Bytes that are not the method's message: gRPC refuses them before any
+// handler runs, with INTERNAL and an empty message; the server says what
+// was wrong instead.
+TEST_F(BadInputTest, UndecodableBytesGetAClearRefusal) {
+  grpc::GenericStub generic(wire::MakeClientChannel(server_->address()));
+  for (const char* method : {"/fedberry.v1.Federation/Join",
+                             "/fedberry.v1.Federation/GetTask"}) {
+    grpc::ClientContext context;
+    wire::SetDeadline(context, absl::Seconds(10));
+    grpc::Slice junk(std::string("\xff\xff\xff\xff\x0f not protobuf"));
+    grpc::ByteBuffer request(&junk, 1), response;
+    std::promise<grpc::Status> done;
+    generic.UnaryCall(&context, method, grpc::StubOptions(), &request,
+                      &response,
+                      [&](grpc::Status status) { done.set_value(status); });
+    const grpc::Status status = done.get_future().get();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+        << method;
+    EXPECT_NE(status.error_message().find("does not decode"),
+              std::string::npos)
+        << status.error_message();
+  }
+}
 
 TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
   NamedTensors nan = runtime::CloneState(initial_);
