@@ -18,6 +18,18 @@ NamedTensors Model(float w, float b) {
   return {{"w", torch::full({2, 2}, w)}, {"b", torch::full({2}, b)}};
 }
 
+// The federation checkpoint of `snapshot` as the store would load it.
+checkpoint::LoadedCheckpoint AsLoaded(const FederationSnapshot& snapshot) {
+  auto files = EncodeFederationCheckpoint(snapshot, "test");
+  EXPECT_TRUE(files.ok()) << files.status();
+  checkpoint::LoadedCheckpoint loaded;
+  loaded.name = "ckpt-00000001";
+  if (files.ok()) {
+    for (auto& f : *files) loaded.files[f.name] = f.bytes;
+  }
+  return loaded;
+}
+
 bool SameModel(const NamedTensors& a, const NamedTensors& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -233,12 +245,7 @@ TEST_F(RoundCoordinatorTest, ARestartedServerPlansWithCheckpointedCapacities) {
   EXPECT_EQ(snapshots[0].capacities.at("slow").seconds_per_sample,
             std::deque<double>{0.01});
 
-  auto files = EncodeFederationCheckpoint(snapshots[0], "test");
-  ASSERT_TRUE(files.ok()) << files.status();
-  checkpoint::LoadedCheckpoint loaded;
-  loaded.name = "ckpt-00000001";
-  for (auto& f : *files) loaded.files[f.name] = f.bytes;
-  auto decoded = DecodeFederationCheckpoint(loaded);
+  auto decoded = DecodeFederationCheckpoint(AsLoaded(snapshots[0]));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
 
   for (const bool with_capacities : {true, false}) {
@@ -720,11 +727,7 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
   snapshot.history.push_back(r);
   snapshot.capacities["a"].seconds_per_sample = {inf, std::nan(""), 0.5};
 
-  auto files = EncodeFederationCheckpoint(snapshot, "test");
-  ASSERT_TRUE(files.ok()) << files.status();
-  checkpoint::LoadedCheckpoint loaded;
-  loaded.name = "ckpt-00000001";
-  for (auto& f : *files) loaded.files[f.name] = f.bytes;
+  checkpoint::LoadedCheckpoint loaded = AsLoaded(snapshot);
   auto decoded = DecodeFederationCheckpoint(loaded);
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const RoundReport& back = decoded->snapshot.history.at(0);
