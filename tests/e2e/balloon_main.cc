@@ -34,13 +34,15 @@ long AvailableKib() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool help = argc == 2 && (std::strcmp(argv[1], "--help") == 0 ||
+                                  std::strcmp(argv[1], "-h") == 0);
   if (argc != 3) {
-    std::fprintf(stderr,
+    std::fprintf(help ? stdout : stderr,
                  "usage: %s <target_available_kib> <max_mib>\n"
                  "Allocates memory until MemAvailable < target, holds it "
                  "until SIGTERM.\n",
                  argv[0]);
-    return 2;
+    return help ? 0 : 2;
   }
   const long target = std::atol(argv[1]);
   const long max_mib = std::atol(argv[2]);
