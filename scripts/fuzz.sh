@@ -26,8 +26,8 @@ for rpc in "${targets[@]}"; do
   if build-fuzz/bin/fuzz_"$rpc" "$work" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=3072 -max_len=65536 \
       -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
-    runs=$(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
-           grep -o '[0-9]*$' || echo "?")
+    runs=$(grep -a -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$log" |
+           grep -a -o '[0-9]*$' || echo "?")
     echo "fuzz: $rpc: no finding in ${seconds} s ($runs inputs)"
   else
     echo "fuzz: $rpc: FINDING (see $log and $findings)" >&2
