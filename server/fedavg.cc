@@ -44,11 +44,16 @@ absl::Status FedAvg::Validate(const runtime::NamedTensors& update) const {
 }
 
 absl::Status FedAvg::Add(const runtime::NamedTensors& update, double weight) {
+  if (absl::Status s = Validate(update); !s.ok()) return s;
+  return AddValidated(update, weight);
+}
+
+absl::Status FedAvg::AddValidated(const runtime::NamedTensors& update,
+                                  double weight) {
   if (!(weight > 0) || !std::isfinite(weight)) {
     return absl::InvalidArgumentError(
         absl::StrCat("update weight must be a positive number, got ", weight));
   }
-  if (absl::Status s = Validate(update); !s.ok()) return s;
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < update.size(); ++i) {
     sum_[i].tensor.add_(update[i].tensor.to(torch::kFloat64), weight);

@@ -26,6 +26,12 @@ class FedAvg {
   // InvalidArgument for a bad update or a weight that is not > 0.
   absl::Status Add(const runtime::NamedTensors& update, double weight);
 
+  // Add for an update that Validate() accepted (callers that check more in
+  // between need not pay for a second pass). InvalidArgument for a weight
+  // that is not > 0.
+  absl::Status AddValidated(const runtime::NamedTensors& update,
+                            double weight);
+
   int updates() const { return updates_; }
   double total_weight() const { return total_weight_; }
 

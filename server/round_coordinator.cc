@@ -269,17 +269,16 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   if (bound_) {
     ASSIGN_OR_RETURN(distance, bound_->Check(update));
   }
-  RETURN_IF_ERROR(
-      sum_->Add(update, static_cast<double>(untrusted.num_samples())));
+  RETURN_IF_ERROR(sum_->AddValidated(
+      update, static_cast<double>(untrusted.num_samples())));
   v1::UpdateHeader header = untrusted;
+  ClientInfo& info = clients_[header.client_id()];
   if (auto cleared = SanitizeResources(*header.mutable_resources());
       !cleared.empty()) {
     spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
-                 round_, clients_[header.client_id()].name,
-                 absl::StrJoin(cleared, ", "));
+                 round_, info.name, absl::StrJoin(cleared, ", "));
   }
   reported_.insert(header.client_id());
-  ClientInfo& info = clients_[header.client_id()];
   info.last_seen = clock_.Now();
   last_update_ = clock_.Now();
   if (planner_) {
