@@ -17,6 +17,7 @@
 #include "checkpoint/checkpoint_store.h"
 #include "client/training_checkpoint.h"
 #include "runtime/model.h"
+#include "runtime/model_zoo.h"
 
 namespace fedberry {
 namespace {
@@ -34,20 +35,20 @@ std::string BenchDir(const std::string& leaf) {
 
 // A model with momentum buffers filled, as after some training.
 struct Trained {
-  std::shared_ptr<runtime::Net> net;
+  std::unique_ptr<runtime::Model> net;
   std::unique_ptr<torch::optim::SGD> sgd;
 };
 
 Trained MakeTrained(const std::string& name) {
   torch::manual_seed(1);
   Trained t;
-  t.net = *runtime::MakeNet(name);
+  t.net = *runtime::MakeImageModel(name);
   t.sgd = std::make_unique<torch::optim::SGD>(
-      t.net->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+      t.net->Parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
   auto x = torch::rand({32, 1, 28, 28});
   auto y = torch::randint(0, 10, {32});
   t.sgd->zero_grad();
-  torch::nn::functional::cross_entropy(t.net->forward(x), y).backward();
+  torch::nn::functional::cross_entropy(t.net->Forward(x), y).backward();
   t.sgd->step();
   return t;
 }
@@ -61,7 +62,7 @@ void BM_TrainStep(benchmark::State& state) {
   int64_t n = 0;
   for (auto _ : state) {
     t.sgd->zero_grad();
-    torch::nn::functional::cross_entropy(t.net->forward(x), y).backward();
+    torch::nn::functional::cross_entropy(t.net->Forward(x), y).backward();
     t.sgd->step();
     ++n;
   }

@@ -7,6 +7,9 @@
 //   build/bin/loop_bench                 # heap tuning on, as the binaries
 //   build/bin/loop_bench --heap_tuning=false
 //   build/bin/loop_bench_refblas         # LibTorch's sgemm_ left to libblas
+//   build/bin/loop_bench --model=lenet5.pt  # a TorchScript LeNet-5
+//                                           #
+//                                           (bench/reference/export_lenet5.py)
 //
 // Prints figures (median of --reps runs), asserts nothing.
 #include <sys/resource.h>
@@ -21,10 +24,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "runtime/dataset.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
+#include "runtime/model_zoo.h"
+#include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
+#include "runtime/training_plan.h"
 
 #if FEDBERRY_FAST_SGEMM
 #include "runtime/fast_sgemm.h"
@@ -32,6 +39,8 @@
 
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
           "Fashion-MNIST folder.");
+ABSL_FLAG(std::string, model, "lenet5",
+          "A built-in model, or a TorchScript file taking [N,1,28,28].");
 ABSL_FLAG(bool, heap_tuning, true,
           "Fixed malloc thresholds (runtime/heap_tuning.h), as the binaries.");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads.");
@@ -96,30 +105,55 @@ int Run() {
   auto train = LoadIdxDataset(absl::GetFlag(FLAGS_data), Split::kTrain, &spec);
   auto test = LoadIdxDataset(absl::GetFlag(FLAGS_data), Split::kTest);
   if (!train.ok() || !test.ok()) {
-    std::fprintf(stderr, "loop_bench: %s\n",
-                 std::string((train.ok() ? test.status() : train.status())
-                                 .message())
-                     .c_str());
+    std::fprintf(
+        stderr, "loop_bench: %s\n",
+        std::string((train.ok() ? test.status() : train.status()).message())
+            .c_str());
     return 1;
   }
-  std::printf("loop_bench: C++ LibTorch %s, threads=%d, heap tuning %s, "
-              "sgemm %s\n",
-              TORCH_VERSION, torch::get_num_threads(), tuned ? "on" : "off",
-              SgemmName().c_str());
+  std::printf(
+      "loop_bench: C++ LibTorch %s, threads=%d, heap tuning %s, "
+      "sgemm %s\n",
+      TORCH_VERSION, torch::get_num_threads(), tuned ? "on" : "off",
+      SgemmName().c_str());
 
   torch::manual_seed(1);
-  std::shared_ptr<Net> net = *MakeNet("lenet5");
+  const std::string model_name = absl::GetFlag(FLAGS_model);
+  std::unique_ptr<Model> model;
+  if (IsZooModel(model_name)) {
+    model = *MakeImageModel(model_name);
+  } else {
+    auto loaded = LoadTorchScriptModel(model_name);
+    if (!loaded.ok()) {
+      std::fprintf(stderr, "loop_bench: %s\n",
+                   std::string(loaded.status().message()).c_str());
+      return 1;
+    }
+    model = std::move(loaded->model);
+  }
+  std::printf("model %s\n", model->name().c_str());
+  Model* net = model.get();
+  DataBinding binding;
+  binding.mean = {kFashionMnistMean};
+  binding.std = {kFashionMnistStd};
+  const int64_t train_rows = train->rows, test_rows = test->rows;
+  std::unique_ptr<Dataset> train_set =
+      MakeImageRowsDataset(*std::move(train), binding);
+  std::unique_ptr<Dataset> test_set =
+      MakeImageRowsDataset(*std::move(test), binding);
+  const Objective objective =
+      *Objective::Make(TaskKind::kClassification, "cross_entropy", *net);
   TrainOptions options;
   options.batch_size = absl::GetFlag(FLAGS_batch_size);
   options.local_steps = absl::GetFlag(FLAGS_steps);
   if (options.local_steps <= 0) {
     options.local_steps =
-        (train->rows + options.batch_size - 1) / options.batch_size;
+        (train_rows + options.batch_size - 1) / options.batch_size;
   }
   // Warm-up: first-call costs (kernel JIT, allocator growth).
   TrainOptions warm = options;
   warm.local_steps = 20;
-  (void)Train(*net, *train, warm);
+  (void)Train(*net, *train_set, objective, warm);
 
   std::vector<Timed> runs;
   int64_t samples = 0;
@@ -127,38 +161,42 @@ int Run() {
   for (int r = 0; r < absl::GetFlag(FLAGS_reps); ++r) {
     options.seed = 100 + r;
     runs.push_back(Time([&] {
-      auto result = Train(*net, *train, options);
+      auto result = Train(*net, *train_set, objective, options);
       samples = result->samples;
       loss = result->mean_loss;
     }));
   }
   const Timed t = Median(runs);
-  std::printf("train  batch=%-5d %8.0f samples/s  (median of %zu: %lld "
-              "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
-              "loss %.4f)\n",
-              static_cast<int>(options.batch_size), samples / t.wall, runs.size(),
-              static_cast<long long>(samples), t.wall, t.cpu, t.faults, loss);
+  std::printf(
+      "train  batch=%-5d %8.0f samples/s  (median of %zu: %lld "
+      "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+      "loss %.4f)\n",
+      static_cast<int>(options.batch_size), samples / t.wall, runs.size(),
+      static_cast<long long>(samples), t.wall, t.cpu, t.faults, loss);
 
-  for (absl::string_view part :
-       absl::StrSplit(absl::GetFlag(FLAGS_eval_batches), ',',
-                      absl::SkipEmpty())) {
+  for (absl::string_view part : absl::StrSplit(
+           absl::GetFlag(FLAGS_eval_batches), ',', absl::SkipEmpty())) {
     int batch = 0;
     if (!absl::SimpleAtoi(part, &batch) || batch <= 0) continue;
-    (void)Evaluate(*net, *test, batch);  // warm-up
+    (void)Evaluate(*net, *test_set, objective, batch);  // warm-up
     std::vector<Timed> evals;
     double accuracy = 0;
     for (int r = 0; r < absl::GetFlag(FLAGS_reps); ++r) {
-      evals.push_back(
-          Time([&] { accuracy = Evaluate(*net, *test, batch)->accuracy; }));
+      evals.push_back(Time([&] {
+        accuracy = Evaluate(*net, *test_set, objective, batch)->accuracy;
+      }));
     }
     const Timed e = Median(evals);
-    std::printf("eval   batch=%-5d %8.0f samples/s  (median of %zu: %lld "
-                "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
-                "accuracy %.4f)\n",
-                batch, test->rows / e.wall, evals.size(),
-                static_cast<long long>(test->rows), e.wall, e.cpu, e.faults,
-                accuracy);
+    std::printf(
+        "eval   batch=%-5d %8.0f samples/s  (median of %zu: %lld "
+        "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+        "accuracy %.4f)\n",
+        batch, test_rows / e.wall, evals.size(),
+        static_cast<long long>(test_rows), e.wall, e.cpu, e.faults, accuracy);
   }
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  std::printf("peak RSS %.1f MiB\n", usage.ru_maxrss / 1024.0);
 #if FEDBERRY_FAST_SGEMM
   std::printf("sgemm_ calls through oneDNN: %llu (handed to libblas: %llu)\n",
               static_cast<unsigned long long>(FastSgemmCalls()),

@@ -7,10 +7,13 @@
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
+#include "client/model_file_cache.h"
 #include "proto/wire.h"
+#include "runtime/log_text.h"
 #include "runtime/sample_codec.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "runtime/training_plan.h"
 
 namespace fedberry::client {
 namespace {
@@ -124,6 +127,91 @@ bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
   return Sleep(wait);
 }
 
+absl::Status ClientAgent::PreparePlan() {
+  v1::GetPlanRequest request;
+  request.set_client_name(options_.name);
+  v1::GetPlanResponse response;
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  absl::Status s =
+      wire::FromGrpcStatus(stub_->GetPlan(&context, request, &response));
+  Track(nullptr);
+  RETURN_IF_ERROR(s);
+  const v1::TrainingPlan& plan = response.plan();
+  if (absl::Status valid = runtime::ValidatePlan(plan); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the server sent a plan this board cannot use: ", valid.message()));
+  }
+  std::string model_file;
+  if (plan.model_format() != runtime::kBuiltinFormat) {
+    if (!options_.required_model_sha256.empty() &&
+        plan.model_sha256() != options_.required_model_sha256) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "job '", runtime::Printable(response.job_id()), "' trains model ",
+          runtime::Printable(plan.model_name()), " with SHA-256 ",
+          plan.model_sha256(), "; this board accepts only ",
+          options_.required_model_sha256, " (--model_sha256)"));
+    }
+    ModelFileCache cache(options_.model_cache_dir);
+    model_file = cache.PathFor(plan.model_sha256());
+    if (cache.Has(plan.model_sha256())) {
+      spdlog::info("model file {} is cached", model_file);
+    } else {
+      RETURN_IF_ERROR(FetchModelFile(plan, model_file));
+    }
+  } else if (!options_.required_model_sha256.empty()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "job '", runtime::Printable(response.job_id()),
+        "' trains built-in model ", runtime::Printable(plan.model_name()),
+        "; this board accepts only the model file with SHA-256 ",
+        options_.required_model_sha256, " (--model_sha256)"));
+  }
+  absl::Status bound = trainer_.UsePlan(plan, model_file);
+  if (!bound.ok()) {
+    plan_error_ = std::string(bound.message());
+    spdlog::error("this board cannot take part in job '{}': {}",
+                  runtime::Printable(response.job_id()), plan_error_);
+    return absl::OkStatus();
+  }
+  plan_error_.clear();
+  spdlog::info("job '{}' plan: {}", runtime::Printable(response.job_id()),
+               runtime::DescribePlan(plan));
+  return absl::OkStatus();
+}
+
+absl::Status ClientAgent::FetchModelFile(const v1::TrainingPlan& plan,
+                                         const std::string& path) {
+  ModelFileCache cache(options_.model_cache_dir);
+  RETURN_IF_ERROR(cache.Begin(plan.model_sha256(), plan.model_bytes()));
+  v1::PullModelFileRequest request;
+  request.set_model_sha256(plan.model_sha256());
+  grpc::ClientContext context;
+  wire::SetDeadline(context, options_.rpc_timeout);
+  Track(&context);
+  auto reader = stub_->PullModelFile(&context, request);
+  v1::ModelFileChunk chunk;
+  absl::Status appended = absl::OkStatus();
+  while (appended.ok() && reader->Read(&chunk)) {
+    if (chunk.total_bytes() != plan.model_bytes()) {
+      appended = absl::DataLossError(
+          absl::StrCat("model file piece says ", chunk.total_bytes(),
+                       " bytes in all; the plan says ", plan.model_bytes()));
+    } else {
+      appended = cache.Append(chunk.offset(), chunk.data());
+    }
+  }
+  if (!appended.ok()) context.TryCancel();
+  absl::Status s = wire::FromGrpcStatus(reader->Finish());
+  Track(nullptr);
+  if (!appended.ok()) return appended;
+  RETURN_IF_ERROR(s);
+  ASSIGN_OR_RETURN(std::string stored, cache.Commit());
+  spdlog::info("fetched model file {} ({} bytes, SHA-256 verified)", stored,
+               plan.model_bytes());
+  return absl::OkStatus();
+}
+
 absl::Status ClientAgent::Join() {
   v1::JoinRequest request;
   request.set_client_name(options_.name);
@@ -132,6 +220,7 @@ absl::Status ClientAgent::Join() {
   request.set_allow_data_moves(options_.allow_data_moves &&
                                trainer_.sample_bytes() > 0);
   request.set_sample_bytes(trainer_.sample_bytes());
+  request.set_plan_error(plan_error_);
   v1::JoinResponse response;
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
@@ -416,10 +505,20 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
 absl::Status ClientAgent::Run() {
   while (!stop_.load()) {
     if (client_id_.empty()) {
-      absl::Status joined = Join();
+      absl::Status joined = PreparePlan();
+      if (joined.ok()) joined = Join();
       if (!joined.ok()) {
         if (stop_.load()) break;
-        if (!IsTransient(joined)) return joined;
+        if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
+          // Told the server why; a later job may fit this board's data.
+          spdlog::warn("{}; asking for the job's plan again in {}",
+                       std::string(joined.message()),
+                       absl::FormatDuration(options_.unfit_wait));
+          if (!Sleep(options_.unfit_wait)) break;
+          continue;
+        }
+        // A torn or corrupt model file download is fetched again.
+        if (!IsTransient(joined) && !absl::IsDataLoss(joined)) return joined;
         if (!BackOff(joined, "joining")) return joined;
         continue;
       }

@@ -45,6 +45,13 @@ struct AgentOptions {
   // How long a receiver keeps asking for a move's samples through server
   // failures (a restarted server waits for the sender to send them again).
   absl::Duration data_move_wait = absl::Minutes(2);
+  // Where plan model files are cached (client::ModelFileCache).
+  std::string model_cache_dir;
+  // Non-empty: refuse any plan whose model file has another SHA-256.
+  std::string required_model_sha256;
+  // How long a board whose data does not fit the job's plan waits before
+  // asking for the plan again (a new job may fit).
+  absl::Duration unfit_wait = absl::Minutes(1);
 };
 
 class ClientAgent {
@@ -70,6 +77,12 @@ class ClientAgent {
   const std::string& client_id() const { return client_id_; }
 
  private:
+  // Asks the job's plan, fetches its model file unless cached, and binds
+  // the trainer to it. An error the trainer gives (data that does not fit)
+  // is kept in plan_error_ for Join to report; other errors are returned.
+  absl::Status PreparePlan();
+  absl::Status FetchModelFile(const v1::TrainingPlan& plan,
+                              const std::string& path);
   absl::Status Join();
   absl::StatusOr<v1::GetTaskResponse> GetTask();
   absl::Status DoRound(const v1::GetTaskResponse& task);
@@ -106,6 +119,7 @@ class ClientAgent {
   std::unique_ptr<v1::Federation::StubInterface> stub_;
   Backoff backoff_;
   std::string client_id_;
+  std::string plan_error_;  // why this board's data does not fit the plan
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();

@@ -4,17 +4,19 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <memory>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "client/board_data.h"
 #include "client/client_agent.h"
 #include "client/criu_adapter.h"
 #include "client/criu_signals.h"
 #include "client/fleet_emulation.h"
-#include "client/image_trainer.h"
 #include "client/memory_release.h"
+#include "client/plan_trainer.h"
 #include "client/release_mode.h"
 #include "client/round_meter.h"
 #include "client/supervisor.h"
@@ -27,13 +29,28 @@
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
+#include "runtime/sha256.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/status_macros.h"
 #include "runtime/watchdog.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
-          "Folder with the training split (train-*-idx*-ubyte[.gz]).");
+          "This board's data: idx:DIR (train-*-idx*-ubyte[.gz]; a bare "
+          "folder means idx), csv:FILE (a header row; the plan names the "
+          "label and feature columns) or images:DIR (one sub-folder of "
+          "PNG/JPEG files per class).");
+ABSL_FLAG(bool, skip_bad_rows, false,
+          "csv: skip malformed rows (counted in the log) instead of refusing "
+          "the file.");
+ABSL_FLAG(std::string, model_sha256, "",
+          "Refuse any job whose model file does not have this SHA-256 "
+          "(lowercase hex; e.g. from sha256sum model.pt).");
+ABSL_FLAG(std::string, cache_dir, "",
+          "Where the job's model file and derived data (a CSV's binary "
+          "copy, decoded images) are cached when the data's folder cannot "
+          "take them. Default: <checkpoint_dir>/cache, else "
+          "$TMPDIR/fedberry-cache.");
 ABSL_FLAG(int, partition_index, 0, "This board's shard, 0-based.");
 ABSL_FLAG(int, partition_count, 1, "Number of shards the data is split into.");
 ABSL_FLAG(std::string, partition, "iid", "Split: iid or dirichlet.");
@@ -256,28 +273,34 @@ int Run() {
   partition.count = absl::GetFlag(FLAGS_partition_count);
   partition.alpha = absl::GetFlag(FLAGS_alpha);
   partition.seed = absl::GetFlag(FLAGS_partition_seed);
-  auto data = runtime::LoadIdxDataset(absl::GetFlag(FLAGS_data),
-                                      runtime::Split::kTrain, &partition);
-  if (!data.ok()) {
-    spdlog::error("cannot load training data: {}",
-                  std::string(data.status().message()));
+  const std::string model_sha256 = absl::GetFlag(FLAGS_model_sha256);
+  if (!model_sha256.empty() && !runtime::IsSha256Hex(model_sha256)) {
+    spdlog::error("--model_sha256 must be 64 lowercase hex digits");
     return 2;
   }
-  if (absl::GetFlag(FLAGS_data_fraction) != 1.0) {
-    if (absl::Status s =
-            client::KeepFraction(*data, absl::GetFlag(FLAGS_data_fraction));
-        !s.ok()) {
-      spdlog::error("{}", std::string(s.message()));
-      return 2;
-    }
+  std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  if (cache_dir.empty()) {
+    cache_dir =
+        !absl::GetFlag(FLAGS_checkpoint_dir).empty()
+            ? absl::StrCat(absl::GetFlag(FLAGS_checkpoint_dir), "/cache")
+            : (std::filesystem::temp_directory_path() / "fedberry-cache")
+                  .string();
+  }
+  client::BoardDataOptions board_data;
+  board_data.spec = absl::GetFlag(FLAGS_data);
+  board_data.partition = partition;
+  board_data.fraction = absl::GetFlag(FLAGS_data_fraction);
+  board_data.cache_dir = cache_dir;
+  auto open_data = client::MakeBoardDataOpener(board_data);
+  if (!open_data.ok()) {
+    spdlog::error("cannot load training data: {}",
+                  std::string(open_data.status().message()));
+    return 2;
   }
   if (!(absl::GetFlag(FLAGS_compute_slowdown) >= 1)) {
     spdlog::error("--compute_slowdown must be >= 1");
     return 2;
   }
-  spdlog::info("loaded shard {}/{} ({}): {} images from {}", partition.index,
-               partition.count, absl::GetFlag(FLAGS_partition), data->rows,
-               absl::GetFlag(FLAGS_data));
 
   client::AgentOptions options;
   options.device = client::ToDeviceInfo(
@@ -300,6 +323,8 @@ int Run() {
         "training samples to other boards (trusted clusters only)");
   }
   options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
+  options.model_cache_dir = absl::StrCat(cache_dir, "/models");
+  options.required_model_sha256 = model_sha256;
   options.seed = static_cast<uint64_t>(getpid());
   std::unique_ptr<checkpoint::CheckpointStore> store;
   if (!absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
@@ -313,9 +338,10 @@ int Run() {
   policy.every_batches = absl::GetFlag(FLAGS_checkpoint_every_batches);
   policy.every = absl::GetFlag(FLAGS_checkpoint_every);
   const bool can_resume = store != nullptr;
-  client::ImageTrainer trainer(*std::move(data),
-                               static_cast<uint64_t>(partition.index),
-                               std::move(store), policy);
+  client::PlanTrainer trainer(*std::move(open_data),
+                              static_cast<uint64_t>(partition.index),
+                              std::move(store), policy);
+  trainer.SetSkipBadRows(absl::GetFlag(FLAGS_skip_bad_rows));
   // The memory-pressure watchdog (see client/watchdog_gate.h).
   runtime::MemoryReader memory_reader(runtime::ProcFiles::Real());
   std::unique_ptr<client::WatchdogGate> gate;
@@ -430,9 +456,11 @@ int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
   fedberry::ParseCommandLine(
       argc, argv,
-      "fedberry device agent: trains on this board's data shard and sends "
-      "model updates to the server.\nUsage: fedberry-client "
-      "--server=gateway:50051 --partition_index=0 --partition_count=4",
+      "fedberry device agent: fetches the job's training plan, trains on "
+      "this board's data and sends model updates to the server.\nUsage: "
+      "fedberry-client --server=gateway:50051 --data=csv:rows.csv "
+      "--name=board-3\n       fedberry-client --server=gateway:50051 "
+      "--partition_index=0 --partition_count=4",
       "client_main");
   // Before any thread starts (gRPC, the samplers, the watchdog's poller).
   BlockShutdownSignals();

@@ -23,6 +23,10 @@ class SlowedTrainer : public LocalTrainer {
   SlowedTrainer(LocalTrainer& inner, double slowdown)
       : inner_(inner), slowdown_(slowdown) {}
 
+  absl::Status UsePlan(const v1::TrainingPlan& plan,
+                       const std::string& model_file) override {
+    return inner_.UsePlan(plan, model_file);
+  }
   uint64_t num_samples() const override { return inner_.num_samples(); }
   uint64_t sample_bytes() const override { return inner_.sample_bytes(); }
   absl::StatusOr<runtime::ImageDataset> SamplesToLend(

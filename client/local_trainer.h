@@ -42,6 +42,14 @@ struct TrainOutcome {
 class LocalTrainer {
  public:
   virtual ~LocalTrainer() = default;
+  // Binds this board's data and model to the job's plan, before joining;
+  // `model_file` holds the plan's model file (verified against its hash;
+  // empty for built-in models). An error says why the board cannot take
+  // part (data that does not fit, a model that does not load).
+  virtual absl::Status UsePlan(const v1::TrainingPlan& plan,
+                               const std::string& model_file) {
+    return absl::OkStatus();
+  }
   // Samples this board holds (sent at join).
   virtual uint64_t num_samples() const = 0;
   // One sample's size on the wire, for planning data moves (0: this

@@ -27,20 +27,23 @@ absl::StatusOr<const std::string*> File(
 
 }  // namespace
 
-absl::StatusOr<std::vector<checkpoint::CheckpointFile>> EncodeTrainingCheckpoint(
-    const TrainingSnapshot& s, runtime::Net& net,
-    torch::optim::Optimizer* optimizer) {
+absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
+EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
+                         torch::optim::Optimizer* optimizer) {
   std::vector<checkpoint::CheckpointFile> files;
-  ASSIGN_OR_RETURN(std::string model,
-                   checkpoint::ArchiveToBytes(
-                       [&](torch::serialize::OutputArchive& a) { net.save(a); }));
-  files.push_back({kModel, std::move(model)});
+  // Named tensors, whatever built the model (zoo, TorchScript).
+  const runtime::NamedTensors state = model.State();
+  ASSIGN_OR_RETURN(
+      std::string bytes,
+      checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
+        for (const auto& t : state) a.write(t.name, t.tensor);
+      }));
+  files.push_back({kModel, std::move(bytes)});
   if (optimizer != nullptr) {
-    ASSIGN_OR_RETURN(std::string opt,
-                     checkpoint::ArchiveToBytes(
-                         [&](torch::serialize::OutputArchive& a) {
-                           optimizer->save(a);
-                         }));
+    ASSIGN_OR_RETURN(
+        std::string opt,
+        checkpoint::ArchiveToBytes(
+            [&](torch::serialize::OutputArchive& a) { optimizer->save(a); }));
     files.push_back({kOptimizer, std::move(opt)});
   }
   ASSIGN_OR_RETURN(std::string rng, checkpoint::CpuRngStateToBytes());
@@ -90,18 +93,28 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     std::memcpy(&s.cursor.loss_sum, &bits, sizeof(bits));
     s.cursor.seconds = j.at("seconds").get<double>();
   } catch (const nlohmann::json::exception& e) {
-    return absl::DataLossError(absl::StrCat(
-        "checkpoint ", loaded.name, " has a malformed state record: ", e.what()));
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name,
+                     " has a malformed state record: ", e.what()));
   }
   return s;
 }
 
 absl::Status RestoreModel(const checkpoint::LoadedCheckpoint& loaded,
-                          runtime::Net& net) {
+                          runtime::Model& model) {
   ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kModel));
-  return checkpoint::ArchiveFromBytes(
+  runtime::NamedTensors state = model.State();
+  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       *bytes, absl::StrCat(loaded.name, "/", kModel),
-      [&](torch::serialize::InputArchive& a) { net.load(a); });
+      [&](torch::serialize::InputArchive& a) {
+        for (auto& t : state) a.read(t.name, t.tensor);
+      }));
+  absl::Status loaded_state = model.LoadState(state);
+  if (!loaded_state.ok()) {
+    return absl::DataLossError(
+        absl::StrCat(loaded.name, "/", kModel, ": ", loaded_state.message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status RestoreOptimizer(const checkpoint::LoadedCheckpoint& loaded,

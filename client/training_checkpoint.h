@@ -21,7 +21,7 @@ namespace fedberry::client {
 struct TrainingSnapshot {
   uint64_t round = 0;
   std::string task_id;
-  std::string model;       // model name, e.g. "lenet5"
+  std::string model;       // runtime::ModelIdOf the plan, e.g. "lenet5"
   uint64_t data_seed = 0;  // TrainOptions::seed of the run
   runtime::TrainCursor cursor;
   bool finished = false;   // local training is complete; only the push is left
@@ -30,7 +30,7 @@ struct TrainingSnapshot {
 // The checkpoint files of a run at `snapshot`. `optimizer` may be null when
 // training finished. Internal when LibTorch cannot serialize.
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>> EncodeTrainingCheckpoint(
-    const TrainingSnapshot& snapshot, runtime::Net& net,
+    const TrainingSnapshot& snapshot, runtime::Model& model,
     torch::optim::Optimizer* optimizer);
 
 // The state record of `loaded`. DataLoss when it is missing or malformed.
@@ -40,7 +40,7 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
 // Restore parts of `loaded` into live objects. DataLoss when a file is
 // missing or does not fit (wrong model).
 absl::Status RestoreModel(const checkpoint::LoadedCheckpoint& loaded,
-                          runtime::Net& net);
+                          runtime::Model& model);
 absl::Status RestoreOptimizer(const checkpoint::LoadedCheckpoint& loaded,
                               torch::optim::Optimizer& optimizer);
 absl::Status RestoreRng(const checkpoint::LoadedCheckpoint& loaded);

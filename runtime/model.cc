@@ -1,87 +1,40 @@
 #include "runtime/model.h"
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace fedberry::runtime {
-namespace {
 
-class LeNet5 : public Net {
- public:
-  LeNet5()
-      : conv1_(register_module(
-            "conv1",
-            torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 5).padding(2)))),
-        conv2_(register_module("conv2", torch::nn::Conv2d(6, 16, 5))),
-        fc1_(register_module("fc1", torch::nn::Linear(16 * 5 * 5, 120))),
-        fc2_(register_module("fc2", torch::nn::Linear(120, 84))),
-        fc3_(register_module("fc3", torch::nn::Linear(84, 10))) {}
-
-  torch::Tensor forward(torch::Tensor x) override {
-    x = torch::max_pool2d(torch::relu(conv1_->forward(x)), 2);
-    x = torch::max_pool2d(torch::relu(conv2_->forward(x)), 2);
-    x = x.flatten(1);
-    x = torch::relu(fc1_->forward(x));
-    x = torch::relu(fc2_->forward(x));
-    return fc3_->forward(x);
-  }
-
- private:
-  torch::nn::Conv2d conv1_, conv2_;
-  torch::nn::Linear fc1_, fc2_, fc3_;
-};
-
-class Mlp : public Net {
- public:
-  explicit Mlp(int64_t hidden)
-      : fc1_(register_module("fc1", torch::nn::Linear(28 * 28, hidden))),
-        fc2_(register_module("fc2", torch::nn::Linear(hidden, 10))) {}
-
-  torch::Tensor forward(torch::Tensor x) override {
-    return fc2_->forward(torch::relu(fc1_->forward(x.flatten(1))));
-  }
-
- private:
-  torch::nn::Linear fc1_, fc2_;
-};
-
-}  // namespace
-
-std::vector<std::string> ModelNames() { return {"lenet5", "mlp", "wide-mlp"}; }
-
-absl::StatusOr<std::shared_ptr<Net>> MakeNet(const std::string& name) {
-  if (name == "lenet5") return std::make_shared<LeNet5>();
-  if (name == "mlp") return std::make_shared<Mlp>(32);
-  if (name == "wide-mlp") return std::make_shared<Mlp>(1536);
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown model '", name,
-                   "' (known: ", absl::StrJoin(ModelNames(), ", "), ")"));
+torch::Tensor Model::OwnLoss(const torch::Tensor&, const torch::Tensor&) {
+  throw std::logic_error("this model defines no loss of its own");
 }
 
-NamedTensors StateOf(torch::nn::Module& module) {
-  torch::NoGradGuard no_grad;
-  NamedTensors out;
+void ModuleTensors(torch::nn::Module& module, std::vector<std::string>* names,
+                   std::vector<torch::Tensor>* tensors) {
   for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-    out.push_back({item.key(), item.value().detach().clone().contiguous()});
+    names->push_back(item.key());
+    tensors->push_back(item.value());
   }
   for (const auto& item : module.named_buffers(/*recurse=*/true)) {
-    out.push_back({item.key(), item.value().detach().clone().contiguous()});
+    names->push_back(item.key());
+    tensors->push_back(item.value());
+  }
+}
+
+NamedTensors CopyState(const std::vector<std::string>& names,
+                       const std::vector<torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  NamedTensors out;
+  out.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    out.push_back({names[i], tensors[i].detach().clone().contiguous()});
   }
   return out;
 }
 
-absl::Status LoadState(torch::nn::Module& module, const NamedTensors& state) {
+absl::Status CopyInto(const std::vector<std::string>& names,
+                      std::vector<torch::Tensor>& targets,
+                      const NamedTensors& state) {
   torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> targets;
-  std::vector<std::string> names;
-  for (const auto& item : module.named_parameters(true)) {
-    names.push_back(item.key());
-    targets.push_back(item.value());
-  }
-  for (const auto& item : module.named_buffers(true)) {
-    names.push_back(item.key());
-    targets.push_back(item.value());
-  }
   if (state.size() != targets.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("model state has ", state.size(),
@@ -98,6 +51,12 @@ absl::Status LoadState(torch::nn::Module& module, const NamedTensors& state) {
           absl::StrCat("tensor '", names[i], "' has shape ",
                        c10::str(state[i].tensor.sizes()),
                        "; the model expects ", c10::str(targets[i].sizes())));
+    }
+    if (state[i].tensor.scalar_type() != targets[i].scalar_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", names[i], "' holds ",
+          c10::toString(state[i].tensor.scalar_type()), "; the model expects ",
+          c10::toString(targets[i].scalar_type())));
     }
   }
   for (size_t i = 0; i < state.size(); ++i) targets[i].copy_(state[i].tensor);

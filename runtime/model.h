@@ -1,7 +1,8 @@
-// The models fedberry trains, made by name, and the model state that moves
-// between server and clients: an ordered list of named tensors (parameters,
-// then buffers), as a state_dict.
-// Thread-safety: a Net is not safe for concurrent training; NamedTensors are
+// The model seam: what training, evaluation and the wire need of a network,
+// whatever built it (the model zoo, a TorchScript file). Model state moves
+// as an ordered list of named tensors (parameters, then buffers), like a
+// state_dict.
+// Thread-safety: a Model is not safe for concurrent use; NamedTensors are
 // plain values.
 #ifndef FEDBERRY_RUNTIME_MODEL_H_
 #define FEDBERRY_RUNTIME_MODEL_H_
@@ -12,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
+#include "absl/status/status.h"
 
 namespace fedberry::runtime {
 
@@ -22,28 +23,76 @@ struct NamedTensor {
 };
 using NamedTensors = std::vector<NamedTensor>;
 
-// An image classifier taking [N, 1, 28, 28] float input, returning logits.
-class Net : public torch::nn::Module {
+class Model {
  public:
-  virtual torch::Tensor forward(torch::Tensor x) = 0;
+  virtual ~Model() = default;
+  // For logs and checkpoints: "lenet5", "torchscript:model.pt".
+  virtual const std::string& name() const = 0;
+  // Output for a batch [N, ...input shape].
+  virtual torch::Tensor Forward(const torch::Tensor& x) = 0;
+  // Trainable parameters, for the optimizer.
+  virtual std::vector<torch::Tensor> Parameters() = 0;
+  // Copies (detached, contiguous, on CPU) of parameters then buffers.
+  virtual NamedTensors State() = 0;
+  // Copies `state` into the parameters and buffers. InvalidArgument when
+  // names, order or shapes do not match.
+  virtual absl::Status LoadState(const NamedTensors& state) = 0;
+  // Training or evaluation mode (dropout, batch norm).
+  virtual void SetTraining(bool on) = 0;
+  // The model's own loss(output, target), when it defines one.
+  virtual bool HasOwnLoss() const { return false; }
+  virtual torch::Tensor OwnLoss(const torch::Tensor& output,
+                                const torch::Tensor& target);
 };
 
-// Names MakeNet accepts: "lenet5" (LeNet-5, 61k parameters), "mlp" (small
-// 784-32-10 perceptron for tests), "wide-mlp" (784-1536-10, ~4.8 MB of fp32,
-// larger than gRPC's default 4 MB message limit).
-std::vector<std::string> ModelNames();
+// A Model over a torch::nn::Module whose forward takes one tensor.
+template <typename Net>
+class NnModel : public Model {
+ public:
+  NnModel(std::string name, std::shared_ptr<Net> net)
+      : name_(std::move(name)), net_(std::move(net)) {}
+  const std::string& name() const override { return name_; }
+  torch::Tensor Forward(const torch::Tensor& x) override {
+    return net_->forward(x);
+  }
+  std::vector<torch::Tensor> Parameters() override {
+    return net_->parameters();
+  }
+  NamedTensors State() override;
+  absl::Status LoadState(const NamedTensors& state) override;
+  void SetTraining(bool on) override { net_->train(on); }
 
-// Builds a freshly initialised model; weights come from torch's global RNG,
-// so callers seed it (torch::manual_seed) for reproducible weights.
-// InvalidArgument for an unknown name.
-absl::StatusOr<std::shared_ptr<Net>> MakeNet(const std::string& name);
+ private:
+  std::string name_;
+  std::shared_ptr<Net> net_;
+};
 
-// Copies (detached, contiguous, on CPU) of the model's parameters and buffers.
-NamedTensors StateOf(torch::nn::Module& module);
+// Copies of `tensors` under `names`.
+NamedTensors CopyState(const std::vector<std::string>& names,
+                       const std::vector<torch::Tensor>& tensors);
+// Copies `state` into `targets`, checking names, count and shapes.
+absl::Status CopyInto(const std::vector<std::string>& names,
+                      std::vector<torch::Tensor>& targets,
+                      const NamedTensors& state);
+// The parameters then buffers of a module, with their names.
+void ModuleTensors(torch::nn::Module& module, std::vector<std::string>* names,
+                   std::vector<torch::Tensor>* tensors);
 
-// Copies `state` into the module's parameters and buffers. InvalidArgument
-// when names, order or shapes do not match the module.
-absl::Status LoadState(torch::nn::Module& module, const NamedTensors& state);
+template <typename Net>
+NamedTensors NnModel<Net>::State() {
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> tensors;
+  ModuleTensors(*net_, &names, &tensors);
+  return CopyState(names, tensors);
+}
+
+template <typename Net>
+absl::Status NnModel<Net>::LoadState(const NamedTensors& state) {
+  std::vector<std::string> names;
+  std::vector<torch::Tensor> tensors;
+  ModuleTensors(*net_, &names, &tensors);
+  return CopyInto(names, tensors, state);
+}
 
 // Deep copy.
 NamedTensors CloneState(const NamedTensors& state);

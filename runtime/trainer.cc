@@ -1,18 +1,16 @@
 #include "runtime/trainer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 
 namespace fedberry::runtime {
 namespace {
-
-// Fashion-MNIST pixel statistics (over the training set, scaled to [0, 1]).
-constexpr float kMean = 0.2860f;
-constexpr float kStd = 0.3530f;
 
 std::vector<int64_t> EpochOrder(int64_t rows, uint64_t seed, int64_t epoch) {
   std::vector<int64_t> order(rows);
@@ -25,34 +23,83 @@ std::vector<int64_t> EpochOrder(int64_t rows, uint64_t seed, int64_t epoch) {
   return order;
 }
 
-torch::Tensor LabelBatch(const ImageDataset& data, const int64_t* rows,
-                         int64_t n) {
-  torch::Tensor out = torch::empty({n}, torch::kInt64);
-  auto* p = out.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) p[i] = data.labels[rows[i]];
-  return out;
-}
-
 }  // namespace
 
-torch::Tensor ImageBatch(const ImageDataset& data, const int64_t* rows,
-                         int64_t n) {
-  const int64_t pixels = data.height * data.width;
-  torch::Tensor out = torch::empty({n, 1, data.height, data.width});
-  float* dst = out.data_ptr<float>();
-  for (int64_t i = 0; i < n; ++i) {
-    const uint8_t* src = data.pixels.data() + rows[i] * pixels;
-    for (int64_t j = 0; j < pixels; ++j) {
-      dst[i * pixels + j] = (src[j] / 255.0f - kMean) / kStd;
-    }
+std::vector<std::string> OptimizerNames() { return {"sgd", "adam", "adamw"}; }
+
+absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
+    const TrainOptions& options, std::vector<torch::Tensor> parameters) {
+  if (!(options.learning_rate > 0) || !std::isfinite(options.learning_rate)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "learning rate ", options.learning_rate, " is not a positive number"));
   }
-  return out;
+  if (!(options.weight_decay >= 0) || !std::isfinite(options.weight_decay) ||
+      !(options.momentum >= 0) || !std::isfinite(options.momentum)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("momentum ", options.momentum, " and weight decay ",
+                     options.weight_decay, " must be finite and >= 0"));
+  }
+  namespace optim = torch::optim;
+  if (options.optimizer == "sgd") {
+    return std::make_unique<optim::SGD>(
+        std::move(parameters), optim::SGDOptions(options.learning_rate)
+                                   .momentum(options.momentum)
+                                   .weight_decay(options.weight_decay));
+  }
+  if (options.optimizer == "adam") {
+    return std::make_unique<optim::Adam>(
+        std::move(parameters), optim::AdamOptions(options.learning_rate)
+                                   .weight_decay(options.weight_decay));
+  }
+  if (options.optimizer == "adamw") {
+    return std::make_unique<optim::AdamW>(
+        std::move(parameters), optim::AdamWOptions(options.learning_rate)
+                                   .weight_decay(options.weight_decay));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown optimizer '", options.optimizer,
+                   "' (known: ", absl::StrJoin(OptimizerNames(), ", "), ")"));
 }
 
-absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
+Batch ReadBatch(const Dataset& data, const int64_t* rows, int64_t n) {
+  std::vector<int64_t> shape = {n};
+  for (int64_t d : data.sample_shape()) shape.push_back(d);
+  Batch batch{torch::empty(shape), torch::empty({n})};
+  data.Read(rows, n, batch.inputs.data_ptr<float>(),
+            batch.labels.data_ptr<float>());
+  return batch;
+}
+
+absl::Status CheckModelOnData(Model& model, const Dataset& data,
+                              const Objective& objective, int64_t n) {
+  n = std::min(n, data.size());
+  if (n == 0) return absl::InvalidArgumentError("the data set is empty");
+  std::vector<int64_t> rows(n);
+  std::iota(rows.begin(), rows.end(), 0);
+  Batch batch = ReadBatch(data, rows.data(), n);
+  torch::Tensor output;
+  try {
+    torch::NoGradGuard no_grad;
+    model.SetTraining(false);
+    output = model.Forward(batch.inputs);
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    if (const size_t nl = why.find("\n\n"); nl != std::string::npos) {
+      why.resize(nl);
+    }
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model ", model.name(), " does not accept input of shape ",
+        c10::str(batch.inputs.sizes()), " (", data.Describe(), "): ", why));
+  }
+  return objective.Check(model, output, batch.labels, data.label_count());
+}
+
+absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
+                                  const Objective& objective,
                                   const TrainOptions& options,
                                   const TrainHooks& hooks) {
-  if (data.rows == 0) {
+  const int64_t rows = data.size();
+  if (rows == 0) {
     return absl::InvalidArgumentError("training data set is empty");
   }
   if (options.batch_size <= 0 ||
@@ -63,7 +110,7 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
         " local_steps=", options.local_steps));
   }
   const int64_t batches_per_epoch =
-      (data.rows + options.batch_size - 1) / options.batch_size;
+      (rows + options.batch_size - 1) / options.batch_size;
   TrainCursor cursor;
   cursor.planned = options.local_steps > 0
                        ? options.local_steps
@@ -71,51 +118,53 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
   if (hooks.resume != nullptr) {
     if (hooks.resume->planned != cursor.planned ||
         hooks.resume->step > cursor.planned || hooks.resume->step < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "cannot resume at step ", hooks.resume->step, " of ",
-          hooks.resume->planned, ": this run plans ", cursor.planned,
-          " steps"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot resume at step ", hooks.resume->step, " of ",
+                       hooks.resume->planned, ": this run plans ",
+                       cursor.planned, " steps"));
     }
     cursor = *hooks.resume;
   }
   const absl::Time start = absl::Now();
   try {
-    net.train();
-    torch::optim::SGD sgd(net.parameters(),
-                          torch::optim::SGDOptions(options.learning_rate)
-                              .momentum(options.momentum));
+    model.SetTraining(true);
+    absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> made =
+        MakeOptimizer(options, model.Parameters());
+    if (!made.ok()) return made.status();
+    torch::optim::Optimizer& optimizer = **made;
     if (hooks.resume != nullptr && hooks.restore_optimizer) {
-      if (absl::Status s = hooks.restore_optimizer(sgd); !s.ok()) return s;
+      if (absl::Status s = hooks.restore_optimizer(optimizer); !s.ok()) {
+        return s;
+      }
     }
     std::vector<int64_t> order;
     int64_t order_epoch = -1;
     while (cursor.step < cursor.planned) {
       if (hooks.stop != nullptr && hooks.stop->load()) {
-        return absl::CancelledError(absl::StrCat(
-            "training stopped after ", cursor.step, " of ", cursor.planned,
-            " steps"));
+        return absl::CancelledError(absl::StrCat("training stopped after ",
+                                                 cursor.step, " of ",
+                                                 cursor.planned, " steps"));
       }
       const int64_t epoch = cursor.step / batches_per_epoch;
       const int64_t in_epoch = cursor.step % batches_per_epoch;
       if (epoch != order_epoch) {
-        order = EpochOrder(data.rows, options.seed, epoch);
+        order = EpochOrder(rows, options.seed, epoch);
         order_epoch = epoch;
       }
       const int64_t begin = in_epoch * options.batch_size;
-      const int64_t n = std::min(options.batch_size, data.rows - begin);
+      const int64_t n = std::min(options.batch_size, rows - begin);
       const int64_t parts = std::clamp<int64_t>(
           hooks.micro_batches ? hooks.micro_batches() : 1, 1, n);
-      sgd.zero_grad();
+      optimizer.zero_grad();
       for (int64_t p = 0; p < parts; ++p) {
         // Micro-batch p: rows [n*p/parts, n*(p+1)/parts) of the batch; its
         // mean loss weighs by its share, so the gradients sum to the
         // whole batch's.
         const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-        const int64_t* rows = order.data() + begin + lo;
-        torch::Tensor x = ImageBatch(data, rows, hi - lo);
-        torch::Tensor y = LabelBatch(data, rows, hi - lo);
-        torch::Tensor logits = net.forward(x);
-        torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+        Batch batch = ReadBatch(data, order.data() + begin + lo, hi - lo);
+        torch::Tensor output = model.Forward(batch.inputs);
+        torch::Tensor targets = objective.Targets(batch.labels, output);
+        torch::Tensor loss = objective.Loss(model, output, targets);
         if (parts == 1) {
           loss.backward();
         } else {
@@ -123,26 +172,32 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
               .backward();
         }
         cursor.loss_sum += loss.item<double>() * (hi - lo);
-        cursor.correct += logits.argmax(1).eq(y).sum().item<int64_t>();
+        MetricSums sums;
+        objective.Score(output, targets, &sums);
+        cursor.correct += sums.correct;
       }
-      sgd.step();
+      optimizer.step();
       cursor.samples += n;
       ++cursor.step;
       if (hooks.after_batch) {
         TrainCursor now = cursor;
         now.seconds += absl::ToDoubleSeconds(absl::Now() - start);
-        if (absl::Status s = hooks.after_batch(now, net, sgd); !s.ok()) return s;
+        if (absl::Status s = hooks.after_batch(now, model, optimizer);
+            !s.ok()) {
+          return s;
+        }
       }
     }
   } catch (const c10::Error& e) {
-    return absl::InternalError(absl::StrCat(
-        "LibTorch failed during training: ", e.what_without_backtrace()));
+    return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
+                                            e.what_without_backtrace()));
   }
   TrainResult result;
   result.samples = cursor.samples;
   result.steps = cursor.step;
-  result.mean_loss =
-      cursor.samples ? cursor.loss_sum / static_cast<double>(cursor.samples) : 0;
+  result.mean_loss = cursor.samples
+                         ? cursor.loss_sum / static_cast<double>(cursor.samples)
+                         : 0;
   result.accuracy = cursor.samples ? static_cast<double>(cursor.correct) /
                                          static_cast<double>(cursor.samples)
                                    : 0;
@@ -150,36 +205,35 @@ absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
   return result;
 }
 
-absl::StatusOr<EvalResult> Evaluate(Net& net, const ImageDataset& data,
+absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
+                                    const Objective& objective,
                                     int64_t batch_size) {
-  if (data.rows == 0) {
+  const int64_t total = data.size();
+  if (total == 0) {
     return absl::InvalidArgumentError("evaluation data set is empty");
   }
   EvalResult result;
   try {
     torch::NoGradGuard no_grad;
-    net.eval();
+    model.SetTraining(false);
     std::vector<int64_t> rows(static_cast<size_t>(batch_size));
     double loss_sum = 0;
-    int64_t correct = 0;
-    for (int64_t begin = 0; begin < data.rows; begin += batch_size) {
-      const int64_t n = std::min(batch_size, data.rows - begin);
+    MetricSums sums;
+    for (int64_t begin = 0; begin < total; begin += batch_size) {
+      const int64_t n = std::min(batch_size, total - begin);
       std::iota(rows.begin(), rows.begin() + n, begin);
-      torch::Tensor x = ImageBatch(data, rows.data(), n);
-      torch::Tensor y = LabelBatch(data, rows.data(), n);
-      torch::Tensor logits = net.forward(x);
-      loss_sum +=
-          torch::nn::functional::cross_entropy(
-              logits, y,
-              torch::nn::functional::CrossEntropyFuncOptions().reduction(
-                  torch::kSum))
-              .item<double>();
-      correct += logits.argmax(1).eq(y).sum().item<int64_t>();
-      result.samples += n;
+      Batch batch = ReadBatch(data, rows.data(), n);
+      torch::Tensor output = model.Forward(batch.inputs);
+      torch::Tensor targets = objective.Targets(batch.labels, output);
+      loss_sum += objective.Loss(model, output, targets).item<double>() * n;
+      objective.Score(output, targets, &sums);
     }
+    result.samples = sums.samples;
+    result.regression = objective.task() == TaskKind::kRegression;
     result.mean_loss = loss_sum / static_cast<double>(result.samples);
-    result.accuracy =
-        static_cast<double>(correct) / static_cast<double>(result.samples);
+    result.accuracy = sums.Accuracy();
+    result.rmse = sums.Rmse();
+    result.mae = sums.Mae();
   } catch (const c10::Error& e) {
     return absl::InternalError(absl::StrCat(
         "LibTorch failed during evaluation: ", e.what_without_backtrace()));

@@ -1,17 +1,22 @@
-// The local training loop and evaluation. Batches are converted from uint8 to
-// float one at a time; the data order of a run is a function of its seed, so
-// the same seed and thread count give the same model.
-// Thread-safety: one call at a time per Net.
+// The local training loop and evaluation, for any Model, Dataset and
+// Objective. Batches are read from the data set one at a time; the data
+// order of a run is a function of its seed, so the same seed and thread
+// count give the same model.
+// Thread-safety: one call at a time per Model.
 #ifndef FEDBERRY_RUNTIME_TRAINER_H_
 #define FEDBERRY_RUNTIME_TRAINER_H_
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "runtime/image_dataset.h"
+#include "runtime/dataset.h"
 #include "runtime/model.h"
+#include "runtime/objective.h"
 
 namespace fedberry::runtime {
 
@@ -19,8 +24,10 @@ struct TrainOptions {
   int local_epochs = 1;
   int64_t local_steps = 0;  // > 0: this many batches instead of whole epochs
   int64_t batch_size = 32;
+  std::string optimizer = "sgd";  // sgd, adam, adamw
   double learning_rate = 0.05;
-  double momentum = 0.9;
+  double momentum = 0.9;  // sgd
+  double weight_decay = 0;
   uint64_t seed = 1;  // data order
 };
 
@@ -35,7 +42,10 @@ struct TrainResult {
 struct EvalResult {
   int64_t samples = 0;
   double mean_loss = 0;
-  double accuracy = 0;
+  double accuracy = 0;  // classification
+  double rmse = 0;      // regression
+  double mae = 0;       // regression
+  bool regression = false;
 };
 
 // Where a local training run is: enough, with the model and optimizer
@@ -61,7 +71,7 @@ struct TrainHooks {
   // Called after each batch with the cursor, the model and the optimizer
   // (e.g. to checkpoint them, or to pause there). An error stops training
   // with that error.
-  std::function<absl::Status(const TrainCursor&, Net&,
+  std::function<absl::Status(const TrainCursor&, Model&,
                              torch::optim::Optimizer&)>
       after_batch;
   // Asked before each batch: split it into this many micro-batches whose
@@ -71,24 +81,44 @@ struct TrainHooks {
   std::function<int()> micro_batches;
 };
 
-// Trains `net` in place with SGD (momentum). Cancelled when hooks.stop
-// becomes true between batches; InvalidArgument for empty data, bad options
-// or a resume cursor that does not fit them; Internal when LibTorch fails.
-absl::StatusOr<TrainResult> Train(Net& net, const ImageDataset& data,
+// Optimizer names TrainOptions::optimizer accepts.
+std::vector<std::string> OptimizerNames();
+
+// The optimizer `options` names over `parameters`. InvalidArgument for an
+// unknown name or a learning rate that is not a positive number.
+absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
+    const TrainOptions& options, std::vector<torch::Tensor> parameters);
+
+// Trains `model` in place, minimising `objective`. Cancelled when
+// hooks.stop becomes true between batches; InvalidArgument for empty data,
+// bad options or a resume cursor that does not fit them; Internal when
+// LibTorch fails.
+absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
+                                  const Objective& objective,
                                   const TrainOptions& options,
                                   const TrainHooks& hooks = {});
 
-// Mean cross-entropy loss and accuracy of `net` on `data`. The default batch
+// Mean loss and the task's metrics of `model` on `data`. The default batch
 // is the fastest measured for LeNet-5 on the 10k test split at 1 thread
 // (bench/loop_bench: 100 ahead of 50-250 by a few %, of 500 by 15%, and far
 // ahead of 1000 and more, whose activations outgrow the heap's mmap
 // threshold and are page-faulted in again every batch).
-absl::StatusOr<EvalResult> Evaluate(Net& net, const ImageDataset& data,
+absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
+                                    const Objective& objective,
                                     int64_t batch_size = 100);
 
-// Normalised float batch [n, 1, H, W] of rows `rows` of `data`.
-torch::Tensor ImageBatch(const ImageDataset& data, const int64_t* rows,
-                         int64_t n);
+// Inputs [n, ...sample shape] and float labels [n] of rows `rows`.
+struct Batch {
+  torch::Tensor inputs;
+  torch::Tensor labels;
+};
+Batch ReadBatch(const Dataset& data, const int64_t* rows, int64_t n);
+
+// Runs the first `n` samples of `data` through `model` and `objective`:
+// the start-up check of a plan. InvalidArgument naming the model, the shape
+// given and what went wrong.
+absl::Status CheckModelOnData(Model& model, const Dataset& data,
+                              const Objective& objective, int64_t n = 4);
 
 }  // namespace fedberry::runtime
 

@@ -12,6 +12,8 @@ packages=(
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libxxhash-dev
+  libcsv-dev libstb-dev  # csv: and images: data sources
+  libssl-dev  # SHA-256 of plan model files (OpenSSL's libcrypto)
   libcpp-httplib-dev
   libglpk-dev
   dataset-fashion-mnist
@@ -24,8 +26,10 @@ cross_packages=(
   g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static
   apt dpkg-dev debian-archive-keyring
 )
-# The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh).
-test_packages=(clang-14 libclang-rt-14-dev)
+# The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
+# Python PyTorch for the TorchScript fixtures.
+test_packages=(clang-14 libclang-rt-14-dev
+  python3-torch)  # the tests export TorchScript models as users do
 # --test: what the tests need too; --cross: that and the cross build's tools.
 case ${1:-} in
   --cross) packages+=("${test_packages[@]}" "${cross_packages[@]}") ;;

@@ -2,7 +2,7 @@
 # Builds the aarch64 (Debian 12 arm64) sysroot that the rpi3 preset compiles
 # and links against: downloads Debian's arm64 packages of fedberry's libraries
 # (LibTorch, gRPC, Protobuf, Abseil, GoogleTest, spdlog, fmt, nlohmann-json,
-# zlib) and their dependencies with a private apt state, unpacks them with
+# zlib, libcsv, stb) and their dependencies with a private apt state, unpacks them with
 # dpkg -x and fixes up symlinks. Cached: a second run with the same package
 # list downloads nothing.
 #
@@ -23,6 +23,8 @@ packages=(
   libgrpc++-dev libprotobuf-dev libabsl-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libxxhash-dev libcpp-httplib-dev libglpk-dev
+  libcsv-dev libstb-dev  # and, as their dependencies, libcsv3 and libstb0
+  libssl-dev
   # Never run (the host's plugin is), but gRPC's CMake config refuses to load
   # when the files of its imported plugin targets are missing.
   protobuf-compiler-grpc

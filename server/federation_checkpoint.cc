@@ -101,6 +101,10 @@ nlohmann::json ToJson(const RoundReport& r) {
     j["eval"] = {{"samples", r.eval->samples},
                  {"loss", Number(r.eval->mean_loss)},
                  {"accuracy", Number(r.eval->accuracy)}};
+    if (r.eval->regression) {
+      j["eval"]["rmse"] = Number(r.eval->rmse);
+      j["eval"]["mae"] = Number(r.eval->mae);
+    }
   }
   return j;
 }
@@ -147,6 +151,11 @@ RoundReport FromJson(const nlohmann::json& j) {
     e.samples = j["eval"].at("samples").get<int64_t>();
     e.mean_loss = ReadNumber(j["eval"].at("loss"));
     e.accuracy = ReadNumber(j["eval"].at("accuracy"));
+    if (j["eval"].contains("rmse")) {
+      e.regression = true;
+      e.rmse = ReadNumber(j["eval"].at("rmse"));
+      e.mae = ReadNumber(j["eval"].at("mae"));
+    }
     r.eval = e;
   }
   return r;

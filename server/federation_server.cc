@@ -26,7 +26,8 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   server->streams_ = std::make_unique<StreamLimiter>(
       options.max_streams, options.max_stream_time, clock);
   server->service_ = std::make_unique<FederationService>(
-      *server->coordinator_, options.max_poll, server->streams_.get());
+      *server->coordinator_, options.max_poll, server->streams_.get(),
+      std::move(options.plan));
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   grpc::ResourceQuota quota("fedberry-server");

@@ -36,6 +36,9 @@ struct ServerOptions {
   std::optional<FederationSnapshot> restore;
   // Persists state after each round.
   SnapshotSink snapshot_sink;
+  // The job's training plan (GetPlan, PullModelFile); empty: the built-in
+  // image plan of coordinator.train.
+  ServedPlan plan;
 };
 
 class FederationServer {

@@ -9,6 +9,7 @@
 #include "runtime/log_text.h"
 #include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
+#include "runtime/training_plan.h"
 
 namespace fedberry::server {
 namespace {
@@ -36,8 +37,47 @@ absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
 
 FederationService::FederationService(RoundCoordinator& coordinator,
                                      absl::Duration max_poll,
-                                     StreamLimiter* streams)
-    : coordinator_(coordinator), max_poll_(max_poll), streams_(streams) {}
+                                     StreamLimiter* streams, ServedPlan plan)
+    : coordinator_(coordinator),
+      max_poll_(max_poll),
+      streams_(streams),
+      plan_(std::move(plan)) {}
+
+grpc::Status FederationService::GetPlan(grpc::ServerContext* context,
+                                        const v1::GetPlanRequest* request,
+                                        v1::GetPlanResponse* response) {
+  response->set_job_id(coordinator_.options().job_id);
+  *response->mutable_plan() =
+      plan_.plan.model_format().empty()
+          ? runtime::DefaultImagePlan(coordinator_.options().train)
+          : plan_.plan;
+  return grpc::Status::OK;
+}
+
+grpc::Status FederationService::PullModelFile(
+    grpc::ServerContext* context, const v1::PullModelFileRequest* request,
+    grpc::ServerWriter<v1::ModelFileChunk>* writer) {
+  if (!plan_.model_file ||
+      request->model_sha256() != plan_.plan.model_sha256()) {
+    return wire::ToGrpcStatus(absl::NotFoundError(
+        absl::StrCat("this job has no model file with SHA-256 ",
+                     runtime::Printable(request->model_sha256(), 64))));
+  }
+  auto ticket = AdmitStream(streams_, context, "PullModelFile");
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
+  const std::string& file = *plan_.model_file;
+  v1::ModelFileChunk chunk;
+  chunk.set_total_bytes(file.size());
+  for (size_t offset = 0; offset < file.size(); offset += wire::kChunkBytes) {
+    chunk.set_offset(offset);
+    chunk.set_data(file.substr(offset, wire::kChunkBytes));
+    if (!writer->Write(chunk)) {
+      return grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the client went away during PullModelFile");
+    }
+  }
+  return grpc::Status::OK;
+}
 
 grpc::Status FederationService::Join(grpc::ServerContext* context,
                                      const v1::JoinRequest* request,

@@ -4,6 +4,9 @@
 #ifndef FEDBERRY_SERVER_FEDERATION_SERVICE_H_
 #define FEDBERRY_SERVER_FEDERATION_SERVICE_H_
 
+#include <memory>
+#include <string>
+
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "server/round_coordinator.h"
@@ -11,16 +14,32 @@
 
 namespace fedberry::server {
 
+// The job's training plan as the service hands it out: the plan, and the
+// bytes of its model file (TorchScript; empty for a built-in model).
+struct ServedPlan {
+  v1::TrainingPlan plan;
+  std::shared_ptr<const std::string> model_file;
+};
+
 class FederationService final : public v1::Federation::Service {
  public:
   // `coordinator` (and `streams`, when given) must outlive the service.
   // GetTask long polls for at most `max_poll` (clients set their deadline
   // above it). Model and sample streams are admitted by `streams`; null:
   // no limit.
+  // `plan`: what GetPlan answers; a plan without a model format stands for
+  // the built-in image plan of the coordinator's TrainConfig.
   explicit FederationService(RoundCoordinator& coordinator,
                              absl::Duration max_poll = absl::Seconds(5),
-                             StreamLimiter* streams = nullptr);
+                             StreamLimiter* streams = nullptr,
+                             ServedPlan plan = {});
 
+  grpc::Status GetPlan(grpc::ServerContext* context,
+                       const v1::GetPlanRequest* request,
+                       v1::GetPlanResponse* response) override;
+  grpc::Status PullModelFile(
+      grpc::ServerContext* context, const v1::PullModelFileRequest* request,
+      grpc::ServerWriter<v1::ModelFileChunk>* writer) override;
   grpc::Status Join(grpc::ServerContext* context,
                     const v1::JoinRequest* request,
                     v1::JoinResponse* response) override;
@@ -47,6 +66,7 @@ class FederationService final : public v1::Federation::Service {
   RoundCoordinator& coordinator_;
   const absl::Duration max_poll_;
   StreamLimiter* const streams_;
+  const ServedPlan plan_;
 };
 
 }  // namespace fedberry::server

@@ -80,17 +80,23 @@ std::string RenderHtmlReport(const JobRecord& record,
   // Summary.
   double wall = 0;
   for (const RoundRow& r : record.rounds) wall += r.round_seconds;
-  std::optional<double> final_accuracy;
-  if (!record.rounds.empty())
-    final_accuracy = record.rounds.back().test_accuracy;
+  // The final figure: accuracy, or RMSE for a regression job.
+  std::string final_name = "accuracy";
+  std::optional<double> final_figure;
+  if (!record.rounds.empty()) {
+    final_figure = record.rounds.back().test_accuracy;
+    if (record.rounds.back().test_rmse) {
+      final_name = "RMSE";
+      final_figure = record.rounds.back().test_rmse;
+    }
+  }
   absl::StrAppendFormat(
       &html,
       "<p id=\"summary\">Job <b>%s</b>: %d rounds, %d clients, final test "
-      "accuracy <b>%s</b>, %.1f s in rounds.</p>\n",
+      "%s <b>%s</b>, %.1f s in rounds.</p>\n",
       XmlEscape(title), static_cast<int>(record.rounds.size()),
-      static_cast<int>(record.client_names.size()),
-      final_accuracy ? absl::StrFormat("%.4f", *final_accuracy) : "&ndash;",
-      wall);
+      static_cast<int>(record.client_names.size()), final_name,
+      final_figure ? absl::StrFormat("%.4f", *final_figure) : "&ndash;", wall);
 
   // Plots.
   std::vector<double> rounds;
@@ -100,7 +106,24 @@ std::string RenderHtmlReport(const JobRecord& record,
     labels.push_back(std::to_string(r.round));
   }
   html += "<h2>Model</h2>\n<div class=\"plots\">\n";
-  {
+  bool regression = false;
+  for (const RoundRow& r : record.rounds) regression |= r.test_rmse.has_value();
+  if (regression) {
+    Series rmse{"test RMSE", {}, false};
+    Series mae{"test MAE", {}, true};
+    for (const RoundRow& r : record.rounds) {
+      if (r.test_rmse) rmse.points.push_back({r.round, *r.test_rmse});
+      if (r.test_mae) mae.points.push_back({r.round, *r.test_mae});
+    }
+    ChartOptions o;
+    o.title = "Test error per round";
+    o.x_label = "round";
+    o.y_label = "error";
+    o.empty_message = "no server-side evaluation in this job";
+    html += Figure("plot-error", LineChart(o, {rmse, mae}),
+                   "Root mean squared and mean absolute error of the global "
+                   "model on the held-out data after each round.");
+  } else {
     Series acc{"test accuracy", {}, false};
     for (const RoundRow& r : record.rounds) {
       if (r.test_accuracy) acc.points.push_back({r.round, *r.test_accuracy});

@@ -109,12 +109,15 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.max_train_seconds = Or<double>(j, "max_train_seconds", 0);
     r.test_accuracy = Opt<double>(j, "test_accuracy");
     r.test_loss = Opt<double>(j, "test_loss");
+    r.test_rmse = Opt<double>(j, "test_rmse");
+    r.test_mae = Opt<double>(j, "test_mae");
     record.rounds.push_back(r);
   }
   std::set<std::string> names;
   for (const json& j : *clients) {
     ClientRow c;
     c.round = Or<int>(j, "round", 0);
+    if (j.contains("event")) continue;  // e.g. a board refused at join
     c.client = Str(j, "client");
     if (c.client.empty()) c.client = Str(j, "client_id");
     c.num_samples = Or<uint64_t>(j, "num_samples", 0);

@@ -28,6 +28,8 @@ struct RoundRow {
   double max_train_seconds = 0;
   std::optional<double> test_accuracy;
   std::optional<double> test_loss;
+  std::optional<double> test_rmse;  // regression jobs
+  std::optional<double> test_mae;
 };
 
 struct ClientRow {

@@ -91,7 +91,19 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
   return log;
 }
 
+void MetricsLog::WriteRefusedBoard(const std::string& name,
+                                   const std::string& reason) {
+  nlohmann::json line = {
+      {"event", "plan_refused"}, {"client", name}, {"reason", reason}};
+  absl::MutexLock lock(&mu_);
+  clients_ << line.dump(-1, ' ', false,
+                        nlohmann::json::error_handler_t::replace)
+           << '\n';
+  clients_.flush();
+}
+
 void MetricsLog::Write(const RoundReport& report) {
+  absl::MutexLock lock(&mu_);
   Format(report, rounds_, clients_, described_);
   rounds_.flush();
   clients_.flush();
@@ -148,7 +160,12 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     line["refused_result"] = report.refused_result;
   }
   if (report.eval) {
-    line["test_accuracy"] = report.eval->accuracy;
+    if (report.eval->regression) {
+      line["test_rmse"] = report.eval->rmse;
+      line["test_mae"] = report.eval->mae;
+    } else {
+      line["test_accuracy"] = report.eval->accuracy;
+    }
     line["test_loss"] = report.eval->mean_loss;
   }
   rounds_ << line.dump() << '\n';

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/round_coordinator.h"
 
 namespace fedberry::server {
@@ -26,12 +27,16 @@ class MetricsLog {
       const std::string& dir, const std::vector<RoundReport>& history = {});
 
   void Write(const RoundReport& report);
+  // A board that could not join because its data does not fit the plan:
+  // a clients.jsonl line {"event": "plan_refused", "client", "reason"}.
+  void WriteRefusedBoard(const std::string& name, const std::string& reason);
 
  private:
   // `described`: client ids whose device facts are already written.
   static void Format(const RoundReport& report, std::ostream& rounds,
                      std::ostream& clients, std::set<std::string>& described);
 
+  absl::Mutex mu_;  // the driver thread writes rounds, handlers refusals
   std::ofstream rounds_;
   std::ofstream clients_;
   std::set<std::string> described_;  // client ids whose device was written

@@ -43,6 +43,17 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     const v1::JoinRequest& untrusted) {
   v1::JoinRequest request = untrusted;
   RETURN_IF_ERROR(CheckJoin(request, options_.limits));
+  if (!request.plan_error().empty()) {
+    // The board bound its data to the plan and failed: it never trains in
+    // this job, so it is not registered.
+    const std::string name = runtime::Printable(request.client_name());
+    const std::string reason = runtime::Printable(request.plan_error(), 1024);
+    spdlog::warn("client '{}' cannot take part: {}", name, reason);
+    if (options_.refused_board_sink) options_.refused_board_sink(name, reason);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "not joined: this board's data does not fit the job's plan (", reason,
+        ")"));
+  }
   absl::MutexLock lock(&mu_);
   PruneLocked();
   const bool known = absl::c_any_of(clients_, [&](const auto& c) {
@@ -255,8 +266,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   uint64_t received = 0;
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
   RETURN_IF_ERROR(CheckUpdateWeight(
-      header.num_samples(),
-      MaxUpdateWeight(task, info.num_samples, received)));
+      header.num_samples(), MaxUpdateWeight(task, info.num_samples, received)));
   return CheckTrainMetrics(header.metrics());
 }
 
@@ -269,8 +279,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   if (bound_) {
     ASSIGN_OR_RETURN(distance, bound_->Check(update));
   }
-  RETURN_IF_ERROR(sum_->AddValidated(
-      update, static_cast<double>(untrusted.num_samples())));
+  RETURN_IF_ERROR(
+      sum_->AddValidated(update, static_cast<double>(untrusted.num_samples())));
   v1::UpdateHeader header = untrusted;
   ClientInfo& info = clients_[header.client_id()];
   if (auto cleared = SanitizeResources(*header.mutable_resources());
@@ -308,8 +318,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
       "model {:.3f} x its norm)",
-      round_, reported_.size(), cohort_.size(), info.name,
-      header.num_samples(), header.metrics().train_loss(), distance);
+      round_, reported_.size(), cohort_.size(), info.name, header.num_samples(),
+      header.metrics().train_loss(), distance);
   work_pending_ = true;
   changed_.SignalAll();
   return static_cast<int>(reported_.size());

@@ -39,6 +39,11 @@ namespace fedberry::server {
 
 struct CoordinatorOptions {
   int rounds = 5;
+  // Told of each board whose data does not fit the job's plan (it joined
+  // with a plan_error), with its name and reason, both escaped. May be
+  // empty.
+  std::function<void(const std::string& name, const std::string& reason)>
+      refused_board_sink;
   double fraction = 1.0;          // share of available clients per round
   int min_clients_per_round = 2;  // cohort size floor
   int min_clients_to_start = 2;   // available clients needed to open a round
@@ -149,6 +154,8 @@ class RoundCoordinator {
   // history. Call before serving. InvalidArgument when the snapshot's model
   // layout differs from this job's model.
   absl::Status Restore(const FederationSnapshot& snapshot);
+
+  const CoordinatorOptions& options() const { return options_; }
 
   // Persists state after each round (set before serving).
   void SetSnapshotSink(SnapshotSink sink) { snapshot_sink_ = std::move(sink); }

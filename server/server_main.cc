@@ -7,14 +7,18 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "checkpoint/checkpoint_store.h"
 #include "runtime/command_line.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
+#include "runtime/status_macros.h"
 #include "runtime/trainer.h"
+#include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
+#include "server/job_plan.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
 #include "server/server_metrics.h"
@@ -34,18 +38,52 @@ ABSL_FLAG(double, quorum, 0.5,
 ABSL_FLAG(int, local_epochs, 1, "Local epochs per round (when local_steps=0).");
 ABSL_FLAG(int, local_steps, 0, "Local batches per round; 0 = whole epochs.");
 ABSL_FLAG(int, batch_size, 32, "Local batch size.");
-ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
-ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
+ABSL_FLAG(double, lr, 0.05, "Local learning rate.");
+ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum (sgd only).");
+ABSL_FLAG(double, weight_decay, 0, "Local weight decay (L2 penalty).");
+ABSL_FLAG(std::string, optimizer, "sgd", "Local optimizer: sgd, adam, adamw.");
+ABSL_FLAG(std::string, loss, "",
+          "Loss: cross_entropy, bce_with_logits (classification), mse, l1 "
+          "(regression), or model (the TorchScript module's own "
+          "loss(output, target) method). Default: model when the module has "
+          "one, else cross_entropy or mse by --task.");
+ABSL_FLAG(std::string, task, "classification",
+          "classification (integer labels; accuracy) or regression (float "
+          "targets; RMSE and MAE).");
+ABSL_FLAG(std::string, input_shape, "",
+          "One sample's shape, e.g. 3,32,32 (images are resized to it) or 12 "
+          "(CSV features). Default: the evaluation data's.");
+ABSL_FLAG(uint32_t, num_outputs, 0,
+          "Model outputs (classes). 0: the evaluation data's classes (1 for "
+          "regression).");
+ABSL_FLAG(std::string, input_mean, "",
+          "Normalisation (x - mean) / std per channel or feature, "
+          "comma-separated (one value applies to all). Default: "
+          "Fashion-MNIST's for idx data, the evaluation data's per-feature "
+          "statistics for csv, none for images.");
+ABSL_FLAG(std::string, input_std, "", "See --input_mean.");
+ABSL_FLAG(std::string, label_column, "",
+          "csv: the label's column name (default: the last column).");
+ABSL_FLAG(std::string, feature_columns, "",
+          "csv: comma-separated feature column names (default: all but the "
+          "label).");
+ABSL_FLAG(bool, skip_bad_rows, false,
+          "csv evaluation data: skip malformed rows instead of refusing the "
+          "file.");
 ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10),
           "A round closes at this deadline once the quorum reported.");
 ABSL_FLAG(absl::Duration, paused_grace, absl::Minutes(5),
           "Past the deadline, a round below its quorum waits up to this much "
           "longer while selected clients report (heartbeat) that they are "
           "paused under memory pressure.");
-ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
+ABSL_FLAG(std::string, model, "lenet5",
+          "A built-in model (lenet5, resnet8, mlp, wide-mlp, tabular-mlp) or "
+          "a TorchScript file saved with torch.jit.script(model).save(PATH), "
+          "which boards fetch once and cache.");
 ABSL_FLAG(std::string, eval_data, fedberry::runtime::kDefaultFashionMnistDir,
-          "Folder with the held-out test split (t10k IDX files); empty to "
-          "skip server-side evaluation.");
+          "Held-out data the server evaluates each round's model on: "
+          "idx:DIR (its t10k files; a bare folder means idx), csv:FILE or "
+          "images:DIR. Empty: no server-side evaluation.");
 ABSL_FLAG(std::string, output, "fedberry-out",
           "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
 ABSL_FLAG(uint64_t, seed, 1,
@@ -124,6 +162,35 @@ absl::Status SaveModel(const runtime::NamedTensors& model,
   return absl::OkStatus();
 }
 
+absl::StatusOr<server::JobPlanRequest> PlanRequestFromFlags(
+    const std::string& output) {
+  server::JobPlanRequest r;
+  r.model = absl::GetFlag(FLAGS_model);
+  r.task = absl::GetFlag(FLAGS_task);
+  r.loss = absl::GetFlag(FLAGS_loss);
+  r.optimizer = absl::GetFlag(FLAGS_optimizer);
+  r.learning_rate = absl::GetFlag(FLAGS_lr);
+  r.momentum = absl::GetFlag(FLAGS_momentum);
+  r.weight_decay = absl::GetFlag(FLAGS_weight_decay);
+  ASSIGN_OR_RETURN(
+      r.input_shape,
+      server::ParseShape(absl::GetFlag(FLAGS_input_shape), "input_shape"));
+  r.num_outputs = absl::GetFlag(FLAGS_num_outputs);
+  ASSIGN_OR_RETURN(
+      r.input_mean,
+      server::ParseFloats(absl::GetFlag(FLAGS_input_mean), "input_mean"));
+  ASSIGN_OR_RETURN(
+      r.input_std,
+      server::ParseFloats(absl::GetFlag(FLAGS_input_std), "input_std"));
+  r.label_column = absl::GetFlag(FLAGS_label_column);
+  const std::string features = absl::GetFlag(FLAGS_feature_columns);
+  if (!features.empty()) r.feature_columns = absl::StrSplit(features, ',');
+  r.eval_data = absl::GetFlag(FLAGS_eval_data);
+  r.skip_bad_rows = absl::GetFlag(FLAGS_skip_bad_rows);
+  r.cache_dir = output + "/cache";
+  return r;
+}
+
 int Run() {
   if (absl::GetFlag(FLAGS_threads) > 0) {
     torch::set_num_threads(absl::GetFlag(FLAGS_threads));
@@ -134,6 +201,23 @@ int Run() {
   checkpoint::CheckpointStore store(output + "/checkpoints",
                                     checkpoint::FileSystem::Default(),
                                     store_options);
+  // The plan first: a model or data that does not fit fails here, before
+  // any board joins.
+  torch::manual_seed(absl::GetFlag(FLAGS_seed));
+  auto plan_request = PlanRequestFromFlags(output);
+  if (!plan_request.ok()) {
+    spdlog::error("{}", std::string(plan_request.status().message()));
+    return 2;
+  }
+  auto job = server::BuildJobPlan(*plan_request);
+  if (!job.ok()) {
+    spdlog::error("{}", std::string(job.status().message()));
+    return 2;
+  }
+  for (const auto& w : job->warnings) spdlog::warn("{}", w);
+  spdlog::info("plan: {}", runtime::DescribePlan(job->plan));
+  const std::string model_id = runtime::ModelIdOf(job->plan);
+
   std::optional<server::FederationSnapshot> restore;
   if (absl::GetFlag(FLAGS_resume)) {
     auto loaded = store.LoadLatest();
@@ -146,11 +230,11 @@ int Run() {
         spdlog::error("cannot resume: {}", decoded.status().ToString());
         return 2;
       }
-      if (decoded->model_name != absl::GetFlag(FLAGS_model)) {
+      if (decoded->model_name != model_id) {
         spdlog::error(
-            "cannot resume: checkpoint {} is for model '{}', but --model is "
-            "'{}' (use another --output or --noresume)",
-            loaded->name, decoded->model_name, absl::GetFlag(FLAGS_model));
+            "cannot resume: checkpoint {} is for model '{}', but this job's "
+            "model is '{}' (use another --output or --noresume)",
+            loaded->name, decoded->model_name, model_id);
         return 2;
       }
       spdlog::info(
@@ -172,42 +256,27 @@ int Run() {
     return 2;
   }
 
-  std::shared_ptr<runtime::ImageDataset> test_set;
-  if (!absl::GetFlag(FLAGS_eval_data).empty()) {
-    auto loaded = runtime::LoadIdxDataset(absl::GetFlag(FLAGS_eval_data),
-                                          runtime::Split::kTest);
-    if (!loaded.ok()) {
-      spdlog::error("cannot load evaluation data: {}",
-                    std::string(loaded.status().message()));
-      return 2;
-    }
-    test_set = std::make_shared<runtime::ImageDataset>(*std::move(loaded));
-    spdlog::info("evaluation set: {} images from {}", test_set->rows,
-                 absl::GetFlag(FLAGS_eval_data));
-  }
-
-  torch::manual_seed(absl::GetFlag(FLAGS_seed));
-  auto net = runtime::MakeNet(absl::GetFlag(FLAGS_model));
-  if (!net.ok()) {
-    spdlog::error("{}", std::string(net.status().message()));
-    return 2;
-  }
+  const runtime::NamedTensors initial = job->model->State();
   server::Evaluator evaluator;
-  if (test_set) {
-    evaluator = [net = *net, test_set](const runtime::NamedTensors& model)
+  if (job->eval) {
+    spdlog::info("evaluation set: {}", job->eval->Describe());
+    evaluator = [model = std::shared_ptr<runtime::Model>(std::move(job->model)),
+                 eval = std::shared_ptr<runtime::Dataset>(std::move(job->eval)),
+                 objective =
+                     *job->objective](const runtime::NamedTensors& state)
         -> absl::StatusOr<runtime::EvalResult> {
-      if (absl::Status s = runtime::LoadState(*net, model); !s.ok()) return s;
-      return runtime::Evaluate(*net, *test_set);
+      if (absl::Status s = model->LoadState(state); !s.ok()) return s;
+      return runtime::Evaluate(*model, *eval, objective);
     };
   }
 
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   options.restore = std::move(restore);
-  const std::string model_name = absl::GetFlag(FLAGS_model);
+  options.plan = {job->plan, job->model_file};
   options.snapshot_sink =
-      [&store, model_name](const server::FederationSnapshot& snapshot) {
-        auto files = server::EncodeFederationCheckpoint(snapshot, model_name);
+      [&store, model_id](const server::FederationSnapshot& snapshot) {
+        auto files = server::EncodeFederationCheckpoint(snapshot, model_id);
         auto saved = files.ok() ? store.Save(*files)
                                 : absl::StatusOr<std::string>(files.status());
         if (saved.ok()) {
@@ -228,7 +297,7 @@ int Run() {
   c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
   c.paused_grace = absl::GetFlag(FLAGS_paused_grace);
   c.seed = absl::GetFlag(FLAGS_seed);
-  c.train.set_model(absl::GetFlag(FLAGS_model));
+  c.train.set_model(job->plan.model_name());
   c.train.set_local_epochs(absl::GetFlag(FLAGS_local_epochs));
   c.train.set_local_steps(absl::GetFlag(FLAGS_local_steps));
   c.train.set_batch_size(absl::GetFlag(FLAGS_batch_size));
@@ -275,12 +344,22 @@ int Run() {
   }
 
   server::MetricsLog* log = metrics->get();
+  c.refused_board_sink = [log](const std::string& name,
+                               const std::string& reason) {
+    log->WriteRefusedBoard(name, reason);
+  };
   const int rounds = c.rounds;
   auto figures = std::make_shared<server::ServerMetrics>();
   auto sink = [log, rounds, figures](const server::RoundReport& r) {
     log->Write(r);
     figures->Record(r);
-    if (r.eval) {
+    if (r.eval && r.eval->regression) {
+      spdlog::info(
+          "round {}/{} done: {} of {} clients, test RMSE {:.4f}, MAE {:.4f}, "
+          "loss {:.4f}, {:.2f} s",
+          r.round, rounds, r.participants, r.selected, r.eval->rmse,
+          r.eval->mae, r.eval->mean_loss, r.round_seconds);
+    } else if (r.eval) {
       spdlog::info(
           "round {}/{} done: {} of {} clients, test accuracy {:.4f}, loss "
           "{:.4f}, {:.2f} s",
@@ -292,8 +371,8 @@ int Run() {
     }
   };
 
-  auto server = server::FederationServer::Start(
-      options, runtime::StateOf(**net), evaluator, sink);
+  auto server =
+      server::FederationServer::Start(options, initial, evaluator, sink);
   if (!server.ok()) {
     spdlog::error("{}", std::string(server.status().message()));
     return 3;
@@ -350,8 +429,11 @@ int main(int argc, char** argv) {
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "
-      "in.\nUsage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
-      "--output=out",
+      "in, training a built-in model or the user's TorchScript file.\n"
+      "Usage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
+      "--output=out\n"
+      "       fedberry-server --model=model.pt --eval_data=csv:test.csv "
+      "--label_column=target --optimizer=adam --lr=0.01 ...",
       "server_main");
   // Before gRPC's and the driver's threads start, so a signal reaches the
   // ShutdownSignal made after them instead of killing the process.

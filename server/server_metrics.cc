@@ -106,9 +106,20 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
             "Updates accepted in the last completed round.",
             last_->participants);
     if (last_->eval) {
-      p.Gauge("fedberry_test_accuracy_ratio",
-              "Held-out accuracy of the latest global model (0..1).",
-              last_->eval->accuracy);
+      if (last_->eval->regression) {
+        p.Gauge("fedberry_test_rmse",
+                "Held-out root mean squared error of the latest global "
+                "model (regression).",
+                last_->eval->rmse);
+        p.Gauge("fedberry_test_mae",
+                "Held-out mean absolute error of the latest global model "
+                "(regression).",
+                last_->eval->mae);
+      } else {
+        p.Gauge("fedberry_test_accuracy_ratio",
+                "Held-out accuracy of the latest global model (0..1).",
+                last_->eval->accuracy);
+      }
       p.Gauge("fedberry_test_loss",
               "Held-out mean loss of the latest global model.",
               last_->eval->mean_loss);

@@ -9,8 +9,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 #include "fedberry/v1/federation.pb.h"
+#include "runtime/model_zoo.h"
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
 #include "tests/test_files.h"
@@ -37,7 +38,7 @@ inline runtime::ImageDataset Data(const std::string& dir) {
 
 inline runtime::NamedTensors Global() {
   torch::manual_seed(2);
-  return runtime::StateOf(**runtime::MakeNet("lenet5"));
+  return (*runtime::MakeImageModel("lenet5"))->State();
 }
 
 inline void ExpectBitEqual(const runtime::NamedTensors& a,
@@ -54,7 +55,7 @@ inline absl::StatusOr<TrainOutcome> Uninterrupted(
     const runtime::ImageDataset& data, const TaskRef& task) {
   torch::set_num_threads(1);
   std::atomic<bool> stop{false};
-  ImageTrainer plain(data, 1);
+  PlanTrainer plain(data, 1);
   return plain.Train(task, Config(), Global(), stop);
 }
 

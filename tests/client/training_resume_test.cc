@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
@@ -31,7 +31,7 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
 
   // A run that checkpoints every 5 batches (and at the end).
   const std::string root = dir / "ckpt";
-  ImageTrainer saving(data, 1,
+  PlanTrainer saving(data, 1,
                       std::make_unique<checkpoint::CheckpointStore>(
                           root, checkpoint::FileSystem::Default(),
                           checkpoint::StoreOptions{.keep = 100}),
@@ -48,12 +48,12 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
     char name[32];
     std::snprintf(name, sizeof(name), "ckpt-%08d", k);
     fs::copy(root + "/" + name, only + "/" + name);
-    ImageTrainer resumed(data, 1,
+    PlanTrainer resumed(data, 1,
                          std::make_unique<checkpoint::CheckpointStore>(only),
                          CheckpointPolicy{5, absl::ZeroDuration()});
     // A different global proves the state came from the checkpoint.
     torch::manual_seed(99);
-    auto other = runtime::StateOf(**runtime::MakeNet("lenet5"));
+    auto other = (*runtime::MakeImageModel("lenet5"))->State();
     auto out = resumed.Train(task, Config(), other, stop);
     ASSERT_TRUE(out.ok()) << out.status();
     SCOPED_TRACE(name);
@@ -71,13 +71,13 @@ TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
   std::atomic<bool> stop{false};
   const std::string root = dir / "ckpt";
   {
-    ImageTrainer saving(data, 1,
+    PlanTrainer saving(data, 1,
                         std::make_unique<checkpoint::CheckpointStore>(root),
                         CheckpointPolicy{5, absl::ZeroDuration()});
     ASSERT_TRUE(saving.Train({1, "r1-old"}, Config(), Global(), stop).ok());
   }
   auto reference = small_job::Uninterrupted(data, {2, "r2-new"});
-  ImageTrainer resumed(data, 1,
+  PlanTrainer resumed(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(root));
   auto out = resumed.Train({2, "r2-new"}, Config(), Global(), stop);
   ASSERT_TRUE(out.ok() && reference.ok());
@@ -93,7 +93,7 @@ TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
   const std::string root = dir / "ckpt";
   runtime::NamedTensors trained;
   {
-    ImageTrainer saving(data, 1,
+    PlanTrainer saving(data, 1,
                         std::make_unique<checkpoint::CheckpointStore>(root),
                         CheckpointPolicy{0, absl::ZeroDuration()});
     auto out = saving.Train({4, "r4"}, Config(), Global(), stop);
@@ -101,7 +101,7 @@ TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
     trained = out->model;
     EXPECT_EQ(saving.checkpoints_written(), 1);  // the end-of-training one
   }
-  ImageTrainer resumed(data, 1,
+  PlanTrainer resumed(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(root));
   std::atomic<bool> stopped{true};  // training a single batch would fail
   auto out = resumed.Train({4, "r4"}, Config(), Global(), stopped);

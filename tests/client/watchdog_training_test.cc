@@ -16,7 +16,7 @@
 #include <set>
 #include <thread>
 
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 #include "client/memory_release.h"
 #include "client/watchdog_gate.h"
 #include "tests/client/small_training_job.h"
@@ -122,7 +122,7 @@ TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
     WatchdogGate gate(
         Immediate(), [&] { return script.Get(); }, clock, hooks);
     PausingGate pausing(gate, script, clock, at);
-    ImageTrainer trainer(data, 1);
+    PlanTrainer trainer(data, 1);
     trainer.SetGate(&pausing);
     auto out = trainer.Train(task, Config(), Global(), stop);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -149,7 +149,7 @@ TEST(WatchdogTraining, StopEndsAPause) {
       Immediate(), [&] { return script.Get(); }, clock);
   gate.Poll();
   ASSERT_EQ(gate.state(), runtime::WatchdogState::kPaused);
-  ImageTrainer trainer(data, 1);
+  PlanTrainer trainer(data, 1);
   trainer.SetGate(&gate);
   std::atomic<bool> stop{false};
   std::thread stopper([&] {
@@ -196,7 +196,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   const std::string root = dir / "ckpt";
   SimulatedClock clock;
   Script script;
-  ImageTrainer* trainer = nullptr;
+  PlanTrainer* trainer = nullptr;
   int told = 0;
   WatchdogGateHooks hooks;
   // Stands in for the heartbeat that tells the server the board is away.
@@ -209,7 +209,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   ReleasingGate releasing(gate, script);
   {
     // Checkpoints by policy never (only the release writes one).
-    ImageTrainer first(data, 1,
+    PlanTrainer first(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(root),
                        CheckpointPolicy{0, absl::ZeroDuration()});
     trainer = &first;
@@ -221,7 +221,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
     EXPECT_EQ(gate.counters().releases, 1u);
     EXPECT_EQ(told, 1);
   }
-  ImageTrainer second(data, 1,
+  PlanTrainer second(data, 1,
                       std::make_unique<checkpoint::CheckpointStore>(root));
   auto out = second.Train(task, Config(), Global(), stop);
   ASSERT_TRUE(out.ok()) << out.status();
@@ -242,7 +242,7 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
     SCOPED_TRACE(restored ? "dumped and restored" : "no dump");
     SimulatedClock clock;
     Script script;
-    ImageTrainer* trainer = nullptr;
+    PlanTrainer* trainer = nullptr;
     int dumps = 0;
     int told = 0;
     WatchdogGateHooks hooks;
@@ -263,7 +263,7 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
     WatchdogGate gate(
         Immediate(), [&] { return script.Get(); }, clock, hooks);
     ReleasingGate releasing(gate, script);
-    ImageTrainer first(data, 1,
+    PlanTrainer first(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(
                            dir / (restored ? "ckpt-restored" : "ckpt-exit")),
                        CheckpointPolicy{0, absl::ZeroDuration()});
@@ -305,7 +305,7 @@ TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
         o, [&] { return script.Get(); }, clock);
     gate.Poll();
     ASSERT_EQ(gate.micro_batches(), parts);
-    ImageTrainer trainer(data, 1);
+    PlanTrainer trainer(data, 1);
     trainer.SetGate(&gate);
     auto out = trainer.Train(task, Config(), Global(), stop);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -326,7 +326,7 @@ TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
   v1::TrainConfig half = Config();
   half.set_batch_size(4);
   half.set_local_steps(48);
-  ImageTrainer smaller(data, 1);
+  PlanTrainer smaller(data, 1);
   auto other = smaller.Train(task, half, Global(), stop);
   ASSERT_TRUE(other.ok());
   const double apart = MaxAbsDiff(reference->model, other->model);

@@ -1,6 +1,6 @@
 // Data moves (the opt-in mode for trusted clusters) end to end: a real
 // in-process server planning moves, real client agents handing samples over
-// and fetching them through it, and real ImageTrainers training on them.
+// and fetching them through it, and real PlanTrainers training on them.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -10,8 +10,9 @@
 
 #include "client/client_agent.h"
 #include "client/fleet_emulation.h"
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 #include "proto/wire.h"
+#include "runtime/model_zoo.h"
 #include "runtime/model.h"
 #include "server/federation_server.h"
 
@@ -98,7 +99,7 @@ class SpyTrainer : public client::LocalTrainer {
 
 struct Board {
   std::string name;
-  std::unique_ptr<client::ImageTrainer> trainer;
+  std::unique_ptr<client::PlanTrainer> trainer;
   std::unique_ptr<client::SlowedTrainer> slowed;
   std::unique_ptr<SpyTrainer> spy;
 };
@@ -107,7 +108,7 @@ std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
                                         bool server_moves, bool clients_allow,
                                         int rounds) {
   torch::manual_seed(3);
-  auto net = runtime::MakeNet("mlp");
+  auto net = runtime::MakeImageModel("mlp");
   EXPECT_TRUE(net.ok());
   server::ServerOptions o;
   o.listen = "127.0.0.1:0";
@@ -124,7 +125,7 @@ std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
   o.coordinator.planning.data_moves = server_moves;
   o.max_poll = absl::Milliseconds(500);
   o.done_grace = absl::Seconds(5);
-  auto server = server::FederationServer::Start(o, runtime::StateOf(**net),
+  auto server = server::FederationServer::Start(o, (*net)->State(),
                                                 nullptr, nullptr);
   EXPECT_TRUE(server.ok()) << server.status();
   std::vector<std::unique_ptr<client::ClientAgent>> agents;
@@ -157,7 +158,7 @@ std::vector<Board> Fleet(double slowdown) {
   for (int i = 0; i < 3; ++i) {
     Board b;
     b.name = i == 0 ? "slow" : absl::StrCat("fast-", i);
-    b.trainer = std::make_unique<client::ImageTrainer>(TaggedData(i + 1),
+    b.trainer = std::make_unique<client::PlanTrainer>(TaggedData(i + 1),
                                                        /*seed_salt=*/i);
     client::LocalTrainer* inner = b.trainer.get();
     if (i == 0) {

@@ -10,6 +10,7 @@
 
 #include "client/client_agent.h"
 #include "proto/wire.h"
+#include "runtime/model_zoo.h"
 #include "runtime/tensor_codec.h"
 #include "server/federation_server.h"
 
@@ -46,9 +47,9 @@ class OffsetTrainer : public client::LocalTrainer {
 
 NamedTensors InitialModel(const std::string& name) {
   torch::manual_seed(5);
-  auto net = runtime::MakeNet(name);
+  auto net = runtime::MakeImageModel(name);
   EXPECT_TRUE(net.ok());
-  return runtime::StateOf(**net);
+  return (*net)->State();
 }
 
 std::unique_ptr<server::FederationServer> StartServer(

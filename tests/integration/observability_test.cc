@@ -12,8 +12,9 @@
 #include <thread>
 
 #include "client/client_agent.h"
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 #include "proto/wire.h"
+#include "runtime/model_zoo.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
@@ -40,7 +41,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   testing::WriteTinyDataset(dir.path(), 200);
   constexpr int kRounds = 2;
   torch::manual_seed(3);
-  auto net = runtime::MakeNet("lenet5");
+  auto net = runtime::MakeImageModel("lenet5");
   ASSERT_TRUE(net.ok());
 
   auto log = server::MetricsLog::Open(dir / "out");
@@ -58,7 +59,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   o.max_poll = absl::Milliseconds(500);
   o.done_grace = absl::Seconds(5);
   auto server = server::FederationServer::Start(
-      o, runtime::StateOf(**net), nullptr, [&](const server::RoundReport& r) {
+      o, (*net)->State(), nullptr, [&](const server::RoundReport& r) {
         (*log)->Write(r);
         figures.Record(r);
       });
@@ -76,7 +77,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   EXPECT_EQ(health->status, 200);
   EXPECT_TRUE(nlohmann::json::parse(health->body)["job_running"].get<bool>());
 
-  std::vector<std::unique_ptr<client::ImageTrainer>> trainers;
+  std::vector<std::unique_ptr<client::PlanTrainer>> trainers;
   std::vector<std::unique_ptr<runtime::ResourceMonitor>> monitors;
   std::vector<std::unique_ptr<client::ClientAgent>> agents;
   for (int i = 0; i < 2; ++i) {
@@ -87,7 +88,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
         runtime::LoadIdxDataset(dir.path(), runtime::Split::kTrain, &part);
     ASSERT_TRUE(data.ok()) << data.status();
     trainers.push_back(
-        std::make_unique<client::ImageTrainer>(*std::move(data), i));
+        std::make_unique<client::PlanTrainer>(*std::move(data), i));
     monitors.push_back(std::make_unique<runtime::ResourceMonitor>(
         runtime::ProcFiles::Real(), Clock::Real()));
     client::AgentOptions a;

@@ -1,4 +1,4 @@
-#include "client/image_trainer.h"
+#include "client/plan_trainer.h"
 
 #include <spdlog/spdlog.h>
 
@@ -8,13 +8,36 @@
 #include "runtime/sample_codec.h"
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
+#include "runtime/training_plan.h"
 
 namespace fedberry::client {
 
-ImageTrainer::ImageTrainer(runtime::ImageDataset data, uint64_t seed_salt,
-                           std::unique_ptr<checkpoint::CheckpointStore> store,
-                           CheckpointPolicy policy)
-    : data_(std::move(data)),
+DataOpener ImagesOpener(runtime::ImageDataset images) {
+  auto shared =
+      std::make_shared<const runtime::ImageDataset>(std::move(images));
+  return [shared](const runtime::DataBinding& binding)
+             -> absl::StatusOr<std::unique_ptr<runtime::Dataset>> {
+    return runtime::MakeImageRowsDataset(shared, binding);
+  };
+}
+
+PlanTrainer::PlanTrainer(runtime::ImageDataset data, uint64_t seed_salt,
+                         std::unique_ptr<checkpoint::CheckpointStore> store,
+                         CheckpointPolicy policy)
+    : PlanTrainer(ImagesOpener(std::move(data)), seed_salt, std::move(store),
+                  policy) {
+  // Known before any plan arrives (the default plan's binding).
+  runtime::DataBinding binding;
+  binding.mean = {runtime::kFashionMnistMean};
+  binding.std = {runtime::kFashionMnistStd};
+  if (auto opened = open_data_(binding); opened.ok())
+    data_ = *std::move(opened);
+}
+
+PlanTrainer::PlanTrainer(DataOpener open_data, uint64_t seed_salt,
+                         std::unique_ptr<checkpoint::CheckpointStore> store,
+                         CheckpointPolicy policy)
+    : open_data_(std::move(open_data)),
       seed_salt_(seed_salt),
       store_(std::move(store)),
       policy_(policy) {
@@ -41,16 +64,16 @@ ImageTrainer::ImageTrainer(runtime::ImageDataset data, uint64_t seed_salt,
   resumable_ = *std::move(loaded);
 }
 
-void ImageTrainer::JobDone() {
+void PlanTrainer::JobDone() {
   if (resumable_) {
     spdlog::info("dropping checkpoint {}: the job is over", resumable_->name);
     resumable_.reset();
   }
 }
 
-void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
-                        torch::optim::Optimizer* optimizer) {
-  auto files = EncodeTrainingCheckpoint(snapshot, net, optimizer);
+void PlanTrainer::Save(const TrainingSnapshot& snapshot, runtime::Model& model,
+                       torch::optim::Optimizer* optimizer) {
+  auto files = EncodeTrainingCheckpoint(snapshot, model, optimizer);
   absl::StatusOr<std::string> saved =
       files.ok() ? store_->Save(*files)
                  : absl::StatusOr<std::string>(files.status());
@@ -67,51 +90,93 @@ void ImageTrainer::Save(const TrainingSnapshot& snapshot, runtime::Net& net,
   }
 }
 
-namespace {
-
-// The image models' outputs (runtime/model.cc): received labels above it
-// are refused.
-constexpr int kClasses = 10;
-
-}  // namespace
-
-uint64_t ImageTrainer::sample_bytes() const {
-  return runtime::SampleBytes(data_);
+absl::Status PlanTrainer::UsePlan(const v1::TrainingPlan& plan,
+                                  const std::string& model_file) {
+  RETURN_IF_ERROR(Bind(plan, model_file));
+  plan_from_server_ = true;
+  return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int64_t>> ImageTrainer::LentRowsFor(
+absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
+                               const std::string& model_file) {
+  std::string key = absl::StrCat(plan.SerializeAsString(), "\n", model_file);
+  if (plan_ && key == plan_key_) return absl::OkStatus();
+  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  std::vector<std::string> warnings;
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Model> model,
+                   runtime::MakePlanModel(plan, model_file, &warnings));
+  for (const auto& w : warnings) spdlog::warn("{}", w);
+  ASSIGN_OR_RETURN(runtime::Objective objective,
+                   runtime::ObjectiveOf(plan, *model));
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Dataset> data,
+                   open_data_(runtime::BindingOf(plan, skip_bad_rows_)));
+  if (data->size() == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("this board has no samples: ", data->Describe()));
+  }
+  RETURN_IF_ERROR(runtime::CheckModelOnData(*model, *data, objective));
+  if (objective.task() == runtime::TaskKind::kClassification &&
+      data->label_count() > static_cast<int64_t>(plan.num_outputs())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "this board's data has ", data->label_count(),
+        " classes; the plan's model has ", plan.num_outputs(), " outputs"));
+  }
+  plan_ = plan;
+  plan_key_ = std::move(key);
+  model_ = std::move(model);
+  objective_ = std::move(objective);
+  data_ = std::move(data);
+  return absl::OkStatus();
+}
+
+absl::Status PlanTrainer::EnsurePlan(const v1::TrainConfig& config) {
+  if (plan_from_server_) return absl::OkStatus();
+  // No plan from the server: the built-in image plan of the config.
+  return Bind(runtime::DefaultImagePlan(config), "");
+}
+
+uint64_t PlanTrainer::num_samples() const {
+  return data_ ? static_cast<uint64_t>(data_->size()) : 0;
+}
+
+uint64_t PlanTrainer::sample_bytes() const {
+  const runtime::ImageDataset* rows = data_ ? data_->lendable() : nullptr;
+  return rows != nullptr ? runtime::SampleBytes(*rows) : 0;
+}
+
+absl::StatusOr<std::vector<int64_t>> PlanTrainer::LentRowsFor(
     const v1::TrainConfig& config, uint64_t count) const {
   // The board's own order, drawn from the round's seed and its salt: the
   // rows it hands over and the rows it then leaves out are the same ones.
-  return LentRows(data_.rows, count,
+  const runtime::ImageDataset* rows = data_ ? data_->lendable() : nullptr;
+  if (rows == nullptr) {
+    return absl::UnimplementedError(
+        absl::StrCat("this board's data (",
+                     data_ ? data_->Describe() : std::string("not opened"),
+                     ") cannot lend samples"));
+  }
+  return LentRows(rows->rows, count,
                   config.seed() * 0x9E3779B97F4A7C15ull + seed_salt_ * 31 + 7);
 }
 
-absl::StatusOr<runtime::ImageDataset> ImageTrainer::SamplesToLend(
+absl::StatusOr<runtime::ImageDataset> PlanTrainer::SamplesToLend(
     const TaskRef& task, const v1::TrainConfig& config, uint64_t count) {
   ASSIGN_OR_RETURN(std::vector<int64_t> rows, LentRowsFor(config, count));
-  return SelectRows(data_, rows);
+  return SelectRows(*data_->lendable(), rows);
 }
 
-absl::StatusOr<TrainOutcome> ImageTrainer::Train(
+absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
-  auto& net = nets_[config.model()];
-  if (!net) {
-    ASSIGN_OR_RETURN(net, runtime::MakeNet(config.model()));
-  }
-  runtime::TrainOptions options;
-  options.local_epochs = static_cast<int>(config.local_epochs());
-  options.local_steps = static_cast<int64_t>(config.local_steps());
-  options.batch_size = static_cast<int64_t>(config.batch_size());
-  options.learning_rate = config.learning_rate();
-  options.momentum = config.momentum();
+  RETURN_IF_ERROR(EnsurePlan(config));
+  runtime::Model& net = *model_;
+  runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
   options.seed = config.seed() * 1315423911u + seed_salt_;
 
   TrainingSnapshot snapshot;
   snapshot.round = task.round;
   snapshot.task_id = task.task_id;
-  snapshot.model = config.model();
+  snapshot.model = runtime::ModelIdOf(*plan_);
   snapshot.data_seed = options.seed;
 
   // Resume the task the checkpoint belongs to; drop state of closed ones.
@@ -121,7 +186,7 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   if (resume) {
     auto s = DecodeTrainingSnapshot(*resume);
     if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
-        s->model == config.model() && s->data_seed == options.seed) {
+        s->model == snapshot.model && s->data_seed == options.seed) {
       saved = *s;
     } else if (s.ok()) {
       spdlog::info(
@@ -133,7 +198,7 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
   if (saved) {
-    RETURN_IF_ERROR(RestoreModel(*resume, *net));
+    RETURN_IF_ERROR(RestoreModel(*resume, net));
     RETURN_IF_ERROR(RestoreRng(*resume));
     spdlog::info("resuming round {} from checkpoint {} at batch {}/{}",
                  task.round, resume->name, saved->cursor.step,
@@ -143,14 +208,14 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
       return saved->finished ? absl::OkStatus() : RestoreOptimizer(*resume, o);
     };
   } else {
-    RETURN_IF_ERROR(runtime::LoadState(*net, global));
+    RETURN_IF_ERROR(net.LoadState(global));
   }
 
   absl::Time last_save = absl::Now();
   int64_t last_logged = saved ? saved->cursor.step : 0;
   runtime::TrainCursor final_cursor =
       saved ? saved->cursor : runtime::TrainCursor{};
-  hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Net& n,
+  hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Model& n,
                           torch::optim::Optimizer& optimizer) {
     if (cursor.step * 4 / cursor.planned != last_logged * 4 / cursor.planned) {
       spdlog::info("training: {}/{} batches", cursor.step, cursor.planned);
@@ -185,32 +250,35 @@ absl::StatusOr<TrainOutcome> ImageTrainer::Train(
   }
   // With data moves: this round's own samples less those lent, plus those
   // received (a copy for the round; without moves, no copy).
-  const runtime::ImageDataset* data = &data_;
-  std::optional<runtime::ImageDataset> round_data;
+  const runtime::Dataset* data = data_.get();
+  std::unique_ptr<runtime::Dataset> round_data;
   if (task.data != nullptr &&
       (task.data->lent > 0 || !task.data->borrowed.empty())) {
     ASSIGN_OR_RETURN(std::vector<int64_t> lent,
                      LentRowsFor(config, task.data->lent));
-    ASSIGN_OR_RETURN(round_data,
-                     RoundDataset(data_, lent, task.data->borrowed, kClasses));
-    data = &*round_data;
+    ASSIGN_OR_RETURN(runtime::ImageDataset rows,
+                     RoundDataset(*data_->lendable(), lent, task.data->borrowed,
+                                  static_cast<int>(plan_->num_outputs())));
+    round_data = runtime::MakeImageRowsDataset(
+        std::move(rows), runtime::BindingOf(*plan_, skip_bad_rows_));
+    data = round_data.get();
     spdlog::info(
         "round {}: training on {} samples ({} own, {} lent, {} "
         "received)",
-        task.round, round_data->rows, data_.rows, task.data->lent,
-        round_data->rows -
-            (data_.rows - static_cast<int64_t>(task.data->lent)));
+        task.round, round_data->size(), data_->size(), task.data->lent,
+        round_data->size() -
+            (data_->size() - static_cast<int64_t>(task.data->lent)));
   }
   ASSIGN_OR_RETURN(runtime::TrainResult result,
-                   runtime::Train(*net, *data, options, hooks));
+                   runtime::Train(net, *data, *objective_, options, hooks));
   if (store_ && !(saved && saved->finished)) {
     // End of local training: a kill during the push costs no retraining.
     snapshot.cursor = final_cursor;
     snapshot.finished = true;
-    Save(snapshot, *net, nullptr);
+    Save(snapshot, net, nullptr);
   }
   TrainOutcome out;
-  out.model = runtime::StateOf(*net);
+  out.model = net.State();
   out.num_samples = static_cast<uint64_t>(result.samples);
   out.metrics.set_train_loss(result.mean_loss);
   out.metrics.set_train_accuracy(result.accuracy);

@@ -1,0 +1,106 @@
+// The LocalTrainer of a board: binds the board's data source and the job's
+// model to the training plan, then trains rounds with the plan's optimizer
+// and loss. With a checkpoint store it saves its training state every N
+// batches or S seconds and when local training ends, and a restarted client
+// resumes the same task from the newest valid checkpoint; state for a task
+// the server has closed is dropped.
+// Thread-safety: not thread-safe.
+#ifndef FEDBERRY_CLIENT_PLAN_TRAINER_H_
+#define FEDBERRY_CLIENT_PLAN_TRAINER_H_
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "checkpoint/checkpoint_store.h"
+#include "client/local_trainer.h"
+#include "client/training_checkpoint.h"
+#include "client/training_gate.h"
+#include "runtime/dataset.h"
+#include "runtime/model.h"
+#include "runtime/objective.h"
+
+namespace fedberry::client {
+
+struct CheckpointPolicy {
+  int64_t every_batches = 100;               // 0: never by count
+  absl::Duration every = absl::Seconds(60);  // zero: never by time
+};
+
+// Opens this board's data as the plan's binding says.
+using DataOpener =
+    std::function<absl::StatusOr<std::unique_ptr<runtime::Dataset>>(
+        const runtime::DataBinding&)>;
+
+// An opener over in-memory images (IDX shards in tests and fleets).
+DataOpener ImagesOpener(runtime::ImageDataset images);
+
+class PlanTrainer : public LocalTrainer {
+ public:
+  // `seed_salt` makes this board's data order differ from other boards'.
+  // `store` (may be null: no checkpoints) is read once here for a state to
+  // resume. Until UsePlan is called the trainer follows the built-in image
+  // plan of each round's config (runtime::DefaultImagePlan).
+  PlanTrainer(DataOpener open_data, uint64_t seed_salt,
+              std::unique_ptr<checkpoint::CheckpointStore> store = nullptr,
+              CheckpointPolicy policy = {});
+  PlanTrainer(runtime::ImageDataset data, uint64_t seed_salt,
+              std::unique_ptr<checkpoint::CheckpointStore> store = nullptr,
+              CheckpointPolicy policy = {});
+
+  absl::Status UsePlan(const v1::TrainingPlan& plan,
+                       const std::string& model_file) override;
+  uint64_t num_samples() const override;
+  uint64_t sample_bytes() const override;
+  absl::StatusOr<runtime::ImageDataset> SamplesToLend(
+      const TaskRef& task, const v1::TrainConfig& config,
+      uint64_t count) override;
+  absl::StatusOr<TrainOutcome> Train(const TaskRef& task,
+                                     const v1::TrainConfig& config,
+                                     const runtime::NamedTensors& global,
+                                     const std::atomic<bool>& stop) override;
+  void JobDone() override;
+  // Asked at every batch boundary (may be null: never paused); must outlive
+  // the trainer. A memory release it asks for is checkpointed (when there
+  // is a store) before Train returns its status.
+  void SetGate(TrainingGate* gate) { gate_ = gate; }
+  // Skip malformed CSV rows (counted in the log) instead of refusing them.
+  void SetSkipBadRows(bool skip) { skip_bad_rows_ = skip; }
+
+  int checkpoints_written() const { return checkpoints_written_; }
+  int checkpoints_failed() const { return checkpoints_failed_; }
+
+ private:
+  // The plan of `config`'s round: UsePlan's, or the built-in default.
+  absl::Status EnsurePlan(const v1::TrainConfig& config);
+  absl::Status Bind(const v1::TrainingPlan& plan,
+                    const std::string& model_file);
+  void Save(const TrainingSnapshot& snapshot, runtime::Model& model,
+            torch::optim::Optimizer* optimizer);
+  // The rows this board lends first to last in a round of `config`.
+  absl::StatusOr<std::vector<int64_t>> LentRowsFor(
+      const v1::TrainConfig& config, uint64_t count) const;
+
+  DataOpener open_data_;
+  uint64_t seed_salt_;
+  std::unique_ptr<checkpoint::CheckpointStore> store_;
+  CheckpointPolicy policy_;
+  bool skip_bad_rows_ = false;
+  std::optional<checkpoint::LoadedCheckpoint> resumable_;
+  // Bound by UsePlan (or EnsurePlan).
+  std::optional<v1::TrainingPlan> plan_;
+  std::string plan_key_;  // what plan_ was bound from
+  bool plan_from_server_ = false;
+  std::unique_ptr<runtime::Dataset> data_;
+  std::unique_ptr<runtime::Model> model_;
+  std::optional<runtime::Objective> objective_;
+  int checkpoints_written_ = 0;
+  int checkpoints_failed_ = 0;
+  TrainingGate* gate_ = nullptr;
+};
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_PLAN_TRAINER_H_

@@ -1,0 +1,380 @@
+#include "runtime/image_folder_dataset.h"
+
+#include <stb/stb_image.h>
+#include <stb/stb_image_resize.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/row_cache.h"
+#include "runtime/status_macros.h"
+
+namespace fedberry::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bump when the record layout changes: old caches then get another key.
+constexpr char kCacheFormat[] = "fedberry image rows 1";
+constexpr int64_t kMaxSide = 16384;
+constexpr size_t kClassesShown = 8;
+
+absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+struct ImageFile {
+  std::string path;
+  std::string name;
+  int64_t size = 0;
+  int64_t mtime_ns = 0;
+};
+
+struct ClassFolder {
+  std::string name;
+  std::vector<ImageFile> files;
+};
+
+bool IsImageName(const std::string& name) {
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos) return false;
+  const std::string ext = absl::AsciiStrToLower(name.substr(dot + 1));
+  return ext == "png" || ext == "jpg" || ext == "jpeg";
+}
+
+// Names (not starting with '.') of `dir`'s entries that pass `keep`, in
+// byte-wise order (std::string compares as unsigned bytes).
+absl::StatusOr<std::vector<std::string>> ListNames(
+    const std::string& dir, bool (*keep)(const fs::directory_entry&)) {
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.empty() || name[0] == '.' || !keep(*it)) continue;
+    names.push_back(std::move(name));
+  }
+  if (ec) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot list ", dir, ": ", ec.message()));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+absl::StatusOr<std::vector<ClassFolder>> ListClasses(const std::string& dir,
+                                                     const std::string& spec) {
+  ASSIGN_OR_RETURN(std::vector<std::string> class_names,
+                   ListNames(dir, [](const fs::directory_entry& e) {
+                     std::error_code ec;
+                     return e.is_directory(ec);  // follows symlinks
+                   }));
+  std::vector<ClassFolder> classes;
+  for (std::string& name : class_names) {
+    ClassFolder c;
+    c.name = std::move(name);
+    const std::string folder = absl::StrCat(dir, "/", c.name);
+    ASSIGN_OR_RETURN(std::vector<std::string> files,
+                     ListNames(folder, [](const fs::directory_entry& e) {
+                       std::error_code ec;
+                       return e.is_regular_file(ec) &&
+                              IsImageName(e.path().filename().string());
+                     }));
+    for (std::string& file : files) {
+      ImageFile f;
+      f.path = absl::StrCat(folder, "/", file);
+      f.name = std::move(file);
+      struct stat st;
+      if (stat(f.path.c_str(), &st) != 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            spec, ": cannot read ", f.path, ": ", std::strerror(errno)));
+      }
+      f.size = static_cast<int64_t>(st.st_size);
+      f.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +
+                   st.st_mtim.tv_nsec;
+      c.files.push_back(std::move(f));
+    }
+    classes.push_back(std::move(c));
+  }
+  return classes;
+}
+
+// Decodes `path` to `channels` channels, resizes it to width x height and
+// writes it channel-planar (C, H, W) into `out`.
+absl::Status DecodeImage(const std::string& path, const std::string& spec,
+                         int channels, int height, int width,
+                         std::vector<uint8_t>& interleaved,
+                         std::vector<uint8_t>& out) {
+  int w = 0, h = 0, in_file = 0;
+  // desired_channels forces C: stb replicates gray into RGB and turns RGB
+  // into luminance.
+  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
+      stbi_load(path.c_str(), &w, &h, &in_file, channels), stbi_image_free);
+  if (pixels == nullptr) {
+    const char* reason = stbi_failure_reason();
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec, ": image ", path,
+        " does not decode: ", reason != nullptr ? reason : "unknown reason"));
+  }
+  const uint8_t* src = pixels.get();
+  if (w != width || h != height) {
+    interleaved.resize(static_cast<size_t>(width) * height * channels);
+    if (!stbir_resize_uint8(pixels.get(), w, h, 0, interleaved.data(), width,
+                            height, 0, channels)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec, ": cannot resize image ", path, " from ", w, "x",
+                       h, " to ", width, "x", height));
+    }
+    src = interleaved.data();
+  }
+  const size_t plane = static_cast<size_t>(width) * height;
+  for (size_t p = 0; p < plane; ++p) {
+    for (int c = 0; c < channels; ++c) {
+      out[c * plane + p] = src[p * channels + c];
+    }
+  }
+  return absl::OkStatus();
+}
+
+class ImageFolderDataset : public Dataset {
+ public:
+  int64_t size() const override { return size_; }
+  const std::vector<int64_t>& sample_shape() const override { return shape_; }
+  int64_t label_count() const override {
+    return static_cast<int64_t>(class_names_.size());
+  }
+  void Read(const int64_t* rows, int64_t n, float* inputs,
+            float* labels) const override {
+    const int64_t channels = shape_[0];
+    const int64_t plane = shape_[1] * shape_[2];
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t row = kept_.empty() ? rows[i] : kept_[rows[i]];
+      const uint8_t* px = cache_->record_u8(row);
+      float* out = inputs + i * channels * plane;
+      for (int64_t c = 0; c < channels; ++c) {
+        const float mean = mean_[c], std = std_[c];
+        for (int64_t j = 0; j < plane; ++j) {
+          out[c * plane + j] = (px[c * plane + j] / 255.0f - mean) / std;
+        }
+      }
+      labels[i] = static_cast<float>(ClassOf(row));
+    }
+  }
+  std::string Describe() const override { return describe_; }
+
+ private:
+  friend absl::StatusOr<std::unique_ptr<Dataset>>
+  runtime::OpenImageFolderDataset(const std::string&, const DataBinding&,
+                                  const DataOpenOptions&);
+
+  // Rows are sorted by class, so a class is a range of rows.
+  int64_t ClassOf(int64_t row) const {
+    return std::upper_bound(starts_.begin(), starts_.end(), row) -
+           starts_.begin() - 1;
+  }
+
+  std::unique_ptr<RowCache> cache_;
+  std::vector<std::string> class_names_;
+  std::vector<int64_t> starts_;  // class k: rows [starts_[k], starts_[k+1])
+  std::vector<int64_t> kept_;    // partitioned only; empty: every row
+  int64_t size_ = 0;
+  std::vector<int64_t> shape_;
+  std::vector<float> mean_, std_;  // one per channel
+  std::string describe_;
+};
+
+absl::StatusOr<std::vector<float>> PerChannel(const std::vector<float>& v,
+                                              float none, int64_t channels,
+                                              const char* what,
+                                              const std::string& spec) {
+  if (v.empty()) return std::vector<float>(channels, none);
+  if (v.size() == 1) return std::vector<float>(channels, v[0]);
+  if (static_cast<int64_t>(v.size()) == channels) return v;
+  return absl::InvalidArgumentError(
+      absl::StrCat(spec, ": the input ", what, " has ", v.size(),
+                   " values; it needs 1 or one per channel (", channels, ")"));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
+    const std::string& dir, const DataBinding& binding,
+    const DataOpenOptions& options) {
+  const std::string spec = absl::StrCat("images:", dir);
+  if (binding.task != TaskKind::kClassification) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec,
+                     " holds classes (one folder each): the task must be "
+                     "classification"));
+  }
+  const std::vector<int64_t>& shape = binding.input_shape;
+  if (shape.size() != 3 || (shape[0] != 1 && shape[0] != 3) || shape[1] < 1 ||
+      shape[2] < 1 || shape[1] > kMaxSide || shape[2] > kMaxSide) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec, " needs --input_shape=C,H,W (C 1 or 3, H and W 1 to ", kMaxSide,
+        "); the plan says ",
+        shape.empty() ? std::string("none") : absl::StrJoin(shape, ",")));
+  }
+  const int channels = static_cast<int>(shape[0]);
+  const int height = static_cast<int>(shape[1]);
+  const int width = static_cast<int>(shape[2]);
+  for (float s : binding.std) {
+    if (!(s > 0) || !std::isfinite(s)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec, ": input std ", s, " is not a positive number"));
+    }
+  }
+  for (float m : binding.mean) {
+    if (!std::isfinite(m)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(spec, ": input mean ", m, " is not finite"));
+    }
+  }
+  auto data = std::make_unique<ImageFolderDataset>();
+  data->shape_ = shape;
+  ASSIGN_OR_RETURN(data->mean_,
+                   PerChannel(binding.mean, 0.0f, channels, "mean", spec));
+  ASSIGN_OR_RETURN(data->std_,
+                   PerChannel(binding.std, 1.0f, channels, "std", spec));
+
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat(spec, ": ", dir, " does not exist"));
+  }
+  if (!fs::is_directory(dir, ec)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec, ": ", dir, " is not a folder"));
+  }
+  ASSIGN_OR_RETURN(std::vector<ClassFolder> classes, ListClasses(dir, spec));
+  if (classes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec,
+        " has no class folders: it needs one sub-folder of images per "
+        "class"));
+  }
+  data->starts_.push_back(0);
+  for (ClassFolder& c : classes) {
+    data->class_names_.push_back(c.name);
+    data->starts_.push_back(data->starts_.back() +
+                            static_cast<int64_t>(c.files.size()));
+  }
+  const int64_t total = data->starts_.back();
+  if (total == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec, " has no images (.png, .jpg, .jpeg) in its ", classes.size(),
+        classes.size() == 1 ? " class folder" : " class folders"));
+  }
+
+  // The key changes with any file added, removed, renamed or rewritten, and
+  // with the shape the images are resized to.
+  fs::path canonical = fs::canonical(dir, ec);
+  if (ec) canonical = fs::absolute(dir, ec);
+  RowCacheKey k;
+  k.Add(kCacheFormat)
+      .Add(canonical.string())
+      .Add(channels)
+      .Add(height)
+      .Add(width);
+  k.Add(static_cast<int64_t>(classes.size()));
+  for (const ClassFolder& c : classes) {
+    k.Add(c.name).Add(static_cast<int64_t>(c.files.size()));
+    for (const ImageFile& f : c.files)
+      k.Add(f.name).Add(f.size).Add(f.mtime_ns);
+  }
+  const uint64_t key = k.Digest();
+  const std::string name =
+      absl::StrCat(".fedberry-", RowCacheKeyHex(key), ".rows");
+  std::vector<std::string> places = {absl::StrCat(dir, "/", name)};
+  if (!options.cache_dir.empty()) {
+    // One fallback folder may serve several image folders.
+    places.push_back((fs::path(options.cache_dir) /
+                      absl::StrCat(canonical.filename().string(), name))
+                         .string());
+  }
+  const int64_t values = int64_t{channels} * height * width;
+  data->cache_ = FindRowCache(places, key, [&](const RowCache& c) {
+    return c.type() == RowValueType::kUint8 &&
+           c.values_per_record() == values && c.rows() == total;
+  });
+  const bool built = data->cache_ == nullptr;
+  if (built) {
+    absl::StatusOr<RowCacheWriter> writer =
+        OpenRowCacheWriter(places, key, values, RowValueType::kUint8);
+    if (!writer.ok()) {
+      return WithPrefix(writer.status(), absl::StrCat(spec, ": "));
+    }
+    writer->set_metadata(EncodeRowCacheFields(
+        {{"format", kCacheFormat},
+         {"shape", absl::StrJoin(shape, ",")},
+         {"classes", absl::StrJoin(data->class_names_, "\n")}}));
+    std::vector<uint8_t> interleaved, planar(values);
+    for (const ClassFolder& c : classes) {
+      for (const ImageFile& f : c.files) {
+        RETURN_IF_ERROR(DecodeImage(f.path, spec, channels, height, width,
+                                    interleaved, planar));
+        RETURN_IF_ERROR(writer->Append(planar.data()));
+      }
+    }
+    RETURN_IF_ERROR(writer->Finish());
+    ASSIGN_OR_RETURN(data->cache_, RowCache::Open(writer->path(), key));
+  }
+
+  std::string shard;
+  if (options.partition != nullptr) {
+    const PartitionSpec& partition = *options.partition;
+    std::vector<uint8_t> labels(total, 0);
+    if (partition.kind == PartitionSpec::Kind::kDirichlet) {
+      if (classes.size() > 256) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            spec,
+            ": a Dirichlet partition needs classification labels below "
+            "256; this folder has ",
+            classes.size(), " classes"));
+      }
+      for (size_t k = 0; k < classes.size(); ++k) {
+        std::fill(labels.begin() + data->starts_[k],
+                  labels.begin() + data->starts_[k + 1],
+                  static_cast<uint8_t>(k));
+      }
+    }
+    absl::StatusOr<std::vector<int64_t>> kept =
+        PartitionRows(labels, partition);
+    if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(spec, ": "));
+    data->kept_ = *std::move(kept);
+    data->size_ = static_cast<int64_t>(data->kept_.size());
+    shard = absl::StrCat(
+        " (shard ", partition.index + 1, " of ", partition.count,
+        partition.kind == PartitionSpec::Kind::kDirichlet ? ", dirichlet)"
+                                                          : ", iid)");
+  } else {
+    data->size_ = total;
+  }
+
+  std::vector<std::string> shown(
+      data->class_names_.begin(),
+      data->class_names_.begin() +
+          std::min(kClassesShown, data->class_names_.size()));
+  if (data->class_names_.size() > kClassesShown) shown.push_back("...");
+  const std::string cache_name =
+      data->cache_->path() == places[0] ? name : data->cache_->path();
+  std::string& d = data->describe_;
+  d = absl::StrCat("images ", dir, ": ");
+  if (options.partition != nullptr) absl::StrAppend(&d, data->size_, " of ");
+  absl::StrAppend(&d, total, total == 1 ? " image" : " images", shard, ", ",
+                  classes.size(),
+                  classes.size() == 1 ? " class (" : " classes (",
+                  absl::StrJoin(shown, ", "), "), ", absl::StrJoin(shape, "x"),
+                  " (cache ", cache_name, built ? ", built)" : ", reused)");
+  return data;
+}
+
+}  // namespace fedberry::runtime

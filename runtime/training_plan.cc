@@ -1,0 +1,212 @@
+#include "runtime/training_plan.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "runtime/log_text.h"
+#include "runtime/model_zoo.h"
+#include "runtime/sha256.h"
+#include "runtime/torchscript_model.h"
+
+namespace fedberry::runtime {
+namespace {
+
+constexpr int kMaxDims = 4;
+constexpr int64_t kMaxSide = 1 << 16;
+constexpr int64_t kMaxSampleValues = 1 << 24;
+constexpr uint32_t kMaxOutputs = 1 << 20;
+constexpr int kMaxColumns = 1 << 14;
+constexpr size_t kMaxColumnName = 256;
+
+bool Known(const std::string& name, const std::vector<std::string>& known) {
+  for (const auto& k : known) {
+    if (k == name) return true;
+  }
+  return false;
+}
+
+absl::Status Bad(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("training plan: ", field, " ", why));
+}
+
+}  // namespace
+
+v1::TrainingPlan DefaultImagePlan(const v1::TrainConfig& config) {
+  v1::TrainingPlan plan;
+  plan.set_model_format(kBuiltinFormat);
+  plan.set_model_name(config.model());
+  for (int64_t d : {1, 28, 28}) plan.add_input_shape(d);
+  plan.set_task("classification");
+  plan.set_num_outputs(10);
+  plan.set_loss("cross_entropy");
+  plan.set_optimizer("sgd");
+  // Unset (0) in a proto3 config: the default job's rate.
+  plan.set_learning_rate(config.learning_rate() > 0 ? config.learning_rate()
+                                                    : 0.05);
+  plan.set_momentum(config.momentum());
+  plan.add_input_mean(kFashionMnistMean);
+  plan.add_input_std(kFashionMnistStd);
+  return plan;
+}
+
+absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
+  if (plan.model_format() == kBuiltinFormat) {
+    if (!IsZooModel(plan.model_name())) {
+      return Bad("model_name",
+                 absl::StrCat("'", Printable(plan.model_name(), 64),
+                              "' is not a built-in model"));
+    }
+  } else if (plan.model_format() == kTorchScriptFormat) {
+    if (!IsSha256Hex(plan.model_sha256())) {
+      return Bad("model_sha256", "is not 64 lowercase hex digits");
+    }
+    if (plan.model_bytes() == 0 || plan.model_bytes() > kMaxModelFileBytes) {
+      return Bad("model_bytes",
+                 absl::StrCat(plan.model_bytes(), " is outside 1..",
+                              kMaxModelFileBytes));
+    }
+  } else {
+    return Bad("model_format",
+               absl::StrCat("'", Printable(plan.model_format(), 32),
+                            "' is unknown (builtin, torchscript)"));
+  }
+  if (plan.model_name().size() > kMaxColumnName) {
+    return Bad("model_name", "is too long");
+  }
+  if (plan.input_shape().empty() || plan.input_shape_size() > kMaxDims) {
+    return Bad("input_shape",
+               absl::StrCat("has ", plan.input_shape_size(),
+                            " dimensions; 1 to ", kMaxDims, " are allowed"));
+  }
+  int64_t values = 1;
+  for (int64_t d : plan.input_shape()) {
+    if (d < 1 || d > kMaxSide) {
+      return Bad("input_shape", absl::StrCat("has a side of ", d));
+    }
+    values *= d;
+    if (values > kMaxSampleValues) return Bad("input_shape", "is too large");
+  }
+  absl::StatusOr<TaskKind> task = ParseTaskKind(plan.task());
+  if (!task.ok()) return Bad("task", task.status().message());
+  if (plan.num_outputs() < 1 || plan.num_outputs() > kMaxOutputs) {
+    return Bad("num_outputs", absl::StrCat(plan.num_outputs(),
+                                           " is outside 1..", kMaxOutputs));
+  }
+  if (!Known(plan.loss(), LossNames())) {
+    return Bad("loss",
+               absl::StrCat("'", Printable(plan.loss(), 32), "' is unknown"));
+  }
+  if (!Known(plan.optimizer(), OptimizerNames())) {
+    return Bad("optimizer", absl::StrCat("'", Printable(plan.optimizer(), 32),
+                                         "' is unknown"));
+  }
+  if (!(plan.learning_rate() > 0) || !std::isfinite(plan.learning_rate())) {
+    return Bad("learning_rate", "is not a positive number");
+  }
+  for (double v : {plan.momentum(), plan.weight_decay()}) {
+    if (!(v >= 0) || !std::isfinite(v)) {
+      return Bad("momentum/weight_decay", "must be finite and >= 0");
+    }
+  }
+  if (plan.input_mean_size() > values || plan.input_std_size() > values) {
+    return Bad("input_mean/input_std", "have more values than an input");
+  }
+  for (float v : plan.input_mean()) {
+    if (!std::isfinite(v)) return Bad("input_mean", "is not finite");
+  }
+  for (float v : plan.input_std()) {
+    if (!(v > 0) || !std::isfinite(v)) {
+      return Bad("input_std", "is not a positive number");
+    }
+  }
+  if (plan.feature_columns_size() > kMaxColumns) {
+    return Bad("feature_columns", "has too many names");
+  }
+  for (const std::string& c : plan.feature_columns()) {
+    if (c.size() > kMaxColumnName) return Bad("feature_columns", "too long");
+  }
+  if (plan.label_column().size() > kMaxColumnName) {
+    return Bad("label_column", "is too long");
+  }
+  return absl::OkStatus();
+}
+
+DataBinding BindingOf(const v1::TrainingPlan& plan, bool skip_bad_rows) {
+  DataBinding b;
+  b.input_shape.assign(plan.input_shape().begin(), plan.input_shape().end());
+  b.task = ParseTaskKind(plan.task()).value_or(TaskKind::kClassification);
+  b.mean.assign(plan.input_mean().begin(), plan.input_mean().end());
+  b.std.assign(plan.input_std().begin(), plan.input_std().end());
+  b.label_column = plan.label_column();
+  b.feature_columns.assign(plan.feature_columns().begin(),
+                           plan.feature_columns().end());
+  b.skip_bad_rows = skip_bad_rows;
+  return b;
+}
+
+TrainOptions TrainOptionsOf(const v1::TrainingPlan& plan,
+                            const v1::TrainConfig& config) {
+  TrainOptions o;
+  o.local_epochs = static_cast<int>(config.local_epochs());
+  o.local_steps = static_cast<int64_t>(config.local_steps());
+  o.batch_size = static_cast<int64_t>(config.batch_size());
+  o.optimizer = plan.optimizer();
+  o.learning_rate = plan.learning_rate();
+  o.momentum = plan.momentum();
+  o.weight_decay = plan.weight_decay();
+  return o;
+}
+
+std::string ModelIdOf(const v1::TrainingPlan& plan) {
+  if (plan.model_format() == kBuiltinFormat) return plan.model_name();
+  return absl::StrCat(plan.model_format(), ":", plan.model_sha256());
+}
+
+absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(
+    const v1::TrainingPlan& plan, const std::string& model_file,
+    std::vector<std::string>* warnings) {
+  if (plan.model_format() == kBuiltinFormat) {
+    return MakeZooModel(plan.model_name(),
+                        std::vector<int64_t>(plan.input_shape().begin(),
+                                             plan.input_shape().end()),
+                        plan.num_outputs());
+  }
+  absl::StatusOr<std::string> sha = Sha256OfFile(model_file);
+  if (!sha.ok()) return sha.status();
+  if (*sha != plan.model_sha256()) {
+    return absl::DataLossError(
+        absl::StrCat("model file ", model_file, " has SHA-256 ", *sha,
+                     "; the plan names ", plan.model_sha256()));
+  }
+  absl::StatusOr<LoadedScript> loaded =
+      LoadTorchScriptModel(model_file, plan.model_name());
+  if (!loaded.ok()) return loaded.status();
+  if (warnings != nullptr) {
+    for (auto& w : loaded->warnings) warnings->push_back(std::move(w));
+  }
+  return std::move(loaded->model);
+}
+
+absl::StatusOr<Objective> ObjectiveOf(const v1::TrainingPlan& plan,
+                                      const Model& model) {
+  absl::StatusOr<TaskKind> task = ParseTaskKind(plan.task());
+  if (!task.ok()) return task.status();
+  return Objective::Make(*task, plan.loss(), model);
+}
+
+std::string DescribePlan(const v1::TrainingPlan& plan) {
+  std::string model = plan.model_format() == kBuiltinFormat
+                          ? plan.model_name()
+                          : absl::StrCat(plan.model_format(), " ",
+                                         Printable(plan.model_name(), 64), " (",
+                                         plan.model_sha256().substr(0, 12),
+                                         ", ", plan.model_bytes(), " bytes)");
+  return absl::StrCat(model, ", input ", absl::StrJoin(plan.input_shape(), "x"),
+                      ", ", plan.task(), " with ", plan.num_outputs(),
+                      " outputs, loss ", plan.loss(), ", ", plan.optimizer(),
+                      " lr ", plan.learning_rate());
+}
+
+}  // namespace fedberry::runtime

@@ -1,0 +1,196 @@
+#include "server/job_plan.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "runtime/model_zoo.h"
+#include "runtime/sha256.h"
+#include "runtime/status_macros.h"
+#include "runtime/torchscript_model.h"
+#include "runtime/trainer.h"
+#include "runtime/training_plan.h"
+
+namespace fedberry::server {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int64_t>> ParseShape(const std::string& text,
+                                                const char* flag) {
+  std::vector<int64_t> out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    int64_t v = 0;
+    if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(part), &v) || v < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", text, ": '", part, "' is not a positive integer"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<float>> ParseFloats(const std::string& text,
+                                               const char* flag) {
+  std::vector<float> out;
+  if (text.empty()) return out;
+  for (absl::string_view part : absl::StrSplit(text, ',')) {
+    float v = 0;
+    if (!absl::SimpleAtof(absl::StripAsciiWhitespace(part), &v)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", flag, "=", text, ": '", part, "' is not a number"));
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
+  JobPlan job;
+  v1::TrainingPlan& plan = job.plan;
+  ASSIGN_OR_RETURN(runtime::TaskKind task, runtime::ParseTaskKind(r.task));
+  plan.set_task(runtime::TaskKindName(task));
+  const bool builtin = runtime::IsZooModel(r.model);
+
+  // The evaluation data, read without normalisation first: its shape,
+  // classes and statistics may complete the plan.
+  runtime::DataBinding binding;
+  binding.task = task;
+  binding.input_shape = r.input_shape;
+  binding.label_column = r.label_column;
+  binding.feature_columns = r.feature_columns;
+  binding.skip_bad_rows = r.skip_bad_rows;
+  runtime::DataOpenOptions open;
+  open.split = runtime::Split::kTest;
+  open.cache_dir = r.cache_dir;
+  std::string eval_kind;
+  if (!r.eval_data.empty()) {
+    ASSIGN_OR_RETURN(runtime::DataSpec spec,
+                     runtime::ParseDataSpec(r.eval_data));
+    eval_kind = spec.kind;
+    absl::StatusOr<std::unique_ptr<runtime::Dataset>> raw =
+        runtime::OpenDataset(r.eval_data, binding, open);
+    if (!raw.ok()) {
+      return absl::Status(raw.status().code(),
+                          absl::StrCat("evaluation data ", r.eval_data, ": ",
+                                       raw.status().message()));
+    }
+    job.eval = *std::move(raw);
+  }
+  std::vector<int64_t> shape = r.input_shape;
+  if (shape.empty()) {
+    if (job.eval) {
+      shape = job.eval->sample_shape();
+    } else if (builtin) {
+      shape = {1, 28, 28};
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "model ", r.model,
+          ": give --input_shape (e.g. 3,32,32 or 12) or "
+          "--eval_data, so the plan knows what a sample looks like"));
+    }
+  }
+  for (int64_t d : shape) plan.add_input_shape(d);
+  uint32_t outputs = r.num_outputs;
+  if (outputs == 0) {
+    if (task == runtime::TaskKind::kRegression) {
+      outputs = 1;
+    } else if (job.eval) {
+      outputs = static_cast<uint32_t>(job.eval->label_count());
+    } else {
+      outputs = 10;
+    }
+  }
+  plan.set_num_outputs(outputs);
+
+  std::vector<float> mean = r.input_mean, std = r.input_std;
+  if (mean.empty() && std.empty()) {
+    if (eval_kind == "idx" || (eval_kind.empty() && builtin &&
+                               shape == std::vector<int64_t>{1, 28, 28})) {
+      mean = {runtime::kFashionMnistMean};
+      std = {runtime::kFashionMnistStd};
+    } else if (eval_kind == "csv") {
+      runtime::InputStats stats = runtime::ComputeInputStats(*job.eval);
+      mean = stats.mean;
+      std = stats.std;
+    }
+  }
+  for (float v : mean) plan.add_input_mean(v);
+  for (float v : std) plan.add_input_std(v);
+  plan.set_label_column(r.label_column);
+  for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
+  plan.set_optimizer(r.optimizer);
+  plan.set_learning_rate(r.learning_rate);
+  plan.set_momentum(r.momentum);
+  plan.set_weight_decay(r.weight_decay);
+
+  // The model.
+  if (builtin) {
+    plan.set_model_format(runtime::kBuiltinFormat);
+    plan.set_model_name(r.model);
+  } else {
+    ASSIGN_OR_RETURN(std::string bytes, ReadFile(r.model));
+    plan.set_model_format(runtime::kTorchScriptFormat);
+    plan.set_model_name(std::filesystem::path(r.model).filename().string());
+    plan.set_model_sha256(runtime::Sha256Hex(bytes));
+    plan.set_model_bytes(bytes.size());
+    if (bytes.size() > runtime::kMaxModelFileBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model file ", r.model, " has ", bytes.size(),
+                       " bytes; at most ", runtime::kMaxModelFileBytes));
+    }
+    job.model_file = std::make_shared<const std::string>(std::move(bytes));
+  }
+  ASSIGN_OR_RETURN(job.model,
+                   runtime::MakePlanModel(plan, r.model, &job.warnings));
+  std::string loss = r.loss;
+  if (loss.empty()) {
+    loss = job.model->HasOwnLoss()                  ? "model"
+           : task == runtime::TaskKind::kRegression ? "mse"
+                                                    : "cross_entropy";
+  }
+  plan.set_loss(loss);
+  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  ASSIGN_OR_RETURN(runtime::Objective objective,
+                   runtime::ObjectiveOf(plan, *job.model));
+  job.objective = objective;
+
+  if (job.eval) {
+    // Now with the plan's normalisation, as every board reads its data.
+    ASSIGN_OR_RETURN(
+        job.eval,
+        runtime::OpenDataset(r.eval_data,
+                             runtime::BindingOf(plan, r.skip_bad_rows), open));
+    absl::Status fits =
+        runtime::CheckModelOnData(*job.model, *job.eval, objective);
+    if (!fits.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(fits.message(), " [evaluation data ", r.eval_data, ": ",
+                       job.eval->Describe(), "]"));
+    }
+    if (task == runtime::TaskKind::kClassification &&
+        job.eval->label_count() > static_cast<int64_t>(outputs)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "evaluation data ", r.eval_data, " has ", job.eval->label_count(),
+          " classes; the plan's model has ", outputs,
+          " outputs (--num_outputs)"));
+    }
+  }
+  return job;
+}
+
+}  // namespace fedberry::server
