@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes a synthetic tabular data set as CSV files, for trying fedberry
 without data of your own: rows of 8 sensor readings from three machine states
-(idle, normal, faulty), a text column fedberry ignores, and the label.
+(idle, normal, faulty), a text column (the machine's name), and the label.
+Give the server --feature_columns to leave the text column out.
 
     /usr/bin/python3 examples/make_sensor_csv.py --out sensors --boards 3
 

@@ -79,9 +79,11 @@ void FederationServer::Wait() {
 }
 
 void FederationServer::Stop() {
+  absl::MutexLock stopping(&stop_mu_);
+  if (stop_done_) return;
+  stop_done_ = true;
   {
     absl::MutexLock lock(&mu_);
-    if (stopped_ && !driver_.joinable()) return;
     stopped_ = true;
     cv_.SignalAll();
   }

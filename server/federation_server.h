@@ -71,6 +71,10 @@ class FederationServer {
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   std::thread driver_;
+  // Serialises Stop(): the signal watcher and main() may both call it, and
+  // two concurrent joins of driver_ would be undefined (one hung forever).
+  absl::Mutex stop_mu_;
+  bool stop_done_ ABSL_GUARDED_BY(stop_mu_) = false;
   absl::Mutex mu_;
   absl::CondVar cv_;
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;

@@ -34,10 +34,29 @@ ABSL_FLAG(int, min_clients, 0,
 ABSL_FLAG(int, local_epochs, 1, "Local epochs per round.");
 ABSL_FLAG(int, local_steps, 0, "Local batches per round (0: whole epochs).");
 ABSL_FLAG(int, batch_size, 32, "Local batch size.");
-ABSL_FLAG(double, lr, 0.05, "Local SGD learning rate.");
+ABSL_FLAG(double, lr, 0.05, "Local learning rate.");
 ABSL_FLAG(double, momentum, 0.9, "Local SGD momentum.");
+// The training plan's flags, passed to fedberry-server as given (see its
+// --help); empty: the server's default.
+ABSL_FLAG(std::string, optimizer, "", "sgd, adam or adamw.");
+ABSL_FLAG(std::string, loss, "",
+          "cross_entropy, bce_with_logits, mse, l1, model.");
+ABSL_FLAG(std::string, task, "", "classification or regression.");
+ABSL_FLAG(std::string, weight_decay, "", "Local weight decay.");
+ABSL_FLAG(std::string, input_shape, "", "One sample's shape, e.g. 3,32,32.");
+ABSL_FLAG(std::string, num_outputs, "", "Model outputs (classes).");
+ABSL_FLAG(std::string, input_mean, "", "Normalisation mean(s).");
+ABSL_FLAG(std::string, input_std, "", "Normalisation deviation(s).");
+ABSL_FLAG(std::string, label_column, "", "csv: the label's column.");
+ABSL_FLAG(std::string, feature_columns, "", "csv: feature columns.");
+ABSL_FLAG(bool, skip_bad_rows, false, "csv: skip malformed rows.");
+ABSL_FLAG(std::string, eval_data, "",
+          "The server's evaluation data spec. Empty: --data (for idx its "
+          "test split; for csv and images the training data itself).");
 ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10), "Round deadline.");
-ABSL_FLAG(std::string, model, "lenet5", "Model: lenet5, mlp, wide-mlp.");
+ABSL_FLAG(std::string, model, "lenet5",
+          "A built-in model (lenet5, resnet8, mlp, wide-mlp, tabular-mlp) or "
+          "a TorchScript file.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
           "Fashion-MNIST folder (train and t10k IDX files).");
 ABSL_FLAG(std::string, partition, "iid", "Split: iid or dirichlet.");
@@ -94,11 +113,15 @@ double Num(const nlohmann::json& j, const char* key) {
 }
 
 void PrintTable(const std::vector<nlohmann::json>& rounds) {
+  // Regression jobs report RMSE where classification reports accuracy.
+  const bool regression =
+      !rounds.empty() && rounds.back().contains("test_rmse");
+  const char* figure = regression ? "test_rmse" : "test_accuracy";
   // Overhead: what the round took beyond its slowest client's training and
   // the server's evaluation (RPCs, model transfer, aggregation, scheduling).
   std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s %-8s %-12s\n", "round",
-              "participants", "test_accuracy", "test_loss", "round_s",
-              "max_train_s", "eval_s", "overhead_ms");
+              "participants", figure, "test_loss", "round_s", "max_train_s",
+              "eval_s", "overhead_ms");
   for (const auto& r : rounds) {
     const double overhead = Num(r, "round_seconds") -
                             Num(r, "max_train_seconds") -
@@ -109,7 +132,7 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
         absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
                         static_cast<int>(Num(r, "selected")))
             .c_str(),
-        Num(r, "test_accuracy"), Num(r, "test_loss"), Num(r, "round_seconds"),
+        Num(r, figure), Num(r, "test_loss"), Num(r, "round_seconds"),
         Num(r, "max_train_seconds"), Num(r, "eval_seconds"), overhead * 1000);
   }
 }
@@ -211,7 +234,9 @@ int Run() {
       absl::StrCat("--round_deadline=",
                    absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
       absl::StrCat("--model=", absl::GetFlag(FLAGS_model)),
-      absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_data)),
+      absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_eval_data).empty()
+                                       ? absl::GetFlag(FLAGS_data)
+                                       : absl::GetFlag(FLAGS_eval_data)),
       absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
       absl::StrCat("--threads=",
                    std::max(1, absl::GetFlag(FLAGS_threads_per_client))),
@@ -220,6 +245,24 @@ int Run() {
                    absl::GetFlag(FLAGS_planner_max_factor)),
       absl::StrCat("--data_moves=", absl::GetFlag(FLAGS_data_moves)),
   };
+  for (const auto& [name, value] :
+       std::vector<std::pair<const char*, std::string>>{
+           {"optimizer", absl::GetFlag(FLAGS_optimizer)},
+           {"loss", absl::GetFlag(FLAGS_loss)},
+           {"task", absl::GetFlag(FLAGS_task)},
+           {"weight_decay", absl::GetFlag(FLAGS_weight_decay)},
+           {"input_shape", absl::GetFlag(FLAGS_input_shape)},
+           {"num_outputs", absl::GetFlag(FLAGS_num_outputs)},
+           {"input_mean", absl::GetFlag(FLAGS_input_mean)},
+           {"input_std", absl::GetFlag(FLAGS_input_std)},
+           {"label_column", absl::GetFlag(FLAGS_label_column)},
+           {"feature_columns", absl::GetFlag(FLAGS_feature_columns)}}) {
+    if (!value.empty())
+      server_argv.push_back(absl::StrCat("--", name, "=", value));
+  }
+  if (absl::GetFlag(FLAGS_skip_bad_rows)) {
+    server_argv.push_back("--skip_bad_rows");
+  }
   auto server = Process::Spawn(server_argv, out + "/logs/server.log");
   if (!server.ok()) {
     std::fprintf(stderr, "fedberry-sim: %s\n",
@@ -289,6 +332,7 @@ int Run() {
     if (absl::GetFlag(FLAGS_data_moves)) {
       argv.push_back("--allow_data_moves");
     }
+    if (absl::GetFlag(FLAGS_skip_bad_rows)) argv.push_back("--skip_bad_rows");
     if (!fleet.empty()) {
       argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
       argv.push_back(
@@ -328,13 +372,16 @@ int Run() {
     auto lines = ReadLines(out + "/rounds.jsonl");
     for (; shown < lines.size(); ++shown) {
       const auto& r = lines[shown];
+      const bool regression = r.contains("test_rmse");
       std::printf(
-          "[%6.1fs] round %d/%d: %d/%d clients, test accuracy %.4f, loss "
+          "[%6.1fs] round %d/%d: %d/%d clients, test %s %.4f, loss "
           "%.4f, round %.2f s\n",
           absl::ToDoubleSeconds(absl::Now() - start),
           static_cast<int>(Num(r, "round")), rounds,
           static_cast<int>(Num(r, "participants")),
-          static_cast<int>(Num(r, "selected")), Num(r, "test_accuracy"),
+          static_cast<int>(Num(r, "selected")),
+          regression ? "RMSE" : "accuracy",
+          Num(r, regression ? "test_rmse" : "test_accuracy"),
           Num(r, "test_loss"), Num(r, "round_seconds"));
       std::fflush(stdout);
       last_note = absl::Now();
@@ -377,12 +424,16 @@ int Run() {
     std::fprintf(stderr, "fedberry-sim: no report: %s\n",
                  std::string(s.message()).c_str());
   }
-  const double accuracy =
-      lines.empty() ? 0 : Num(lines.back(), "test_accuracy");
+  const bool regression = !lines.empty() && lines.back().contains("test_rmse");
+  const double figure =
+      lines.empty()
+          ? 0
+          : Num(lines.back(), regression ? "test_rmse" : "test_accuracy");
   std::printf(
-      "\nfedberry-sim: %zu/%d rounds, final test accuracy %.4f, wall "
+      "\nfedberry-sim: %zu/%d rounds, final test %s %.4f, wall "
       "time %.1f s, output in %s\n",
-      lines.size(), rounds, accuracy, wall, out.c_str());
+      lines.size(), rounds, regression ? "RMSE" : "accuracy", figure, wall,
+      out.c_str());
   if (failures > 0 || static_cast<int>(lines.size()) != rounds) {
     std::fprintf(stderr,
                  "fedberry-sim: the job did not complete cleanly (%d process "

@@ -23,6 +23,7 @@
 
 #include "sim/process.h"
 #include "tests/test_files.h"
+#include "tests/torchscript_export.h"
 
 namespace fedberry {
 namespace {
@@ -62,7 +63,7 @@ class KillTest : public ::testing::Test {
 
   std::vector<std::string> ServerArgs(const std::string& out,
                                       const std::string& listen, int clients) {
-    return {kBin + "/fedberry-server",
+    std::vector<std::string> args = {kBin + "/fedberry-server",
             "--listen=" + listen,
             "--output=" + out,
             "--rounds=" + std::to_string(rounds_),
@@ -78,6 +79,8 @@ class KillTest : public ::testing::Test {
             // (updates move the model 1e5 x its norm), which the update
             // bound would refuse. This test is about crashes, not learning.
             "--max_update_ratio=0"};
+    args.insert(args.end(), server_extra_.begin(), server_extra_.end());
+    return args;
   }
 
   std::vector<std::string> ClientArgs(const std::string& out,
@@ -163,8 +166,13 @@ class KillTest : public ::testing::Test {
     }
   }
 
+  // Kills the one client of a job at random moments, `target` times, and
+  // checks the job ends with the uninterrupted job's model.
+  void KillClientRepeatedly(int target);
+
   testing::TempDir dir_;
   int rounds_ = kRounds;  // the job's
+  std::vector<std::string> server_extra_;  // e.g. another model
   std::mt19937 rng_{std::random_device{}()};
 };
 
@@ -173,6 +181,29 @@ TEST_F(KillTest, ClientKilledAtRandomMomentsResumesToTheSameModel) {
   // A job long enough for the kills: 3 rounds take about 50 of them before
   // the job ends (a soak run of 200 ended after 85 with 3 rounds).
   rounds_ = kRounds * std::max(1, target / 50);
+  KillClientRepeatedly(target);
+}
+
+// The same with a user's model: a TorchScript module exported by
+// python3-torch (batch norm and dropout, so the RNG and the running
+// statistics must resume exactly too), trained with Adam, whose moments are
+// in the client's checkpoint.
+TEST_F(KillTest, TorchScriptModelWithAdamResumesToTheSameModel) {
+  if (!testing::HavePythonTorch()) {
+    GTEST_SKIP() << "needs /usr/bin/python3 with python3-torch";
+  }
+  ASSERT_TRUE(testing::ExportTorchScript(
+      testing::CnnScript(1, 28, 10, /*traced=*/false) , dir_ / "cnn.pt"));
+  server_extra_ = {"--model=" + (dir_ / "cnn.pt"), "--optimizer=adam",
+                   "--lr=0.002", "--input_shape=1,28,28", "--num_outputs=10"};
+  rounds_ = 2;
+  KillClientRepeatedly(std::max(10, KillTarget() / 4));
+  EXPECT_GT(testing::CountLines(dir_ / "kill/client-0.log",
+                                "fetched model file"),
+            0);
+}
+
+void KillTest::KillClientRepeatedly(int target) {
   Reference(dir_ / "ref", 1);
 
   const std::string out = dir_ / "kill";
