@@ -63,6 +63,24 @@ absl::Status CopyInto(const std::vector<std::string>& names,
   return absl::OkStatus();
 }
 
+std::string DescribeTorchError(const std::exception& e) {
+  std::string text;
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
+    text = c10->what_without_backtrace();
+  } else {
+    text = e.what();
+  }
+  // A TorchScript traceback ends with the Python-style error line.
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  if (text.find("Traceback of TorchScript") != std::string::npos) {
+    const size_t nl = text.rfind('\n');
+    if (nl != std::string::npos) text = text.substr(nl + 1);
+  }
+  return text;
+}
+
 NamedTensors CloneState(const NamedTensors& state) {
   NamedTensors out;
   out.reserve(state.size());

@@ -97,6 +97,12 @@ absl::Status NnModel<Net>::LoadState(const NamedTensors& state) {
 // Deep copy.
 NamedTensors CloneState(const NamedTensors& state);
 
+// What a LibTorch or TorchScript exception says, without the C++ backtrace
+// or the TorchScript traceback: for an error inside a scripted forward, its
+// last line (e.g. "RuntimeError: mat1 and mat2 shapes cannot be
+// multiplied (4x8 and 5x32)").
+std::string DescribeTorchError(const std::exception& e);
+
 }  // namespace fedberry::runtime
 
 #endif  // FEDBERRY_RUNTIME_MODEL_H_

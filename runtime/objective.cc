@@ -139,11 +139,11 @@ absl::Status Objective::Check(Model& model, const torch::Tensor& output,
           absl::StrCat("loss ", loss_, " of model ", model.name(),
                        " returned shape ", shape(loss), "; expected a scalar"));
     }
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("loss ", loss_, " does not fit model ", model.name(),
                      "'s output ", shape(output), " and targets ",
-                     shape(labels), ": ", e.what_without_backtrace()));
+                     shape(labels), ": ", DescribeTorchError(e)));
   }
   return absl::OkStatus();
 }

@@ -93,8 +93,8 @@ absl::StatusOr<LoadedScript> LoadTorchScriptModel(
   torch::jit::Module module;
   try {
     module = torch::jit::load(path, torch::kCPU);
-  } catch (const c10::Error& e) {
-    std::string why = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    std::string why = DescribeTorchError(e);
     if (const size_t nl = why.find('\n'); nl != std::string::npos) {
       why.resize(nl);
     }

@@ -82,14 +82,11 @@ absl::Status CheckModelOnData(Model& model, const Dataset& data,
     torch::NoGradGuard no_grad;
     model.SetTraining(false);
     output = model.Forward(batch.inputs);
-  } catch (const c10::Error& e) {
-    std::string why = e.what_without_backtrace();
-    if (const size_t nl = why.find("\n\n"); nl != std::string::npos) {
-      why.resize(nl);
-    }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "model ", model.name(), " does not accept input of shape ",
-        c10::str(batch.inputs.sizes()), " (", data.Describe(), "): ", why));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("model ", model.name(), " does not accept input of shape ",
+                     c10::str(batch.inputs.sizes()), " (", data.Describe(),
+                     "): ", DescribeTorchError(e)));
   }
   return objective.Check(model, output, batch.labels, data.label_count());
 }
@@ -188,9 +185,9 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
         }
       }
     }
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
-                                            e.what_without_backtrace()));
+                                            DescribeTorchError(e)));
   }
   TrainResult result;
   result.samples = cursor.samples;
@@ -234,9 +231,9 @@ absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
     result.accuracy = sums.Accuracy();
     result.rmse = sums.Rmse();
     result.mae = sums.Mae();
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(
-        "LibTorch failed during evaluation: ", e.what_without_backtrace()));
+        "LibTorch failed during evaluation: ", DescribeTorchError(e)));
   }
   return result;
 }

@@ -63,22 +63,17 @@ class KillTest : public ::testing::Test {
 
   std::vector<std::string> ServerArgs(const std::string& out,
                                       const std::string& listen, int clients) {
-    std::vector<std::string> args = {kBin + "/fedberry-server",
-            "--listen=" + listen,
-            "--output=" + out,
-            "--rounds=" + std::to_string(rounds_),
-            "--min_clients=" + std::to_string(clients),
-            "--min_clients_to_start=" + std::to_string(clients),
-            "--local_steps=600",
-            "--batch_size=16",
-            "--model=lenet5",
-            "--eval_data=",
-            "--seed=3",
-            "--threads=1",
-            // Random pixels and labels, 600 steps: local training diverges
-            // (updates move the model 1e5 x its norm), which the update
-            // bound would refuse. This test is about crashes, not learning.
-            "--max_update_ratio=0"};
+    std::vector<std::string> args = {
+        kBin + "/fedberry-server", "--listen=" + listen, "--output=" + out,
+        "--rounds=" + std::to_string(rounds_),
+        "--min_clients=" + std::to_string(clients),
+        "--min_clients_to_start=" + std::to_string(clients),
+        "--local_steps=600", "--batch_size=16", "--model=lenet5",
+        "--eval_data=", "--seed=3", "--threads=1",
+        // Random pixels and labels, 600 steps: local training diverges
+        // (updates move the model 1e5 x its norm), which the update
+        // bound would refuse. This test is about crashes, not learning.
+        "--max_update_ratio=0"};
     args.insert(args.end(), server_extra_.begin(), server_extra_.end());
     return args;
   }
@@ -171,7 +166,7 @@ class KillTest : public ::testing::Test {
   void KillClientRepeatedly(int target);
 
   testing::TempDir dir_;
-  int rounds_ = kRounds;  // the job's
+  int rounds_ = kRounds;                   // the job's
   std::vector<std::string> server_extra_;  // e.g. another model
   std::mt19937 rng_{std::random_device{}()};
 };
@@ -193,14 +188,13 @@ TEST_F(KillTest, TorchScriptModelWithAdamResumesToTheSameModel) {
     GTEST_SKIP() << "needs /usr/bin/python3 with python3-torch";
   }
   ASSERT_TRUE(testing::ExportTorchScript(
-      testing::CnnScript(1, 28, 10, /*traced=*/false) , dir_ / "cnn.pt"));
+      testing::CnnScript(1, 28, 10, /*traced=*/false), dir_ / "cnn.pt"));
   server_extra_ = {"--model=" + (dir_ / "cnn.pt"), "--optimizer=adam",
                    "--lr=0.002", "--input_shape=1,28,28", "--num_outputs=10"};
   rounds_ = 2;
   KillClientRepeatedly(std::max(10, KillTarget() / 4));
-  EXPECT_GT(testing::CountLines(dir_ / "kill/client-0.log",
-                                "fetched model file"),
-            0);
+  EXPECT_GT(
+      testing::CountLines(dir_ / "kill/client-0.log", "fetched model file"), 0);
 }
 
 void KillTest::KillClientRepeatedly(int target) {
