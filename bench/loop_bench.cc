@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
 #include "runtime/model_zoo.h"
+#include "runtime/testing/vector_dataset.h"
 #include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
@@ -41,6 +43,10 @@ ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
           "Fashion-MNIST folder.");
 ABSL_FLAG(std::string, model, "lenet5",
           "A built-in model, or a TorchScript file taking [N,1,28,28].");
+ABSL_FLAG(std::string, synthetic_shape, "",
+          "Train a zoo model on random samples of this shape (e.g. 3,32,32 "
+          "for resnet8) instead of Fashion-MNIST.");
+ABSL_FLAG(int, synthetic_rows, 3000, "Samples of the synthetic data set.");
 ABSL_FLAG(bool, heap_tuning, true,
           "Fixed malloc thresholds (runtime/heap_tuning.h), as the binaries.");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads.");
@@ -136,11 +142,37 @@ int Run() {
   DataBinding binding;
   binding.mean = {kFashionMnistMean};
   binding.std = {kFashionMnistStd};
-  const int64_t train_rows = train->rows, test_rows = test->rows;
   std::unique_ptr<Dataset> train_set =
       MakeImageRowsDataset(*std::move(train), binding);
   std::unique_ptr<Dataset> test_set =
       MakeImageRowsDataset(*std::move(test), binding);
+  if (!absl::GetFlag(FLAGS_synthetic_shape).empty()) {
+    std::vector<int64_t> shape;
+    int64_t values = 1;
+    for (absl::string_view d :
+         absl::StrSplit(absl::GetFlag(FLAGS_synthetic_shape), ',')) {
+      int64_t v = 0;
+      if (!absl::SimpleAtoi(d, &v) || v < 1) return 1;
+      shape.push_back(v);
+      values *= v;
+    }
+    const int64_t rows = absl::GetFlag(FLAGS_synthetic_rows);
+    std::vector<float> x(rows * values), y(rows);
+    std::mt19937 rng(1);
+    std::normal_distribution<float> noise;
+    for (auto& v : x) v = noise(rng);
+    for (auto& v : y) v = static_cast<float>(rng() % 10);
+    train_set = std::make_unique<testing::VectorDataset>(shape, x, y, 10);
+    test_set = std::make_unique<testing::VectorDataset>(shape, x, y, 10);
+    auto made = MakeZooModel(model_name, shape, 10);
+    if (!made.ok()) return 1;
+    model = *std::move(made);
+    net = model.get();
+    std::printf("synthetic data: %lld samples of %s\n",
+                static_cast<long long>(rows),
+                absl::GetFlag(FLAGS_synthetic_shape).c_str());
+  }
+  const int64_t train_rows_used = train_set->size();
   const Objective objective =
       *Objective::Make(TaskKind::kClassification, "cross_entropy", *net);
   TrainOptions options;
@@ -148,7 +180,7 @@ int Run() {
   options.local_steps = absl::GetFlag(FLAGS_steps);
   if (options.local_steps <= 0) {
     options.local_steps =
-        (train_rows + options.batch_size - 1) / options.batch_size;
+        (train_rows_used + options.batch_size - 1) / options.batch_size;
   }
   // Warm-up: first-call costs (kernel JIT, allocator growth).
   TrainOptions warm = options;
@@ -191,8 +223,9 @@ int Run() {
         "eval   batch=%-5d %8.0f samples/s  (median of %zu: %lld "
         "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
         "accuracy %.4f)\n",
-        batch, test_rows / e.wall, evals.size(),
-        static_cast<long long>(test_rows), e.wall, e.cpu, e.faults, accuracy);
+        batch, test_set->size() / e.wall, evals.size(),
+        static_cast<long long>(test_set->size()), e.wall, e.cpu, e.faults,
+        accuracy);
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
