@@ -12,6 +12,7 @@
 #include <string>
 
 #include "sim/process.h"
+#include "tests/run_command.h"
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
 
@@ -21,16 +22,7 @@ namespace {
 const std::string kBin = FEDBERRY_BIN_DIR;
 const std::string kExamples = FEDBERRY_SOURCE_DIR "/examples";
 
-std::string RunCommand(const std::string& cmd, int* exit_code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using testing::RunCommand;
 
 std::string Python(const std::string& script_and_args) {
   int code = 0;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/run_command.h"
 #include "tests/test_files.h"
 
 namespace fedberry {
@@ -25,16 +26,7 @@ constexpr int kRounds = 4;
 constexpr int kLocalSteps = 100;
 constexpr int kBatch = 16;
 
-std::string RunCommand(const std::string& cmd, int* exit_code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using testing::RunCommand;
 
 std::vector<nlohmann::json> ReadLines(const std::string& path) {
   std::vector<nlohmann::json> out;

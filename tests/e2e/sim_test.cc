@@ -8,21 +8,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "tests/run_command.h"
 #include "tests/test_files.h"
 
 namespace fedberry {
 namespace {
 
-std::string RunCommand(const std::string& cmd, int* exit_code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return out;
-}
+using testing::RunCommand;
 
 TEST(Sim, SmallJobRunsToTheEndAboveChance) {
   testing::TempDir dir;

@@ -117,18 +117,10 @@ class WatchdogE2E : public ::testing::Test {
   }
 
   std::vector<std::string> ServerArgs(const std::string& out) {
-    return {kBin + "/fedberry-server",
-            "--listen=127.0.0.1:0",
-            "--output=" + out,
-            "--rounds=2",
-            "--min_clients=1",
-            "--min_clients_to_start=1",
-            "--local_steps=300",
-            "--batch_size=16",
-            "--model=lenet5",
-            "--eval_data=",
-            "--seed=3",
-            "--threads=1",
+    return {kBin + "/fedberry-server", "--listen=127.0.0.1:0",
+            "--output=" + out, "--rounds=2", "--min_clients=1",
+            "--min_clients_to_start=1", "--local_steps=300", "--batch_size=16",
+            "--model=lenet5", "--eval_data=", "--seed=3", "--threads=1",
             // Random pixels and labels: local training may diverge far
             // beyond the update bound. This test is about memory pressure.
             "--max_update_ratio=0"};

@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/testing/read_all.h"
 #include "tests/test_files.h"
 
 namespace fedberry::runtime {
 namespace {
 
-using testing::TempDir;
+using ::fedberry::testing::TempDir;
 
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
@@ -38,23 +39,8 @@ std::vector<std::string> CacheFiles(const std::string& dir) {
   return out;
 }
 
-struct Samples {
-  std::vector<float> inputs;
-  std::vector<float> labels;
-};
-
-// Every sample of `data`, in order.
-Samples ReadAll(const Dataset& data) {
-  int64_t values = 1;
-  for (int64_t d : data.sample_shape()) values *= d;
-  std::vector<int64_t> rows(data.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  Samples s;
-  s.inputs.resize(rows.size() * values);
-  s.labels.resize(rows.size());
-  data.Read(rows.data(), data.size(), s.inputs.data(), s.labels.data());
-  return s;
-}
+using ::fedberry::runtime::testing::ReadAll;
+using ::fedberry::runtime::testing::Samples;
 
 std::unique_ptr<Dataset> OpenOk(const std::string& file,
                                 const DataBinding& binding = {},

@@ -16,12 +16,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/testing/read_all.h"
 #include "tests/test_files.h"
 
 namespace fedberry::runtime {
 namespace {
 
-using testing::TempDir;
+using ::fedberry::testing::TempDir;
 
 // A w x h PNG of `channels` (1 gray, 3 RGB) with every pixel `pixel`.
 void WritePng(const std::string& path, int w, int h,
@@ -51,22 +52,8 @@ DataBinding Shape(int64_t c, int64_t h, int64_t w) {
   return b;
 }
 
-struct Samples {
-  std::vector<float> inputs;
-  std::vector<float> labels;
-};
-
-Samples ReadAll(const Dataset& data) {
-  int64_t values = 1;
-  for (int64_t d : data.sample_shape()) values *= d;
-  std::vector<int64_t> rows(data.size());
-  std::iota(rows.begin(), rows.end(), 0);
-  Samples s;
-  s.inputs.resize(rows.size() * values);
-  s.labels.resize(rows.size());
-  data.Read(rows.data(), data.size(), s.inputs.data(), s.labels.data());
-  return s;
-}
+using ::fedberry::runtime::testing::ReadAll;
+using ::fedberry::runtime::testing::Samples;
 
 std::unique_ptr<Dataset> OpenOk(const std::string& dir,
                                 const DataBinding& binding,
