@@ -91,7 +91,7 @@ def image_batch(images, rows):
 
 
 class LeNet5(nn.Module):
-    """runtime/model.cc's LeNet5."""
+    """runtime/model_zoo.cc's LeNet5."""
 
     def __init__(self):
         super().__init__()
