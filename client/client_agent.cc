@@ -177,6 +177,11 @@ absl::Status ClientAgent::PreparePlan() {
   plan_error_.clear();
   spdlog::info("job '{}' plan: {}", runtime::Printable(response.job_id()),
                runtime::DescribePlan(plan));
+  if (options_.allow_data_moves && trainer_.sample_bytes() == 0) {
+    spdlog::warn(
+        "--allow_data_moves: this board's data source cannot lend samples "
+        "(only idx data can); it joins without data moves");
+  }
   return absl::OkStatus();
 }
 

@@ -39,6 +39,7 @@ class ScriptModel : public Model {
   }
   void SetTraining(bool on) override { module_.train(on); }
   bool HasOwnLoss() const override { return loss_.has_value(); }
+  void Save(const std::string& path) { module_.save(path); }
   torch::Tensor OwnLoss(const torch::Tensor& output,
                         const torch::Tensor& target) override {
     return (*loss_)({output, target}).toTensor();
@@ -121,6 +122,24 @@ absl::StatusOr<LoadedScript> LoadTorchScriptModel(
   out.model = std::make_unique<ScriptModel>(absl::StrCat("torchscript:", name),
                                             std::move(module));
   return out;
+}
+
+absl::Status SaveTorchScriptWithState(const std::string& source,
+                                      const NamedTensors& state,
+                                      const std::string& destination) {
+  absl::StatusOr<LoadedScript> loaded = LoadTorchScriptModel(source);
+  if (!loaded.ok()) return loaded.status();
+  auto* script = static_cast<ScriptModel*>(loaded->model.get());
+  if (absl::Status s = script->LoadState(state); !s.ok()) return s;
+  try {
+    const std::string tmp = destination + ".tmp";
+    script->Save(tmp);
+    std::filesystem::rename(tmp, destination);
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("cannot write ", destination, ": ",
+                                            DescribeTorchError(e)));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fedberry::runtime

@@ -27,6 +27,14 @@ struct LoadedScript {
 absl::StatusOr<LoadedScript> LoadTorchScriptModel(
     const std::string& path, const std::string& display_name = "");
 
+// Writes the TorchScript module of `source` with `state` (e.g. the job's
+// global model) in place of its weights to `destination`, so the trained
+// model loads in Python with torch.jit.load. InvalidArgument when the state
+// does not fit the module; Internal when LibTorch cannot write the file.
+absl::Status SaveTorchScriptWithState(const std::string& source,
+                                      const NamedTensors& state,
+                                      const std::string& destination);
+
 }  // namespace fedberry::runtime
 
 #endif  // FEDBERRY_RUNTIME_TORCHSCRIPT_MODEL_H_

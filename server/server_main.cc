@@ -14,6 +14,7 @@
 #include "runtime/image_dataset.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/status_macros.h"
+#include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
@@ -419,6 +420,18 @@ int Run() {
   spdlog::info(
       "job ended after {} of {} rounds; global model in {}/global_model.pt",
       history.size(), rounds, output);
+  if (job->plan.model_format() == runtime::kTorchScriptFormat) {
+    // The user's module with the trained weights: torch.jit.load() in Python.
+    const std::string script = output + "/global_model.script.pt";
+    if (absl::Status s = runtime::SaveTorchScriptWithState(
+            absl::GetFlag(FLAGS_model),
+            *(*server)->coordinator().global_model(), script);
+        s.ok()) {
+      spdlog::info("the trained TorchScript module is in {}", script);
+    } else {
+      spdlog::error("{}", std::string(s.message()));
+    }
+  }
   return signal.received() ? 130 : 0;
 }
 

@@ -87,6 +87,12 @@ TEST_F(OwnModel, TorchScriptOnCsvRowsSplitAcrossThreeBoards) {
     EXPECT_EQ(testing::CountLines(log, "shard " + std::to_string(i) + "/3"), 1)
         << Slurp(log);
   }
+  // The trained module, for torch.jit.load in Python.
+  EXPECT_NE(Python("-c \"import torch; m = torch.jit.load('" +
+                   (dir_ / "out/global_model.script.pt") +
+                   "'); print(tuple(m(torch.zeros(2, 8)).shape))\"")
+                .find("(2, 3)"),
+            std::string::npos);
   // The CSV's compact binary copy sits beside it.
   bool cached = false;
   for (const auto& e : std::filesystem::directory_iterator(dir_ / "sensors")) {

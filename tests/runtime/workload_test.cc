@@ -123,6 +123,27 @@ TEST(TorchScriptModel, LoadsAModuleExportedByPython) {
   EXPECT_TRUE(absl::StrContains(wrong.message(), "fc2.weight")) << wrong;
 }
 
+TEST(TorchScriptModel, SavesTheModuleWithAnotherState) {
+  SKIP_WITHOUT_PYTHON_TORCH();
+  TempDir dir;
+  ASSERT_TRUE(ExportTorchScript(fedberry::testing::TabularScript(6, 3),
+                                dir / "tab.pt"));
+  auto loaded = LoadTorchScriptModel(dir / "tab.pt");
+  ASSERT_TRUE(loaded.ok());
+  NamedTensors trained = loaded->model->State();
+  for (auto& t : trained) t.tensor.fill_(0.5);
+  ASSERT_TRUE(
+      SaveTorchScriptWithState(dir / "tab.pt", trained, dir / "out.pt").ok());
+  auto again = LoadTorchScriptModel(dir / "out.pt");
+  ASSERT_TRUE(again.ok()) << again.status();
+  for (const auto& t : again->model->State()) {
+    EXPECT_TRUE(torch::all(t.tensor == 0.5).item<bool>()) << t.name;
+  }
+  trained.pop_back();
+  EXPECT_FALSE(
+      SaveTorchScriptWithState(dir / "tab.pt", trained, dir / "bad.pt").ok());
+}
+
 TEST(TorchScriptModel, FindsTheModulesOwnLoss) {
   SKIP_WITHOUT_PYTHON_TORCH();
   TempDir dir;
