@@ -310,7 +310,7 @@ absl::Status CsvParse::SelectColumns() {
   } else {
     std::set<int> seen;
     for (const std::string& name : binding_.feature_columns) {
-      int column;
+      int column = -1;
       RETURN_IF_ERROR(find(name, &column));
       if (column == label) {
         return absl::InvalidArgumentError(
