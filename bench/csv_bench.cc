@@ -4,9 +4,9 @@
 // 32 in a shuffled order). Prints rows/s, the file and cache sizes and the
 // peak RSS, which stays far below the file's size. Asserts nothing.
 //
-//   /usr/bin/python3 examples/make_sensor_csv.py --out big --boards 1 \
-//       --rows 10000000 --test_rows 10
-//   build/bin/csv_bench --csv=big/board-0.csv --label_column=state \
+//   /usr/bin/python3 examples/make_sensor_csv.py --out big --boards 1
+//       --rows 13500000 --test_rows 10        (one command line)
+//   build/bin/csv_bench --csv=big/board-0.csv --label_column=state
 //       --feature_columns=temp,vibration,current,voltage,rpm,pressure,humidity,noise
 #include <sys/resource.h>
 

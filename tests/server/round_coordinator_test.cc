@@ -756,7 +756,7 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
 
   // Records written before this fix hold null where a NaN was: they read.
   std::string state = loaded.files["state.json"];
-  for (const std::string& token : {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""}) {
+  for (const char* token : {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""}) {
     for (size_t p = state.find(token); p != std::string::npos;
          p = state.find(token)) {
       state.replace(p, token.size(), "null");
