@@ -5,6 +5,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "server/federation_checkpoint.h"
@@ -756,7 +757,7 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
 
   // Records written before this fix hold null where a NaN was: they read.
   std::string state = loaded.files["state.json"];
-  for (const char* token : {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""}) {
+  for (std::string_view token : {"\"NaN\"", "\"Infinity\"", "\"-Infinity\""}) {
     for (size_t p = state.find(token); p != std::string::npos;
          p = state.find(token)) {
       state.replace(p, token.size(), "null");
