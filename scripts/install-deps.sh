@@ -28,7 +28,7 @@ cross_packages=(
 )
 # The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
 # Python PyTorch for the TorchScript fixtures.
-test_packages=(clang-14 libclang-rt-14-dev
+test_packages=(clang-14 libclang-rt-14-dev openssl  # openssl: the PKI interop tests
   python3-torch)  # the tests export TorchScript models as users do
 # --test: what the tests need too; --cross: that and the cross build's tools.
 case ${1:-} in
