@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
+#include "client/identity_refusal.h"
 #include "client/memory_release.h"
 #include "client/model_file_cache.h"
 #include "proto/wire.h"
@@ -118,12 +119,37 @@ bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
                   absl::FormatDuration(now - unreachable_since_));
     return false;
   }
+  // A handshake the server keeps refusing is who this board is, not the
+  // network: stop so the unit's restart policy decides what follows. Under
+  // TLS 1.3 gRPC only says "Socket closed"; the probe asks why.
+  absl::Status refused = status;
+  if (absl::IsUnavailable(status) && options_.probe_transport) {
+    absl::Status why = options_.probe_transport();
+    if (absl::IsPermissionDenied(why)) refused = why;
+  }
+  const bool identity =
+      IsHandshakeFailure(refused) || absl::IsPermissionDenied(refused);
+  handshake_failures_ = identity ? handshake_failures_ + 1 : 0;
+  if (identity) refusal_ = absl::PermissionDeniedError(refused.message());
+  if (handshake_failures_ >= kHandshakeFailuresToStop) {
+    spdlog::error("{} failed: {}", what, std::string(refused.message()));
+    spdlog::error("the TLS handshake was refused {} times in a row: stopping",
+                  handshake_failures_);
+    return false;
+  }
   const absl::Duration wait = backoff_.Next();
-  const bool unreachable =
-      absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
-  spdlog::warn("{} failed ({}){}, retry {} in {}", what, status.ToString(),
-               unreachable ? ": server unreachable" : "", backoff_.attempts(),
-               absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))));
+  const std::string retry = absl::StrCat(
+      "retry ", backoff_.attempts(), " in ",
+      absl::FormatDuration(absl::Trunc(wait, absl::Milliseconds(1))));
+  if (identity) {
+    spdlog::error("{} failed: {}; {}", what, std::string(refused.message()),
+                  retry);
+  } else {
+    const bool unreachable =
+        absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
+    spdlog::warn("{} failed ({}){}, {}", what, status.ToString(),
+                 unreachable ? ": server unreachable" : "", retry);
+  }
   return Sleep(wait);
 }
 
@@ -147,7 +173,8 @@ absl::Status ClientAgent::PreparePlan() {
   if (plan.model_format() != runtime::kBuiltinFormat) {
     if (!options_.required_model_sha256.empty() &&
         plan.model_sha256() != options_.required_model_sha256) {
-      return absl::PermissionDeniedError(absl::StrCat(
+      // The board's own refusal, not the server's: not an identity matter.
+      return absl::FailedPreconditionError(absl::StrCat(
           "job '", runtime::Printable(response.job_id()), "' trains model ",
           runtime::Printable(plan.model_name()), " with SHA-256 ",
           plan.model_sha256(), "; this board accepts only ",
@@ -161,7 +188,7 @@ absl::Status ClientAgent::PreparePlan() {
       RETURN_IF_ERROR(FetchModelFile(plan, model_file));
     }
   } else if (!options_.required_model_sha256.empty()) {
-    return absl::PermissionDeniedError(absl::StrCat(
+    return absl::FailedPreconditionError(absl::StrCat(
         "job '", runtime::Printable(response.job_id()),
         "' trains built-in model ", runtime::Printable(plan.model_name()),
         "; this board accepts only the model file with SHA-256 ",
@@ -508,6 +535,15 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
 }
 
 absl::Status ClientAgent::Run() {
+  absl::Status status = RunUntilDone();
+  // Stopped by handshakes the server refused: say why, not "Socket closed".
+  if (!status.ok() && handshake_failures_ >= kHandshakeFailuresToStop) {
+    return refusal_;
+  }
+  return status;
+}
+
+absl::Status ClientAgent::RunUntilDone() {
   while (!stop_.load()) {
     if (client_id_.empty()) {
       absl::Status joined = PreparePlan();
@@ -529,6 +565,7 @@ absl::Status ClientAgent::Run() {
       }
       backoff_.Reset();
       unreachable_since_ = absl::InfiniteFuture();
+      handshake_failures_ = 0;
     }
     absl::StatusOr<v1::GetTaskResponse> task = GetTask();
     if (!task.ok()) {
@@ -545,6 +582,7 @@ absl::Status ClientAgent::Run() {
     }
     backoff_.Reset();
     unreachable_since_ = absl::InfiniteFuture();
+    handshake_failures_ = 0;
     switch (task->action()) {
       case v1::GetTaskResponse::DONE:
         spdlog::info(
@@ -561,6 +599,10 @@ absl::Status ClientAgent::Run() {
         absl::Status round = DoRound(*task);
         // Checkpointed under memory pressure: end, so the memory is freed.
         if (IsMemoryRelease(round)) return round;
+        // Refused for who it is (revoked mid-job): retrying cannot help.
+        if (absl::IsPermissionDenied(round) || absl::IsUnauthenticated(round)) {
+          return round;
+        }
         if (!round.ok() && !stop_.load()) {
           if (!RefusedForWhatItIs(round)) {
             // The round moves on without this update; the next task decides.

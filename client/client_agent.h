@@ -52,6 +52,10 @@ struct AgentOptions {
   // How long a board whose data does not fit the job's plan waits before
   // asking for the plan again (a new job may fit).
   absl::Duration unfit_wait = absl::Minutes(1);
+  // Called when a call fails UNAVAILABLE: OK when the server would accept
+  // this board's transport (the fault is the network's), PermissionDenied
+  // saying why it refuses it (security::ProbeTransport). Empty: not asked.
+  std::function<absl::Status()> probe_transport;
 };
 
 class ClientAgent {
@@ -60,7 +64,10 @@ class ClientAgent {
               std::unique_ptr<v1::Federation::StubInterface> stub);
 
   // Runs the job. OK when the server said DONE; Cancelled after Stop();
-  // Unavailable when give_up_after passed without reaching the server.
+  // Unavailable when give_up_after passed without reaching the server, or
+  // when TLS handshakes failed kHandshakeFailuresToStop times in a row;
+  // PermissionDenied or Unauthenticated when the server refused this
+  // board's identity (see IsIdentityRefusal).
   absl::Status Run();
 
   // Ends Run() soon: cancels the call in flight and stops training at the
@@ -77,6 +84,7 @@ class ClientAgent {
   const std::string& client_id() const { return client_id_; }
 
  private:
+  absl::Status RunUntilDone();  // Run() without the refusal translation
   // Asks the job's plan, fetches its model file unless cached, and binds
   // the trainer to it. An error the trainer gives (data that does not fit)
   // is kept in plan_error_ for Join to report; other errors are returned.
@@ -123,6 +131,10 @@ class ClientAgent {
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();
+  // TLS handshakes refused in a row (BackOff stops at
+  // kHandshakeFailuresToStop).
+  int handshake_failures_ = 0;
+  absl::Status refusal_;  // why, for Run() to return
   // The task of a round that failed for what it is (an update the server
   // refused, a model that does not load): not trained again, since the
   // same work would fail the same way; the board waits for the next round.

@@ -15,6 +15,7 @@
 #include "client/criu_adapter.h"
 #include "client/criu_signals.h"
 #include "client/fleet_emulation.h"
+#include "client/identity_refusal.h"
 #include "client/memory_release.h"
 #include "client/plan_trainer.h"
 #include "client/release_mode.h"
@@ -33,6 +34,7 @@
 #include "runtime/shutdown_signal.h"
 #include "runtime/status_macros.h"
 #include "runtime/watchdog.h"
+#include "security/transport.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
@@ -59,7 +61,24 @@ ABSL_FLAG(uint64_t, partition_seed, 42,
           "Seed of the split; every board of a job must use the same.");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads.");
 ABSL_FLAG(std::string, name, "",
-          "Stable client name (default: hostname/partition index).");
+          "Stable client name (default: the name in --tls_cert, else "
+          "hostname/partition index). Under mutual TLS it must be a name "
+          "the certificate lists.");
+ABSL_FLAG(std::string, tls_ca, "",
+          "TLS: the fleet CA certificate (PEM) that signs the server's; "
+          "the server's name is checked against the --server host (or "
+          "--tls_server_name).");
+ABSL_FLAG(std::string, tls_cert, "",
+          "Mutual TLS: this board's certificate (PEM, e.g. from fedberry-pki "
+          "board NAME). Re-read when the file changes.");
+ABSL_FLAG(std::string, tls_key, "",
+          "The private key of --tls_cert (PEM; keep it mode 0600).");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "The name the server's certificate must list, when --server is "
+          "an address it does not list (e.g. an IP address).");
+ABSL_FLAG(bool, insecure, false,
+          "Dial a non-loopback --server in plaintext (no TLS): trusted "
+          "networks only.");
 ABSL_FLAG(absl::Duration, rpc_timeout, absl::Seconds(60),
           "Deadline of join, model pull and update push calls.");
 ABSL_FLAG(std::string, checkpoint_dir, "",
@@ -302,6 +321,20 @@ int Run() {
     return 2;
   }
 
+  auto transport = security::MakeClientTransport(
+      {absl::GetFlag(FLAGS_server),
+       {absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
+        absl::GetFlag(FLAGS_tls_key), absl::GetFlag(FLAGS_tls_server_name)},
+       absl::GetFlag(FLAGS_insecure)},
+      wire::ClientChannelArguments(), absl::Now());
+  if (!transport.ok()) {
+    spdlog::error("{}", std::string(transport.status().message()));
+    // An expired or foreign certificate is who this board is; a missing
+    // file or a contradiction is a mistake on the command line.
+    return absl::IsFailedPrecondition(transport.status())
+               ? client::kRefusedExitCode
+               : 2;
+  }
   client::AgentOptions options;
   options.device = client::ToDeviceInfo(
       runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
@@ -310,11 +343,15 @@ int Run() {
       absl::GetFlag(FLAGS_resource_sample_interval),
       [&monitor] { monitor.Sample(); });
   options.monitor = &monitor;
-  options.name =
-      absl::GetFlag(FLAGS_name).empty()
-          ? absl::StrCat(options.device.hostname(), "/", partition.index)
-          : absl::GetFlag(FLAGS_name);
+  options.name = absl::GetFlag(FLAGS_name);
+  if (options.name.empty()) {
+    options.name =
+        !transport->certificate_name.empty()
+            ? transport->certificate_name
+            : absl::StrCat(options.device.hostname(), "/", partition.index);
+  }
   options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
+  options.probe_transport = transport->probe;
   options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
   options.allow_data_moves = absl::GetFlag(FLAGS_allow_data_moves);
   if (options.allow_data_moves) {
@@ -408,8 +445,7 @@ int Run() {
                  absl::GetFlag(FLAGS_compute_slowdown));
   }
   client::ClientAgent agent(options, slowed,
-                            v1::Federation::NewStub(wire::MakeClientChannel(
-                                absl::GetFlag(FLAGS_server))));
+                            v1::Federation::NewStub(transport->channel));
   heartbeat_to = &agent;
   std::unique_ptr<runtime::PeriodicSampler> watchdog_poller;
   if (gate) {
@@ -421,8 +457,8 @@ int Run() {
     spdlog::warn("signal {} received: stopping", sig);
     agent.Stop();
   });
-  spdlog::info("client '{}' connecting to {}", options.name,
-               absl::GetFlag(FLAGS_server));
+  spdlog::info("client '{}' connecting to {} ({})", options.name,
+               absl::GetFlag(FLAGS_server), transport->description);
   absl::Status status = agent.Run();
   watchdog_poller.reset();
   if (gate) {
@@ -446,6 +482,14 @@ int Run() {
     spdlog::info("stopped by signal after {} rounds", agent.rounds_trained());
     return 130;
   }
+  if (client::IsIdentityRefusal(status)) {
+    spdlog::error("{}", client::IdentityAdvice(status));
+    spdlog::error(
+        "stopping with exit status {}: retrying would be refused "
+        "again",
+        client::kRefusedExitCode);
+    return client::kRefusedExitCode;
+  }
   spdlog::error("client failed: {}", status.ToString());
   return 1;
 }
@@ -458,8 +502,9 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry device agent: fetches the job's training plan, trains on "
       "this board's data and sends model updates to the server.\nUsage: "
-      "fedberry-client --server=gateway:50051 --data=csv:rows.csv "
-      "--name=board-3\n       fedberry-client --server=gateway:50051 "
+      "fedberry-client --server=gateway:50051 --tls_ca=fleet-ca.crt "
+      "--tls_cert=board-3.crt --tls_key=board-3.key --data=csv:rows.csv\n      "
+      " fedberry-client --server=gateway:50051 "
       "--partition_index=0 --partition_count=4",
       "client_main");
   // Before any thread starts (gRPC, the samplers, the watchdog's poller).

@@ -668,7 +668,8 @@ absl::Status CheckKeyMatchesCertificate(const std::string& cert_pem,
 }
 
 absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem, absl::Time at) {
+                               const std::string& ca_pem, absl::Time at,
+                               std::optional<Role> for_role) {
   absl::StatusOr<X509StackPtr> chain =
       ParseCertificates(cert_pem, "certificate");
   if (!chain.ok()) return chain.status();
@@ -694,6 +695,11 @@ absl::Status VerifyCertificate(const std::string& cert_pem,
   X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
   X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_USE_CHECK_TIME);
   X509_VERIFY_PARAM_set_time(param, absl::ToTimeT(at));
+  if (for_role) {
+    X509_VERIFY_PARAM_set_purpose(param, *for_role == Role::kBoard
+                                             ? X509_PURPOSE_SSL_CLIENT
+                                             : X509_PURPOSE_SSL_SERVER);
+  }
 
   const int verified = X509_verify_cert(ctx.get());
   if (verified == 1) {

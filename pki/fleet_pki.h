@@ -14,6 +14,7 @@
 #define FEDBERRY_PKI_FLEET_PKI_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -105,8 +106,12 @@ absl::Status CheckKeyMatchesCertificate(const std::string& cert_pem,
 // with OpenSSL's reason in words ("certificate has expired", "unable to get
 // local issuer certificate", ...) when it does not verify or a PEM does not
 // parse.
+// With `for_role`, the certificate must also be fit for that role's side
+// of TLS (OpenSSL's sslclient/sslserver purpose: extendedKeyUsage and
+// keyUsage allow it).
 absl::Status VerifyCertificate(const std::string& cert_pem,
-                               const std::string& ca_pem, absl::Time at);
+                               const std::string& ca_pem, absl::Time at,
+                               std::optional<Role> for_role = std::nullopt);
 
 // A revoked certificate: its serial (as CertificateFacts::serial_hex, either
 // case) and when it was revoked.

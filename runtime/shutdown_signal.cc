@@ -10,6 +10,7 @@ sigset_t ShutdownSet() {
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   sigaddset(&set, SIGUSR2);  // private: wakes the watcher at destruction
   return set;
 }
@@ -20,14 +21,19 @@ void BlockShutdownSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-ShutdownSignal::ShutdownSignal(std::function<void(int)> on_signal)
-    : on_signal_(std::move(on_signal)) {
+ShutdownSignal::ShutdownSignal(std::function<void(int)> on_signal,
+                               std::function<void()> on_hangup)
+    : on_signal_(std::move(on_signal)), on_hangup_(std::move(on_hangup)) {
   BlockShutdownSignals();
   const sigset_t set = ShutdownSet();
   watcher_ = std::thread([this, set] {
     int sig = 0;
     while (sigwait(&set, &sig) == 0) {
       if (sig == SIGUSR2) return;
+      if (sig == SIGHUP && on_hangup_) {
+        on_hangup_();
+        continue;
+      }
       if (!received_.exchange(true)) on_signal_(sig);
     }
   });

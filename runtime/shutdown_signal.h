@@ -12,22 +12,26 @@
 
 namespace fedberry {
 
-// Blocks SIGINT/SIGTERM (and the watcher's private wake-up signal) in the
-// calling thread. Call first thing in main() when threads start before the
+// Blocks SIGINT/SIGTERM/SIGHUP (and the watcher's private wake-up signal) in
+// the calling thread. Call first thing in main() when threads start before the
 // ShutdownSignal is made (gRPC, samplers): they inherit the mask, so the
 // signals reach the watcher's sigwait instead of killing the process.
 void BlockShutdownSignals();
 
 class ShutdownSignal {
  public:
-  // `on_signal` receives the signal number.
-  explicit ShutdownSignal(std::function<void(int)> on_signal);
+  // `on_signal` receives the signal number. `on_hangup`, when given, runs
+  // on each SIGHUP (reload configuration, the daemon convention); without
+  // it SIGHUP stops the process like SIGTERM, as it would by default.
+  explicit ShutdownSignal(std::function<void(int)> on_signal,
+                          std::function<void()> on_hangup = nullptr);
   ~ShutdownSignal();  // stops the watcher thread
 
   bool received() const { return received_.load(); }
 
  private:
   std::function<void(int)> on_signal_;
+  std::function<void()> on_hangup_;
   std::atomic<bool> received_{false};
   std::thread watcher_;
 };

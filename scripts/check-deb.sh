@@ -15,6 +15,7 @@ fail() { echo "check-deb: $*" >&2; exit 1; }
 [[ $(dpkg-deb -f "$deb" Architecture) == arm64 ]] || fail "not arm64: $deb"
 files=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/fedberry-client ./usr/bin/fedberry-server ./usr/bin/fedberry-ckpt \
+  ./usr/bin/fedberry-pki ./usr/lib/sysusers.d/fedberry.conf \
   ./usr/lib/systemd/system/fedberry-client.service \
   ./usr/lib/systemd/system/fedberry-server.service \
   ./etc/default/fedberry-client ./etc/default/fedberry-server; do
@@ -23,6 +24,8 @@ done
 conffiles=$(dpkg-deb -I "$deb" conffiles)
 grep -qx /etc/default/fedberry-client <<<"$conffiles" ||
   fail "/etc/default/fedberry-client is not a conffile"
+dpkg-deb -I "$deb" postinst | grep -q systemd-sysusers ||
+  fail "$deb has no postinst creating the fedberry user"
 
 depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
   sed -E 's/^ *//; s/ *\(.*//; s/ *$//')

@@ -27,7 +27,7 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
       options.max_streams, options.max_stream_time, clock);
   server->service_ = std::make_unique<FederationService>(
       *server->coordinator_, options.max_poll, server->streams_.get(),
-      std::move(options.plan));
+      std::move(options.plan), options.access);
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   grpc::ResourceQuota quota("fedberry-server");
@@ -35,7 +35,10 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   builder.SetResourceQuota(quota);
   builder.experimental().SetInterceptorCreators(DecodeFailureInterceptors());
   int port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(),
+  builder.AddListeningPort(options.listen,
+                           options.credentials
+                               ? options.credentials
+                               : grpc::InsecureServerCredentials(),
                            &port);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();

@@ -39,6 +39,10 @@ struct ServerOptions {
   // The job's training plan (GetPlan, PullModelFile); empty: the built-in
   // image plan of coordinator.train.
   ServedPlan plan;
+  // Transport security (security::MakeServerCredentials); null: plaintext.
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  // Who may call; the default admits every caller (no mutual TLS).
+  security::AccessPolicy access;
 };
 
 class FederationServer {

@@ -37,15 +37,32 @@ absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
 
 FederationService::FederationService(RoundCoordinator& coordinator,
                                      absl::Duration max_poll,
-                                     StreamLimiter* streams, ServedPlan plan)
+                                     StreamLimiter* streams, ServedPlan plan,
+                                     security::AccessPolicy access)
     : coordinator_(coordinator),
       max_poll_(max_poll),
       streams_(streams),
-      plan_(std::move(plan)) {}
+      plan_(std::move(plan)),
+      access_(access) {}
+
+grpc::Status FederationService::Authorize(grpc::ServerContext* context,
+                                          const char* call,
+                                          const std::string& client_id) {
+  auto caller = access_.Admit(*context, call);
+  if (!caller.ok()) return wire::ToGrpcStatus(caller.status());
+  if (client_id.empty() || !access_.requires_identity()) {
+    return grpc::Status::OK;
+  }
+  auto owner = coordinator_.NameOf(client_id);
+  if (!owner.ok()) return grpc::Status::OK;
+  return wire::ToGrpcStatus(
+      access_.CheckOwner(*caller, client_id, *owner, call));
+}
 
 grpc::Status FederationService::GetPlan(grpc::ServerContext* context,
                                         const v1::GetPlanRequest* request,
                                         v1::GetPlanResponse* response) {
+  if (grpc::Status ok = Authorize(context, "GetPlan"); !ok.ok()) return ok;
   response->set_job_id(coordinator_.options().job_id);
   *response->mutable_plan() =
       plan_.plan.model_format().empty()
@@ -57,6 +74,9 @@ grpc::Status FederationService::GetPlan(grpc::ServerContext* context,
 grpc::Status FederationService::PullModelFile(
     grpc::ServerContext* context, const v1::PullModelFileRequest* request,
     grpc::ServerWriter<v1::ModelFileChunk>* writer) {
+  if (grpc::Status ok = Authorize(context, "PullModelFile"); !ok.ok()) {
+    return ok;
+  }
   if (!plan_.model_file ||
       request->model_sha256() != plan_.plan.model_sha256()) {
     return wire::ToGrpcStatus(absl::NotFoundError(
@@ -82,6 +102,12 @@ grpc::Status FederationService::PullModelFile(
 grpc::Status FederationService::Join(grpc::ServerContext* context,
                                      const v1::JoinRequest* request,
                                      v1::JoinResponse* response) {
+  auto caller = access_.Admit(*context, "Join");
+  if (!caller.ok()) return wire::ToGrpcStatus(caller.status());
+  if (absl::Status named = access_.CheckJoin(*caller, request->client_name());
+      !named.ok()) {
+    return wire::ToGrpcStatus(named);
+  }
   auto joined = coordinator_.Join(*request);
   if (!joined.ok()) return wire::ToGrpcStatus(joined.status());
   *response = *std::move(joined);
@@ -91,6 +117,10 @@ grpc::Status FederationService::Join(grpc::ServerContext* context,
 grpc::Status FederationService::GetTask(grpc::ServerContext* context,
                                         const v1::GetTaskRequest* request,
                                         v1::GetTaskResponse* response) {
+  if (grpc::Status ok = Authorize(context, "GetTask", request->client_id());
+      !ok.ok()) {
+    return ok;
+  }
   auto task = coordinator_.GetTask(request->client_id(),
                                    PollBudget(context, max_poll_));
   if (!task.ok()) return wire::ToGrpcStatus(task.status());
@@ -101,6 +131,10 @@ grpc::Status FederationService::GetTask(grpc::ServerContext* context,
 grpc::Status FederationService::PullModel(
     grpc::ServerContext* context, const v1::PullModelRequest* request,
     grpc::ServerWriter<v1::ModelChunk>* writer) {
+  if (grpc::Status ok = Authorize(context, "PullModel", request->client_id());
+      !ok.ok()) {
+    return ok;
+  }
   auto model = coordinator_.ModelFor(*request);
   if (!model.ok()) return wire::ToGrpcStatus(model.status());
   auto ticket = AdmitStream(streams_, context, "the model stream");
@@ -116,6 +150,10 @@ grpc::Status FederationService::PullModel(
 grpc::Status FederationService::PushUpdate(
     grpc::ServerContext* context, grpc::ServerReader<v1::UpdateChunk>* reader,
     v1::PushUpdateResponse* response) {
+  if (grpc::Status ok = Authorize(context, "PushUpdate"); !ok.ok()) {
+    coordinator_.CountRejected();
+    return ok;
+  }
   auto ticket = AdmitStream(streams_, context, "the update stream");
   if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   v1::UpdateChunk message;
@@ -125,6 +163,11 @@ grpc::Status FederationService::PushUpdate(
                         "an update stream must start with an UpdateHeader");
   }
   const v1::UpdateHeader header = message.header();
+  if (grpc::Status ok = Authorize(context, "PushUpdate", header.client_id());
+      !ok.ok()) {
+    coordinator_.CountRejected();
+    return ok;
+  }
   auto specs = coordinator_.BeginUpdate(header);
   if (!specs.ok()) {
     spdlog::warn("refused update from {} for round {}: {}",
@@ -164,12 +207,19 @@ grpc::Status FederationService::PushUpdate(
 grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,
                                           const v1::HeartbeatRequest* request,
                                           v1::HeartbeatResponse* response) {
+  if (grpc::Status ok = Authorize(context, "Heartbeat", request->client_id());
+      !ok.ok()) {
+    return ok;
+  }
   return wire::ToGrpcStatus(coordinator_.Heartbeat(*request));
 }
 
 grpc::Status FederationService::PushSamples(
     grpc::ServerContext* context, grpc::ServerReader<v1::SampleChunk>* reader,
     v1::PushSamplesResponse* response) {
+  if (grpc::Status ok = Authorize(context, "PushSamples"); !ok.ok()) {
+    return ok;
+  }
   auto ticket = AdmitStream(streams_, context, "the sample push");
   if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   v1::SampleChunk chunk;
@@ -179,6 +229,10 @@ grpc::Status FederationService::PushSamples(
   }
   const runtime::SampleStreamRef ref{chunk.client_id(), chunk.round(),
                                      chunk.task_id(), chunk.move_id()};
+  if (grpc::Status ok = Authorize(context, "PushSamples", ref.client_id);
+      !ok.ok()) {
+    return ok;
+  }
   auto sender =
       coordinator_.ClientNameForTask(ref.client_id, ref.round, ref.task_id);
   // Checked before the stream is read: a retried push of samples already
@@ -218,6 +272,10 @@ grpc::Status FederationService::PushSamples(
 grpc::Status FederationService::PullSamples(
     grpc::ServerContext* context, const v1::PullSamplesRequest* request,
     grpc::ServerWriter<v1::SampleChunk>* writer) {
+  if (grpc::Status ok = Authorize(context, "PullSamples", request->client_id());
+      !ok.ok()) {
+    return ok;
+  }
   auto receiver = coordinator_.ClientNameForTask(
       request->client_id(), request->round(), request->task_id());
   if (!receiver.ok()) return wire::ToGrpcStatus(receiver.status());

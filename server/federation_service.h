@@ -9,6 +9,7 @@
 
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.grpc.pb.h"
+#include "security/access_policy.h"
 #include "server/round_coordinator.h"
 #include "server/stream_limiter.h"
 
@@ -29,10 +30,12 @@ class FederationService final : public v1::Federation::Service {
   // no limit.
   // `plan`: what GetPlan answers; a plan without a model format stands for
   // the built-in image plan of the coordinator's TrainConfig.
+  // `access`: who may call (every call is checked before it is served).
   explicit FederationService(RoundCoordinator& coordinator,
                              absl::Duration max_poll = absl::Seconds(5),
                              StreamLimiter* streams = nullptr,
-                             ServedPlan plan = {});
+                             ServedPlan plan = {},
+                             security::AccessPolicy access = {});
 
   grpc::Status GetPlan(grpc::ServerContext* context,
                        const v1::GetPlanRequest* request,
@@ -63,10 +66,17 @@ class FederationService final : public v1::Federation::Service {
       grpc::ServerWriter<v1::SampleChunk>* writer) override;
 
  private:
+  // Admits the caller of `call` (AccessPolicy::Admit) and, for a call that
+  // names `client_id`, checks the caller owns it. An unknown id passes, so
+  // the call itself answers NotFound (and the board joins again).
+  grpc::Status Authorize(grpc::ServerContext* context, const char* call,
+                         const std::string& client_id = "");
+
   RoundCoordinator& coordinator_;
   const absl::Duration max_poll_;
   StreamLimiter* const streams_;
   const ServedPlan plan_;
+  const security::AccessPolicy access_;
 };
 
 }  // namespace fedberry::server

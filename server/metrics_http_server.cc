@@ -22,11 +22,14 @@ std::string HealthJson(const JobStatus& status) {
 }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& listen, MetricsHandlers handlers) {
+    const std::string& given, MetricsHandlers handlers) {
+  // A port alone binds loopback: the page is for a local Prometheus or an
+  // SSH tunnel unless the operator names an address.
+  const std::string listen =
+      given.find(':') == std::string::npos ? absl::StrCat(":", given) : given;
   const size_t colon = listen.rfind(':');
   int port = -1;
-  if (colon == std::string::npos ||
-      !absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
+  if (!absl::SimpleAtoi(listen.substr(colon + 1), &port) || port < 0 ||
       port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat("metrics address '", listen,
@@ -36,7 +39,7 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);
   }
-  if (host.empty()) host = "0.0.0.0";
+  if (host.empty()) host = "127.0.0.1";
 
   auto server = std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer);
   server->http_ = std::make_unique<httplib::Server>();

@@ -27,7 +27,8 @@ struct MetricsHandlers {
 
 class MetricsHttpServer {
  public:
-  // Listens on `listen` ("host:port"; port 0 picks a free port) and serves
+  // Listens on `listen` ("host:port", or a port alone or ":port" for
+  // loopback; port 0 picks a free port) and serves
   // until destroyed. InvalidArgument for a malformed address, Unavailable
   // when it cannot be bound.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(

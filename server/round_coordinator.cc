@@ -1,5 +1,6 @@
 #include "server/round_coordinator.h"
 
+#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <cstdlib>
 
 #include "absl/algorithm/container.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -16,6 +18,20 @@
 #include "runtime/tensor_codec.h"
 
 namespace fedberry::server {
+namespace {
+
+// `bytes` random bytes from OpenSSL's CSPRNG, as lowercase hex.
+std::string RandomHex(int bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes) != 1) {
+    // The OS has no entropy to give: no id is better than a guessable one.
+    spdlog::critical("the system's random generator failed; stopping");
+    std::abort();
+  }
+  return absl::BytesToHexString(raw);
+}
+
+}  // namespace
 
 RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                                    runtime::NamedTensors initial,
@@ -24,8 +40,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     : options_(std::move(options)),
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
-      clock_(clock),
-      id_rng_(std::random_device{}()) {
+      clock_(clock) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
@@ -64,8 +79,12 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
         "the server holds ", clients_.size(),
         " registered clients, its limit (--max_clients); try again later"));
   }
-  std::string id = absl::StrFormat("c%04d-%06x", next_client_++,
-                                   static_cast<uint32_t>(id_rng_() & 0xffffff));
+  // The sequence number is for people reading logs; the 128 random bits
+  // from the system's CSPRNG make an id unguessable, so no caller can act
+  // for a board whose id it did not receive (and a server restarted without
+  // a checkpoint never hands out an id a board still holds).
+  std::string id =
+      absl::StrCat(absl::StrFormat("c%04d-", next_client_++), RandomHex(16));
   // A board that restarts joins again under its name: its old id retires and
   // the new one takes its place in the open round, so it can resume there;
   // an update it already pushed stays counted under the new id, so the
@@ -114,6 +133,18 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   response.set_client_id(id);
   response.set_job_id(options_.job_id);
   return response;
+}
+
+absl::StatusOr<std::string> RoundCoordinator::NameOf(
+    const std::string& client_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                            runtime::Printable(client_id),
+                                            "': join the federation first"));
+  }
+  return it->second.name;
 }
 
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(

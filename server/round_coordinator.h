@@ -203,6 +203,9 @@ class RoundCoordinator {
   // memory) under memory pressure. Same codes as ModelFor.
   absl::Status Heartbeat(const v1::HeartbeatRequest& request);
 
+  // The name a client id was registered under; NotFound for an unknown id.
+  absl::StatusOr<std::string> NameOf(const std::string& client_id) const;
+
   // The name of a client for its task's messages (data moves). Same codes
   // as ModelFor.
   absl::StatusOr<std::string> ClientNameForTask(const std::string& client_id,
@@ -288,10 +291,6 @@ class RoundCoordinator {
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
-  // Ids carry a random part drawn afresh by every server process: a server
-  // restarted without a checkpoint counts from 1 again, and a board still
-  // holding an id from before must never match another board's new one.
-  std::mt19937_64 id_rng_ ABSL_GUARDED_BY(mu_);
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;

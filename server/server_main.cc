@@ -12,11 +12,13 @@
 #include "runtime/command_line.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
+#include "runtime/periodic_sampler.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
+#include "security/transport.h"
 #include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
 #include "server/job_plan.h"
@@ -94,8 +96,27 @@ ABSL_FLAG(int, checkpoint_keep, 3,
 ABSL_FLAG(bool, resume, true,
           "Continue the job from <output>/checkpoints when one is there.");
 ABSL_FLAG(std::string, metrics_listen, "",
-          "Address for the Prometheus /metrics and /healthz endpoint, e.g. "
-          "127.0.0.1:9464; empty = off.");
+          "Address for the Prometheus /metrics and /healthz endpoint (job "
+          "figures only, never model data): a port alone (9464) binds "
+          "loopback; host:port binds that address; empty = off.");
+ABSL_FLAG(std::string, tls_cert, "",
+          "This server's TLS certificate (PEM, e.g. from fedberry-pki server "
+          "NAME --san=DNS:gateway.local); with --tls_key, turns TLS on. "
+          "Re-read when the file changes.");
+ABSL_FLAG(std::string, tls_key, "", "The private key of --tls_cert (PEM).");
+ABSL_FLAG(std::string, client_ca, "",
+          "Mutual TLS: the fleet CA certificate (PEM) that signs board "
+          "certificates. A board without one cannot connect, joins only "
+          "under its certificate's name, and acts only for its own client "
+          "id.");
+ABSL_FLAG(std::string, revoked, "",
+          "Revoked boards: a CRL (fedberry-pki revoke NAME writes "
+          "revoked.crl) or a text file of board names and SHA-256 "
+          "certificate fingerprints. Re-read when it changes and on SIGHUP; "
+          "needs --client_ca.");
+ABSL_FLAG(bool, insecure, false,
+          "Serve plaintext on a non-loopback --listen address (no TLS, no "
+          "board identity): trusted networks only.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
 ABSL_FLAG(std::string, planner, "uniform",
           "How local work is spread over a round's clients: uniform (every "
@@ -271,8 +292,21 @@ int Run() {
     };
   }
 
+  auto transport = security::MakeServerTransport(
+      {absl::GetFlag(FLAGS_listen),
+       {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+        absl::GetFlag(FLAGS_client_ca)},
+       absl::GetFlag(FLAGS_revoked),
+       absl::GetFlag(FLAGS_insecure)},
+      absl::Now());
+  if (!transport.ok()) {
+    spdlog::error("{}", std::string(transport.status().message()));
+    return 2;
+  }
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
+  options.credentials = transport->credentials;
+  options.access = transport->access;
   options.restore = std::move(restore);
   options.plan = {job->plan, job->model_file};
   options.snapshot_sink =
@@ -384,8 +418,17 @@ int Run() {
     addr.close();
     fs::rename(output + "/server.addr.tmp", output + "/server.addr");
   }
-  spdlog::info("fedberry-server listening on {} ({} rounds of {}, output {})",
-               (*server)->address(), c.rounds, c.train.model(), output);
+  spdlog::info(
+      "fedberry-server listening on {}, {} ({} rounds of {}, output {})",
+      (*server)->address(), transport->description, c.rounds, c.train.model(),
+      output);
+  // A revoked board is refused from its next call on, without a restart.
+  security::RevocationList* revoked = transport->revoked.get();
+  std::unique_ptr<runtime::PeriodicSampler> revocation_watch;
+  if (revoked != nullptr) {
+    revocation_watch = std::make_unique<runtime::PeriodicSampler>(
+        absl::Seconds(2), [revoked] { revoked->Refresh(); });
+  }
   std::unique_ptr<server::MetricsHttpServer> metrics_http;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
     server::RoundCoordinator* coordinator = &(*server)->coordinator();
@@ -404,10 +447,19 @@ int Run() {
                  metrics_http->address());
   }
 
-  ShutdownSignal signal([&](int sig) {
-    spdlog::warn("signal {} received: stopping the job", sig);
-    (*server)->Stop();
-  });
+  ShutdownSignal signal(
+      [&](int sig) {
+        spdlog::warn("signal {} received: stopping the job", sig);
+        (*server)->Stop();
+      },
+      [revoked] {
+        if (revoked == nullptr) {
+          spdlog::info("SIGHUP: no --revoked file to re-read");
+          return;
+        }
+        spdlog::info("SIGHUP: re-reading {}", revoked->path());
+        (void)revoked->Reload();
+      });
   (*server)->Wait();
   (*server)->Stop();
   const auto history = (*server)->coordinator().history();
@@ -443,7 +495,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "
       "in, training a built-in model or the user's TorchScript file.\n"
-      "Usage: fedberry-server --listen=0.0.0.0:50051 --rounds=5 "
+      "Usage: fedberry-server --listen=0.0.0.0:50051 --tls_cert=server.crt "
+      "--tls_key=server.key --client_ca=fleet-ca.crt --rounds=5 "
       "--output=out\n"
       "       fedberry-server --model=model.pt --eval_data=csv:test.csv "
       "--label_column=target --optimizer=adam --lr=0.01 ...",

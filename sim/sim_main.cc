@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "absl/flags/flag.h"
@@ -24,9 +25,14 @@
 #include "server/job_record.h"
 #include "sim/fleet_profile.h"
 #include "sim/link_shaper.h"
+#include "sim/local_pki.h"
 #include "sim/process.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
+ABSL_FLAG(bool, tls, false,
+          "Mutual TLS: make a fleet CA, a server certificate and one board "
+          "certificate per client in <output>/pki, and run every process "
+          "with them.");
 ABSL_FLAG(int, rounds, 5, "Number of federated rounds.");
 ABSL_FLAG(double, fraction, 1.0, "Share of clients selected each round.");
 ABSL_FLAG(int, min_clients, 0,
@@ -217,6 +223,20 @@ int Run() {
   std::atomic<bool> interrupted{false};
   fedberry::ShutdownSignal signal([&](int) { interrupted = true; });
 
+  std::optional<fedberry::sim::LocalPki> pki;
+  if (absl::GetFlag(FLAGS_tls)) {
+    std::vector<std::string> names;
+    for (int i = 0; i < n; ++i) names.push_back(absl::StrCat("sim-client-", i));
+    auto made = fedberry::sim::MakeLocalPki(out + "/pki", names);
+    if (!made.ok()) {
+      std::fprintf(stderr, "fedberry-sim: %s\n",
+                   std::string(made.status().message()).c_str());
+      return 2;
+    }
+    pki = *std::move(made);
+    std::printf("fedberry-sim: mutual TLS with fresh certificates in %s/pki\n",
+                out.c_str());
+  }
   std::vector<std::string> server_argv = {
       bin + "/fedberry-server",
       // Shaped clients reach the server over their veth, not loopback.
@@ -262,6 +282,14 @@ int Run() {
   }
   if (absl::GetFlag(FLAGS_skip_bad_rows)) {
     server_argv.push_back("--skip_bad_rows");
+  }
+  if (pki) {
+    server_argv.push_back(absl::StrCat("--tls_cert=", pki->server_cert));
+    server_argv.push_back(absl::StrCat("--tls_key=", pki->server_key));
+    server_argv.push_back(absl::StrCat("--client_ca=", pki->ca_cert));
+  } else if (shaped) {
+    // Shaped clients dial a veth address, not loopback.
+    server_argv.push_back("--insecure");
   }
   auto server = Process::Spawn(server_argv, out + "/logs/server.log");
   if (!server.ok()) {
@@ -333,6 +361,14 @@ int Run() {
       argv.push_back("--allow_data_moves");
     }
     if (absl::GetFlag(FLAGS_skip_bad_rows)) argv.push_back("--skip_bad_rows");
+    if (pki) {
+      argv.push_back(absl::StrCat("--tls_ca=", pki->ca_cert));
+      argv.push_back(absl::StrCat("--tls_cert=", pki->board_certs[i]));
+      argv.push_back(absl::StrCat("--tls_key=", pki->board_keys[i]));
+      argv.push_back(absl::StrCat("--tls_server_name=", pki->server_name));
+    } else if (link) {
+      argv.push_back("--insecure");
+    }
     if (!fleet.empty()) {
       argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
       argv.push_back(

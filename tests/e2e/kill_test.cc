@@ -21,6 +21,7 @@
 #include <random>
 #include <thread>
 
+#include "sim/local_pki.h"
 #include "sim/process.h"
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
@@ -81,17 +82,20 @@ class KillTest : public ::testing::Test {
   std::vector<std::string> ClientArgs(const std::string& out,
                                       const std::string& address, int i,
                                       int clients) {
-    return {kBin + "/fedberry-client",
-            "--server=" + address,
-            "--data=" + (dir_ / "data"),
-            "--partition_index=" + std::to_string(i),
-            "--partition_count=" + std::to_string(clients),
-            "--threads=1",
-            "--name=client-" + std::to_string(i),
-            "--checkpoint_dir=" + out + "/client-ckpt-" + std::to_string(i),
-            "--checkpoint_every_batches=7",
-            "--max_backoff=300ms",
-            "--give_up_after=120s"};
+    std::vector<std::string> args = {
+        kBin + "/fedberry-client",
+        "--server=" + address,
+        "--data=" + (dir_ / "data"),
+        "--partition_index=" + std::to_string(i),
+        "--partition_count=" + std::to_string(clients),
+        "--threads=1",
+        "--name=client-" + std::to_string(i),
+        "--checkpoint_dir=" + out + "/client-ckpt-" + std::to_string(i),
+        "--checkpoint_every_batches=7",
+        "--max_backoff=300ms",
+        "--give_up_after=120s"};
+    args.insert(args.end(), client_extra_.begin(), client_extra_.end());
+    return args;
   }
 
   Process Spawn(const std::vector<std::string>& argv, const std::string& log,
@@ -168,6 +172,7 @@ class KillTest : public ::testing::Test {
   testing::TempDir dir_;
   int rounds_ = kRounds;                   // the job's
   std::vector<std::string> server_extra_;  // e.g. another model
+  std::vector<std::string> client_extra_;  // e.g. certificates
   std::mt19937 rng_{std::random_device{}()};
 };
 
@@ -195,6 +200,24 @@ TEST_F(KillTest, TorchScriptModelWithAdamResumesToTheSameModel) {
   KillClientRepeatedly(std::max(10, KillTarget() / 4));
   EXPECT_GT(
       testing::CountLines(dir_ / "kill/client-0.log", "fetched model file"), 0);
+}
+
+// The same over mutual TLS: every restart of the board makes a new TLS
+// connection and joins again under its certificate's name, and resumes the
+// round it was selected for.
+TEST_F(KillTest, ClientKilledOverMutualTlsResumesToTheSameModel) {
+  auto pki = sim::MakeLocalPki(dir_ / "pki", {"client-0"});
+  ASSERT_TRUE(pki.ok()) << pki.status();
+  server_extra_ = {"--tls_cert=" + pki->server_cert,
+                   "--tls_key=" + pki->server_key,
+                   "--client_ca=" + pki->ca_cert};
+  client_extra_ = {"--tls_ca=" + pki->ca_cert,
+                   "--tls_cert=" + pki->board_certs[0],
+                   "--tls_key=" + pki->board_keys[0],
+                   "--tls_server_name=" + pki->server_name};
+  rounds_ = 2;
+  KillClientRepeatedly(std::max(10, KillTarget() / 4));
+  EXPECT_GT(testing::CountLines(dir_ / "kill/server.log", "mutual TLS"), 0);
 }
 
 void KillTest::KillClientRepeatedly(int target) {
