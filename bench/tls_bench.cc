@@ -273,7 +273,7 @@ int Main() {
     server->Wait();
     return 0;
   }
-  std::printf("%-12s %-12s %14s %12s\n", "model", "transport", "handshake ms",
+  std::printf("%-18s %-12s %14s %12s\n", "model", "transport", "handshake ms",
               "round ms");
   for (const std::string model : {"lenet5", "big"}) {
     const runtime::NamedTensors initial = ModelNamed(model);
@@ -289,7 +289,7 @@ int Main() {
                                            absl::GetFlag(FLAGS_handshakes));
       const double round =
           RoundMs(server->address(), p, cert, absl::GetFlag(FLAGS_rounds));
-      std::printf("%-12s %-12s %14.2f %12.1f\n", label.c_str(), Name(mode),
+      std::printf("%-18s %-12s %14.2f %12.1f\n", label.c_str(), Name(mode),
                   handshake, round);
       std::fflush(stdout);
       server->Stop();
