@@ -1,38 +1,13 @@
 #include "sim/local_pki.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "pki/atomic_file.h"
 #include "pki/fleet_pki.h"
 
 namespace fedberry::sim {
-namespace {
-
-absl::Status WriteFile(const std::string& path, const std::string& text,
-                       mode_t mode) {
-  const int fd =
-      ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot write ", path, ": ", std::strerror(errno)));
-  }
-  // open() honours the umask and keeps an existing file's mode.
-  const bool ok =
-      ::fchmod(fd, mode) == 0 && ::write(fd, text.data(), text.size()) ==
-                                     static_cast<ssize_t>(text.size());
-  ::close(fd);
-  if (!ok) return absl::UnavailableError(absl::StrCat("cannot write ", path));
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 absl::StatusOr<LocalPki> MakeLocalPki(
     const std::string& dir, const std::vector<std::string>& board_names) {
@@ -49,7 +24,9 @@ absl::StatusOr<LocalPki> MakeLocalPki(
   if (!ca.ok()) return ca.status();
   LocalPki out;
   out.ca_cert = dir + "/fleet-ca.crt";
-  if (absl::Status s = WriteFile(out.ca_cert, ca->cert_pem, 0644); !s.ok()) {
+  if (absl::Status s =
+          pki::WriteFileAtomically(out.ca_cert, ca->cert_pem, 0644);
+      !s.ok()) {
     return s;
   }
   auto issue = [&](pki::Role role, const std::string& name,
@@ -60,10 +37,12 @@ absl::StatusOr<LocalPki> MakeLocalPki(
     if (!issued.ok()) return issued.status();
     *cert = absl::StrCat(dir, "/", name, ".crt");
     *key = absl::StrCat(dir, "/", name, ".key");
-    if (absl::Status s = WriteFile(*cert, issued->cert_pem, 0644); !s.ok()) {
+    if (absl::Status s =
+            pki::WriteFileAtomically(*cert, issued->cert_pem, 0644);
+        !s.ok()) {
       return s;
     }
-    return WriteFile(*key, issued->key_pem, 0600);
+    return pki::WriteFileAtomically(*key, issued->key_pem, 0600);
   };
   if (absl::Status s = issue(pki::Role::kServer, out.server_name,
                              {"DNS:localhost", "IP:127.0.0.1"},
