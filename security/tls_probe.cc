@@ -138,9 +138,10 @@ absl::Status Explain(const std::string& reason, long verify_result) {
                    "it serves plaintext: drop --tls_ca/--tls_cert/--tls_key "
                    "and use --insecure, or turn TLS on at the server");
   }
-  return Refused(reason.empty() ? "the connection closed" : reason,
-                 "check --tls_ca, --tls_cert, --tls_key and --server against "
-                 "the server's certificates");
+  return Refused(
+      reason.empty() ? "the connection closed during the handshake" : reason,
+      "check --tls_ca, --tls_cert, --tls_key and --server against "
+      "the server's certificates");
 }
 
 }  // namespace
@@ -186,9 +187,19 @@ absl::Status ProbeTransport(const std::string& address,
   SSL_set_alpn_protos(ssl.get(), kAlpn, sizeof(kAlpn));
   SSL_set_fd(ssl.get(), socket.fd());
   ERR_clear_error();
-  if (SSL_connect(ssl.get()) != 1) {
+  if (const int rc = SSL_connect(ssl.get()); rc != 1) {
+    const int error = SSL_get_error(ssl.get(), rc);
     const std::string reason = SslReason();
     if (!verify) return absl::OkStatus();  // not TLS: a plaintext server
+    // No answer at all (a timeout: WANT_READ on the blocking socket; a
+    // reset: SYSCALL): the network's or an overloaded server's doing, not
+    // a refusal, which always comes with TLS's words.
+    if (reason.empty() &&
+        (error == SSL_ERROR_SYSCALL || error == SSL_ERROR_WANT_READ ||
+         error == SSL_ERROR_WANT_WRITE)) {
+      return absl::UnavailableError(
+          absl::StrCat("no TLS answer from ", address));
+    }
     return Explain(reason, SSL_get_verify_result(ssl.get()));
   }
   if (!verify) {
@@ -198,15 +209,17 @@ absl::Status ProbeTransport(const std::string& address,
   // TLS 1.3: the server judges the board's certificate now; an accepted
   // board hears the server's HTTP/2 settings, a refused one an alert.
   char byte;
-  if (SSL_read(ssl.get(), &byte, 1) > 0) return absl::OkStatus();
-  const int error = SSL_get_error(ssl.get(), 0);
+  const int read = SSL_read(ssl.get(), &byte, 1);
+  if (read > 0) return absl::OkStatus();
+  const int error = SSL_get_error(ssl.get(), read);
   const std::string reason = SslReason();
-  if (error == SSL_ERROR_SYSCALL && reason.empty()) {
-    return absl::UnavailableError(absl::StrCat("the server at ", address,
-                                               " said nothing after the "
-                                               "TLS handshake"));
+  const bool hung_up = error == SSL_ERROR_ZERO_RETURN ||
+                       absl::StrContains(reason, "unexpected eof");
+  if (!hung_up && reason.empty()) {  // a timeout or a reset
+    return absl::UnavailableError(absl::StrCat(
+        "the server at ", address, " said nothing after the TLS handshake"));
   }
-  if (absl::StrContains(reason, "unexpected eof") || reason.empty()) {
+  if (hung_up) {
     // The server judged the board's certificate and hung up without an
     // alert: its log names the certificate and the reason.
     return Refused(

@@ -4,9 +4,13 @@
 // client id; a revoked board is cut off from its next call without a
 // restart; and handshakes the server cannot accept (no certificate, a
 // foreign CA, an expired certificate) fail in the handshake.
+#include <arpa/inet.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <regex>
@@ -338,6 +342,37 @@ TEST_F(MutualTls, HandshakesTheServerCannotAcceptFailAndSayWhy) {
   EXPECT_TRUE(absl::IsFailedPrecondition(t.status())) << t.status();
   EXPECT_NE(t.status().message().find("expired"), std::string::npos)
       << t.status();
+}
+
+// A server that cannot be reached, or takes the connection and never
+// answers (overloaded), is the network's fault: the probe must not call it
+// a refusal, or boards would stop instead of backing off.
+TEST(TlsProbe, SilenceIsNotARefusal) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)),
+            0);
+  ASSERT_EQ(::listen(listener, 4), 0);  // never accepts: the kernel does
+  socklen_t len = sizeof(addr);
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+  const std::string silent = absl::StrCat("127.0.0.1:", ntohs(addr.sin_port));
+  testing::TempDir dir;
+  const absl::Time now = absl::Now();
+  auto ca = pki::MakeCa("test fleet CA",
+                        {now - absl::Hours(1), now + absl::Hours(1)});
+  ASSERT_TRUE(ca.ok());
+  Write(dir / "ca.crt", ca->cert_pem);
+  const security::ClientTlsFiles files{dir / "ca.crt", "", "", ""};
+  absl::Status s =
+      security::ProbeTransport(silent, &files, absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
+  ::close(listener);
+  // Nobody listens any more.
+  s = security::ProbeTransport(silent, nullptr, absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsUnavailable(s)) << s;
 }
 
 TEST(TransportRules, PlaintextNeedsInsecureBeyondLoopback) {
