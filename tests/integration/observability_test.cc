@@ -14,8 +14,8 @@
 #include "client/client_agent.h"
 #include "client/plan_trainer.h"
 #include "proto/wire.h"
-#include "runtime/model_zoo.h"
 #include "runtime/image_dataset.h"
+#include "runtime/model_zoo.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
 #include "server/federation_server.h"
@@ -181,6 +181,26 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   health = web.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_FALSE(nlohmann::json::parse(health->body)["job_running"].get<bool>());
+}
+
+// A port alone binds loopback: the page is for a local scraper or a tunnel
+// unless the operator names an address. The page carries figures only.
+TEST(MetricsEndpoint, APortAloneBindsLoopbackAndServesNoModel) {
+  for (const char* listen : {"0", ":0"}) {
+    auto http = server::MetricsHttpServer::Start(
+        listen,
+        {[] { return server::JobStatus{}; },
+         [](const server::JobStatus&) { return std::string("x 1\n"); }});
+    ASSERT_TRUE(http.ok()) << http.status();
+    EXPECT_EQ((*http)->address().rfind("127.0.0.1:", 0), 0u)
+        << (*http)->address();
+    httplib::Client web("127.0.0.1", (*http)->port());
+    for (const char* path : {"/model", "/global_model.pt", "/plan"}) {
+      auto res = web.Get(path);
+      ASSERT_TRUE(res);
+      EXPECT_EQ(res->status, 404) << path;
+    }
+  }
 }
 
 }  // namespace
