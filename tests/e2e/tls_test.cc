@@ -10,6 +10,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -266,6 +267,52 @@ TEST_F(Tls, EachRefusalIsClearOnBothSides) {
   EXPECT_NE(log.find("does not verify at"), std::string::npos) << log;
   // The server kept serving through all of it.
   EXPECT_FALSE(server_->Poll());
+}
+
+// Certificates made with plain openssl (EC P-256, names in CN and
+// subjectAltName) work as well as the tool's, and a text revocation list
+// of names works as well as a CRL.
+TEST_F(Tls, CertificatesMadeWithPlainOpensslWork) {
+  const std::string d = dir_ / "openssl";
+  std::filesystem::create_directories(d);
+  const std::string ec = " -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes";
+  int code = 0;
+  const std::string out = RunCommand(
+      "cd " + d + " && openssl req -x509" + ec +
+          " -keyout ca.key -out ca.crt -days 30 -subj '/CN=openssl fleet CA'" +
+          " && openssl req" + ec +
+          " -keyout server.key -out server.csr -subj /CN=localhost"
+          " -addext subjectAltName=DNS:localhost,IP:127.0.0.1"
+          " && openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key"
+          " -CAcreateserial -days 30 -copy_extensions copy -out server.crt" +
+          " && for b in board-8 board-9; do openssl req" + ec +
+          " -keyout $b.key -out $b.csr -subj /CN=$b"
+          " -addext subjectAltName=DNS:$b"
+          " && openssl x509 -req -in $b.csr -CA ca.crt -CAkey ca.key"
+          " -CAcreateserial -days 30 -copy_extensions copy -out $b.crt; done"
+          " && printf 'board-8  # lost\n' > revoked.txt",
+      &code);
+  if (code == 127) GTEST_SKIP() << "no openssl: " << out;
+  ASSERT_EQ(code, 0) << out;
+  const std::string address = StartServer(
+      {"--tls_cert=" + d + "/server.crt", "--tls_key=" + d + "/server.key",
+       "--client_ca=" + d + "/ca.crt", "--revoked=" + d + "/revoked.txt"},
+      1, 1);
+  ASSERT_FALSE(address.empty());
+  auto board = [&](const std::string& name) {
+    return std::vector<std::string>{"--tls_ca=" + d + "/ca.crt",
+                                    "--tls_cert=" + d + "/" + name + ".crt",
+                                    "--tls_key=" + d + "/" + name + ".key"};
+  };
+  ExpectRefused(address, board("board-8"), "is revoked by the fleet",
+                "openssl-revoked");
+  Process p = StartClient(address, board("board-9"), dir_ / "board-9.log");
+  auto exit = WaitFor(p, 120000);
+  ASSERT_TRUE(exit) << Slurp(dir_ / "board-9.log");
+  EXPECT_EQ(exit->code, 0) << Slurp(dir_ / "board-9.log");
+  EXPECT_NE(Slurp(ServerLog()).find("client 'board-9' joined"),
+            std::string::npos)
+      << Slurp(ServerLog());
 }
 
 TEST_F(Tls, ATlsBoardRefusesAPlaintextServer) {
