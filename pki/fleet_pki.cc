@@ -472,6 +472,45 @@ absl::Status CheckSubjectAltName(absl::string_view san) {
                    "' must be DNS:<host name> or IP:<address>"));
 }
 
+namespace {
+
+// A version 3 certificate for `name` (CN) with a random serial, `key`'s
+// public half and `validity`, issued by `issuer` (null: itself). Extensions
+// and the signature are the caller's.
+absl::StatusOr<X509Ptr> NewCertificate(const std::string& name, X509* issuer,
+                                       EVP_PKEY* key,
+                                       const Validity& validity) {
+  X509Ptr cert(X509_new());
+  if (!cert) return OpenSslFailure("out of memory");
+  if (X509_set_version(cert.get(), X509_VERSION_3) != 1) {
+    return OpenSslFailure("cannot set the version");
+  }
+  if (absl::Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
+  if (absl::Status s = SetCommonName(X509_get_subject_name(cert.get()), name);
+      !s.ok()) {
+    return s;
+  }
+  if (X509_set_issuer_name(cert.get(),
+                           X509_get_subject_name(
+                               issuer != nullptr ? issuer : cert.get())) != 1 ||
+      X509_set_pubkey(cert.get(), key) != 1) {
+    return OpenSslFailure("cannot set the issuer or public key");
+  }
+  if (absl::Status s =
+          SetTime(X509_getm_notBefore(cert.get()), validity.not_before);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          SetTime(X509_getm_notAfter(cert.get()), validity.not_after);
+      !s.ok()) {
+    return s;
+  }
+  return cert;
+}
+
+}  // namespace
+
 absl::StatusOr<Issued> MakeCa(const std::string& name,
                               const Validity& validity) {
   ERR_clear_error();
@@ -486,44 +525,22 @@ absl::StatusOr<Issued> MakeCa(const std::string& name,
   if (absl::Status s = CheckValidity(validity); !s.ok()) return s;
   absl::StatusOr<KeyPtr> key = NewKey();
   if (!key.ok()) return key.status();
-  X509Ptr cert(X509_new());
-  if (!cert) return OpenSslFailure("out of memory");
-  if (X509_set_version(cert.get(), X509_VERSION_3) != 1) {
-    return OpenSslFailure("cannot set the version");
-  }
-  if (absl::Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
-  if (absl::Status s = SetCommonName(X509_get_subject_name(cert.get()), name);
-      !s.ok()) {
-    return s;
-  }
-  if (X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get())) !=
-          1 ||
-      X509_set_pubkey(cert.get(), key->get()) != 1) {
-    return OpenSslFailure("cannot set the issuer or public key");
-  }
-  if (absl::Status s =
-          SetTime(X509_getm_notBefore(cert.get()), validity.not_before);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          SetTime(X509_getm_notAfter(cert.get()), validity.not_after);
-      !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<X509Ptr> cert =
+      NewCertificate(name, nullptr, key->get(), validity);
+  if (!cert.ok()) return cert.status();
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, cert.get(), cert.get(), nullptr, nullptr, 0);
+  X509V3_set_ctx(&ctx, cert->get(), cert->get(), nullptr, nullptr, 0);
   for (const auto& [nid, value] :
        {std::pair<int, const char*>{NID_basic_constraints,
                                     "critical,CA:TRUE,pathlen:0"},
         {NID_key_usage, "critical,keyCertSign,cRLSign"},
         {NID_subject_key_identifier, "hash"}}) {
-    if (absl::Status s = AddExtension(cert.get(), &ctx, nid, value); !s.ok()) {
+    if (absl::Status s = AddExtension(cert->get(), &ctx, nid, value); !s.ok()) {
       return s;
     }
   }
-  return SignAndEncode(cert.get(), key->get(), key->get());
+  return SignAndEncode(cert->get(), key->get(), key->get());
 }
 
 absl::StatusOr<Issued> IssueCertificate(const std::string& ca_cert_pem,
@@ -544,34 +561,12 @@ absl::StatusOr<Issued> IssueCertificate(const std::string& ca_cert_pem,
 
   absl::StatusOr<KeyPtr> key = NewKey();
   if (!key.ok()) return key.status();
-  X509Ptr cert(X509_new());
-  if (!cert) return OpenSslFailure("out of memory");
-  if (X509_set_version(cert.get(), X509_VERSION_3) != 1) {
-    return OpenSslFailure("cannot set the version");
-  }
-  if (absl::Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
-  if (absl::Status s = SetCommonName(X509_get_subject_name(cert.get()), name);
-      !s.ok()) {
-    return s;
-  }
-  if (X509_set_issuer_name(cert.get(), X509_get_subject_name(ca->cert.get())) !=
-          1 ||
-      X509_set_pubkey(cert.get(), key->get()) != 1) {
-    return OpenSslFailure("cannot set the issuer or public key");
-  }
-  if (absl::Status s =
-          SetTime(X509_getm_notBefore(cert.get()), validity.not_before);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s =
-          SetTime(X509_getm_notAfter(cert.get()), validity.not_after);
-      !s.ok()) {
-    return s;
-  }
+  absl::StatusOr<X509Ptr> cert =
+      NewCertificate(name, ca->cert.get(), key->get(), validity);
+  if (!cert.ok()) return cert.status();
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
-  X509V3_set_ctx(&ctx, ca->cert.get(), cert.get(), nullptr, nullptr, 0);
+  X509V3_set_ctx(&ctx, ca->cert.get(), cert->get(), nullptr, nullptr, 0);
   for (const auto& [nid, value] :
        {std::pair<int, const char*>{NID_basic_constraints, "CA:FALSE"},
         {NID_key_usage, "critical,digitalSignature"},
@@ -579,14 +574,14 @@ absl::StatusOr<Issued> IssueCertificate(const std::string& ca_cert_pem,
          role == Role::kServer ? "serverAuth" : "clientAuth"},
         {NID_subject_key_identifier, "hash"},
         {NID_authority_key_identifier, "keyid:always"}}) {
-    if (absl::Status s = AddExtension(cert.get(), &ctx, nid, value); !s.ok()) {
+    if (absl::Status s = AddExtension(cert->get(), &ctx, nid, value); !s.ok()) {
       return s;
     }
   }
-  if (absl::Status s = AddSubjectAltNames(cert.get(), alt_names); !s.ok()) {
+  if (absl::Status s = AddSubjectAltNames(cert->get(), alt_names); !s.ok()) {
     return s;
   }
-  return SignAndEncode(cert.get(), ca->key.get(), key->get());
+  return SignAndEncode(cert->get(), ca->key.get(), key->get());
 }
 
 absl::StatusOr<CertificateFacts> ReadCertificate(const std::string& pem) {
