@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of the server's RPC handlers (preset "fuzz":
-# clang-14, address sanitizer) and runs each for FUZZ_SECONDS (default 15)
+# clang-14, address sanitizer) and runs each for FUZZ_SECONDS (default 10)
 # on a copy of its committed corpus (tests/fuzz/corpus/<rpc>), so the
 # committed seeds never change. A crash, sanitizer report, timeout or a
 # broken global model fails the run; the reproducer is kept in
 # build-fuzz/findings/<rpc>/. Arguments: the targets to run (default all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-15}
+seconds=${FUZZ_SECONDS:-10}
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(join get_task heartbeat pull_model pull_samples push_update
