@@ -11,6 +11,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "pki/fleet_pki.h"
 #include "runtime/log_text.h"
 
@@ -100,6 +101,16 @@ absl::StatusOr<RevocationList::Entries> RevocationList::Read(
     entries.from_crl = true;
     entries.serials.insert(crl->revoked_serials.begin(),
                            crl->revoked_serials.end());
+    // A stale CRL still revokes what it lists (better than none), but the
+    // operator should re-sign it before boards revoked since go unnoticed.
+    if (crl->next_update < absl::Now()) {
+      spdlog::warn(
+          "revocation list {} is past its next update ({}): re-sign it "
+          "(fedberry-pki crl) so it stays current; it still applies",
+          path_,
+          absl::FormatTime("%Y-%m-%d %H:%M UTC", crl->next_update,
+                           absl::UTCTimeZone()));
+    }
     return entries;
   }
   absl::Status parsed =
