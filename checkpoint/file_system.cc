@@ -14,29 +14,10 @@
 namespace fedberry::checkpoint {
 namespace {
 
-absl::Status ErrnoStatus(int err, absl::string_view what,
-                         const std::string& path) {
-  std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case ENOSPC:
-    case EDQUOT:
-      return absl::ResourceExhaustedError(msg);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(msg);
-    case EIO:
-      return absl::DataLossError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
 class PosixWritableFile : public WritableFile {
  public:
-  PosixWritableFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  PosixWritableFile(int fd, std::string path)
+      : fd_(fd), path_(std::move(path)) {}
   ~PosixWritableFile() override {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -74,7 +55,8 @@ class PosixFileSystem : public FileSystem {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path) override {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd =
+        ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
     return std::unique_ptr<WritableFile>(new PosixWritableFile(fd, path));
   }
@@ -109,7 +91,8 @@ class PosixFileSystem : public FileSystem {
 
   absl::Status Rename(const std::string& from, const std::string& to) override {
     if (::rename(from.c_str(), to.c_str()) != 0) {
-      return ErrnoStatus(errno, absl::StrCat("cannot rename ", from, " to"), to);
+      return ErrnoStatus(errno, absl::StrCat("cannot rename ", from, " to"),
+                         to);
     }
     return absl::OkStatus();
   }
@@ -158,6 +141,26 @@ class PosixFileSystem : public FileSystem {
 };
 
 }  // namespace
+
+absl::Status ErrnoStatus(int err, absl::string_view what,
+                         const std::string& path) {
+  std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+      return absl::NotFoundError(msg);
+    case ENOSPC:
+    case EDQUOT:
+      return absl::ResourceExhaustedError(msg);
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return absl::PermissionDeniedError(msg);
+    case EIO:
+      return absl::DataLossError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
 
 FileSystem& FileSystem::Default() {
   static PosixFileSystem* fs = new PosixFileSystem;

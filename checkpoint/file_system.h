@@ -18,6 +18,13 @@
 
 namespace fedberry::checkpoint {
 
+// The canonical status for a failed POSIX file call: NotFound (ENOENT),
+// ResourceExhausted (ENOSPC, EDQUOT), PermissionDenied (EACCES, EPERM,
+// EROFS), DataLoss (EIO), else Internal; the message is "<what> <path>:
+// <strerror>".
+absl::Status ErrnoStatus(int err, absl::string_view what,
+                         const std::string& path);
+
 class WritableFile {
  public:
   virtual ~WritableFile() = default;
