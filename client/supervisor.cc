@@ -124,10 +124,14 @@ pid_t Supervisor::Start() {
 }
 
 void Supervisor::RequestDump(pid_t from) {
-  if (options_.criu == nullptr || from != child_.load()) {
+  if (options_.criu == nullptr) {
     spdlog::warn("supervisor: ignoring a CRIU dump request from pid {}", from);
     return;
   }
+  // Kept even when `from` is not yet the followed child: a client started a
+  // moment ago can ask before Run() records its pid. The wait that follows
+  // that pid takes the request; a request from any other process is
+  // dropped there.
   absl::MutexLock lock(&mu_);
   dump_requested_by_ = from;
   wake_.SignalAll();
@@ -152,6 +156,11 @@ std::optional<int> Supervisor::WaitForExitOrDumpRequest(pid_t pid) {
     if (dump_requested_by_ == pid) {
       dump_requested_by_ = -1;
       return std::nullopt;
+    }
+    if (dump_requested_by_ != -1) {
+      spdlog::warn("supervisor: ignoring a CRIU dump request from pid {}",
+                   dump_requested_by_);
+      dump_requested_by_ = -1;
     }
     // Woken early by a dump request or Stop(); the timeout notices the exit.
     wake_.WaitWithTimeout(&mu_, absl::Milliseconds(50));

@@ -67,8 +67,9 @@ class Supervisor {
   int Run();
   // Forwards `sig` to the running child and ends supervision once it exits.
   void Stop(int sig);
-  // A CRIU dump request from process `from` (ignored unless it is the
-  // running client and CRIU is on).
+  // A CRIU dump request from process `from` (ignored unless CRIU is on and
+  // `from` is the client being followed, even one started so recently that
+  // Run() has not recorded its pid yet).
   void RequestDump(pid_t from);
 
   int restarts() const { return restarts_.load(); }

@@ -23,6 +23,13 @@ constexpr uint64_t kMaxTotalSamples = uint64_t{1} << 53;
 // different orders for different plans.
 double Tolerance(double makespan) { return 1e-9 * std::max(1.0, makespan); }
 
+// What client i trains at least: a whole unit of its own when it holds one,
+// so no sender is left with nothing to train (a board with no samples has no
+// update to send, and the round would wait for it).
+uint64_t KeepAtLeast(const MoveRequest& r, size_t i) {
+  return std::min(r.clients[i].samples, r.unit);
+}
+
 uint64_t Out(const MoveRequest& r, const std::vector<uint64_t>& x, size_t i) {
   const uint64_t held = r.clients[i].samples;
   return x[i] < held ? held - x[i] : 0;
@@ -133,7 +140,9 @@ std::vector<uint64_t> GreedyCounts(const MoveRequest& r) {
     bool stuck = false;
     for (size_t i = 0; i < n; ++i) {
       if (times[i] < now.makespan - tol) continue;
-      if (!r.clients[i].allows_moves || x[i] < unit) stuck = true;
+      if (!r.clients[i].allows_moves || x[i] < KeepAtLeast(r, i) + unit) {
+        stuck = true;
+      }
       if (from == n || times[i] > times[from]) from = i;
     }
     if (stuck || from == n) break;
@@ -237,7 +246,7 @@ absl::StatusOr<Solved> Solve(const MoveRequest& r, double time_limit_seconds,
   for (int i = 0; i < n; ++i) {
     const MoveClient& c = r.clients[i];
     if (!c.allows_moves) continue;
-    most_out[i] = static_cast<double>(c.samples / r.unit);
+    most_out[i] = static_cast<double>((c.samples - KeepAtLeast(r, i)) / r.unit);
     all_out += most_out[i];
     wait_max = std::max(wait_max,
                         most_out[i] * unit * bytes * c.upload_seconds_per_byte);
@@ -456,6 +465,12 @@ absl::Status ValidateMovePlan(const MoveRequest& r,
       return absl::InvalidArgumentError(
           absl::StrCat("client ", c.id, " changes by ", change,
                        " samples, not a multiple of the unit of ", r.unit));
+    }
+    if (samples[i] < KeepAtLeast(r, i)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "client ", c.id, " is planned ", samples[i], " of its ", c.samples,
+          " samples; a sender keeps at least one unit (", r.unit,
+          ") to train"));
     }
     // Checked entry by entry so that the sum cannot overflow.
     if (samples[i] > held - planned) {

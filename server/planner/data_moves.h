@@ -19,6 +19,9 @@
 // batch size). There is no exception for a client's last partial unit: a
 // client holding 70 samples with unit 32 can send 32 or 64, never all 70, so
 // every piece moved is whole units and the receivers get whole units too.
+// A client that holds at least one unit keeps at least one unit: it still
+// trains and sends an update (a board left with no samples has none, and
+// the round would wait for it).
 //
 // Planners: none (keep everything), greedy (local search one unit at a
 // time) and ilp (a GLPK mixed-integer program, greedy as fallback and bar).
@@ -82,8 +85,9 @@ double MoveMakespan(const MoveRequest& r, const std::vector<uint64_t>& samples);
 absl::Status ValidateMoveRequest(const MoveRequest& r);
 // InvalidArgument unless `samples` is a plan for a valid `r`: one entry per
 // client, summing to the held total, clients that do not allow moves keep
-// exactly their held count, and every change from held is a multiple of
-// unit (no exception for sending a client's whole, non-multiple count).
+// exactly their held count, every change from held is a multiple of unit
+// (no exception for sending a client's whole, non-multiple count), and a
+// client keeps at least min(held, unit).
 absl::Status ValidateMovePlan(const MoveRequest& r,
                               const std::vector<uint64_t>& samples);
 
@@ -118,7 +122,8 @@ absl::StatusOr<MovePlan> GreedyMoves(const MoveRequest& r);
 //
 //   minimise T
 //   s.t.  sum_i (in_i - out_i) = 0                       (units)
-//         out_i <= H_i (1 - r_i),  in_i <= K_i r_i        (H_i = held_i/unit)
+//         out_i <= H_i (1 - r_i),  in_i <= K_i r_i
+//                      (H_i = (held_i - min(held_i, unit)) / unit)
 //         U >= unit*B*upload_j*out_j                      for each j
 //         T >= fixed_i + unit*B*upload_i*out_i + E*sps_i*x_i      (all i)
 //         T >= fixed_i + U + unit*B*download_i*in_i + E*sps_i*x_i

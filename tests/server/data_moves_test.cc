@@ -86,7 +86,8 @@ MovePlan Checked(const absl::StatusOr<MovePlan>& plan, const MoveRequest& r) {
 }
 
 // The smallest makespan over every plan: each opted-in client's count runs
-// over held +- whole units, the others keep theirs, the total is kept.
+// over held +- whole units, keeping at least min(held, unit), the others
+// keep theirs, the total is kept.
 double BruteForceMakespan(const MoveRequest& r) {
   uint64_t total = 0;
   for (const MoveClient& c : r.clients) total += c.samples;
@@ -104,7 +105,9 @@ double BruteForceMakespan(const MoveRequest& r) {
       go(i + 1, left - c.samples);
       return;
     }
-    for (uint64_t v = c.samples % r.unit; v <= left; v += r.unit) {
+    uint64_t least = c.samples % r.unit;
+    if (c.samples >= r.unit) least += r.unit;  // a sender keeps a unit
+    for (uint64_t v = least; v <= left; v += r.unit) {
       x[i] = v;
       go(i + 1, left - v);
     }
@@ -195,7 +198,9 @@ TEST(DataMovesTest, ValidateMovePlanCatchesBadPlans) {
               /*unit=*/32);
   EXPECT_TRUE(ValidateMovePlan(r, {70, 10, 5}).ok());
   EXPECT_TRUE(ValidateMovePlan(r, {38, 42, 5}).ok());
-  EXPECT_TRUE(ValidateMovePlan(r, {6, 74, 5}).ok());
+  // a may send 32 but not 64: a sender keeps at least one unit to train.
+  ExpectInvalid(ValidateMovePlan(r, {6, 74, 5}),
+                "client a is planned 6 of its 70 samples");
   ExpectInvalid(ValidateMovePlan(r, {70, 10}), "2 entries for 3 clients");
   ExpectInvalid(ValidateMovePlan(r, {38, 10, 5}), "sums to 53");
   ExpectInvalid(ValidateMovePlan(r, {70, 9, 5}), "client b changes by 1");
@@ -208,6 +213,22 @@ TEST(DataMovesTest, ValidateMovePlanCatchesBadPlans) {
                 "more than the 85 samples");
   r.unit = 0;
   ExpectInvalid(ValidateMovePlan(r, {70, 10, 5}), "unit");
+}
+
+TEST(DataMovesTest, AVerySlowSenderKeepsAUnitToTrain) {
+  // 20x slower than the others, with free transfers: moving all of its 640
+  // samples would be fastest, but it would then have nothing to train and
+  // no update to send (the round would wait for it).
+  const MoveRequest r =
+      Request({Mover("slow", 640, 0.02), Mover("f1", 640, 0.001),
+               Mover("f2", 640, 0.001)},
+              /*unit=*/32);
+  for (const MovePlan& p :
+       {Checked(GreedyMoves(r), r), Checked(IlpMoves(r), r)}) {
+    SCOPED_TRACE(p.planner);
+    EXPECT_EQ(p.samples[0], 32u);
+    EXPECT_EQ(p.samples[1] + p.samples[2], 3u * 640 - 32);
+  }
 }
 
 TEST(DataMovesTest, PairMovesWalksSendersAndReceiversInOrder) {
