@@ -177,6 +177,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   snapshot.round = task.round;
   snapshot.task_id = task.task_id;
   snapshot.model = runtime::ModelIdOf(*plan_);
+  snapshot.plan = runtime::PlanFingerprint(*plan_);
   snapshot.data_seed = options.seed;
 
   // Resume the task the checkpoint belongs to; drop state of closed ones.
@@ -186,7 +187,18 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   if (resume) {
     auto s = DecodeTrainingSnapshot(*resume);
     if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
-        s->model == snapshot.model && s->data_seed == options.seed) {
+        s->model == snapshot.model && s->data_seed == options.seed &&
+        s->plan != snapshot.plan) {
+      // Same task, another plan (a server restarted with other settings,
+      // or a checkpoint from before plans were fingerprinted): the
+      // optimizer's state and the data's binding may not fit it.
+      spdlog::info(
+          "dropping checkpoint {} of round {} task {}: it was made under "
+          "another training plan; the round starts over from the global "
+          "model",
+          resume->name, s->round, s->task_id);
+    } else if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
+               s->model == snapshot.model && s->data_seed == options.seed) {
       saved = *s;
     } else if (s.ok()) {
       spdlog::info(

@@ -55,6 +55,7 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
       {"round", s.round},
       {"task_id", s.task_id},
       {"model", s.model},
+      {"plan", s.plan},
       {"data_seed", s.data_seed},
       {"finished", s.finished},
       {"step", s.cursor.step},
@@ -83,6 +84,7 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     s.round = j.at("round").get<uint64_t>();
     s.task_id = j.at("task_id").get<std::string>();
     s.model = j.at("model").get<std::string>();
+    s.plan = j.value("plan", std::string());
     s.data_seed = j.at("data_seed").get<uint64_t>();
     s.finished = j.at("finished").get<bool>();
     s.cursor.step = j.at("step").get<int64_t>();

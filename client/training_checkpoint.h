@@ -1,6 +1,7 @@
 // A client's training state as a checkpoint: the model (parameters and
 // buffers), the optimizer state (momentum buffers), LibTorch's RNG state, and
-// a small state record (state.json: round, task, model, data order seed, the
+// a small state record (state.json: round, task, model, plan fingerprint,
+// data order seed, the
 // training cursor, whether local training finished). Enough to continue a
 // killed local training run exactly where its last checkpoint was.
 // Thread-safety: pure functions.
@@ -22,6 +23,9 @@ struct TrainingSnapshot {
   uint64_t round = 0;
   std::string task_id;
   std::string model;       // runtime::ModelIdOf the plan, e.g. "lenet5"
+  // runtime::PlanFingerprint of the plan it trained under; empty in
+  // checkpoints written before plans were fingerprinted.
+  std::string plan;
   uint64_t data_seed = 0;  // TrainOptions::seed of the run
   runtime::TrainCursor cursor;
   bool finished = false;   // local training is complete; only the push is left

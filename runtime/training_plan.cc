@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "runtime/log_text.h"
 #include "runtime/model_zoo.h"
 #include "runtime/sha256.h"
@@ -162,6 +164,17 @@ TrainOptions TrainOptionsOf(const v1::TrainingPlan& plan,
 std::string ModelIdOf(const v1::TrainingPlan& plan) {
   if (plan.model_format() == kBuiltinFormat) return plan.model_name();
   return absl::StrCat(plan.model_format(), ":", plan.model_sha256());
+}
+
+std::string PlanFingerprint(const v1::TrainingPlan& plan) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream out(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&out);
+    coded.SetSerializationDeterministic(true);
+    plan.SerializeToCodedStream(&coded);
+  }
+  return Sha256Hex(bytes);
 }
 
 absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(

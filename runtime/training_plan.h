@@ -51,6 +51,11 @@ TrainOptions TrainOptionsOf(const v1::TrainingPlan& plan,
 // or "torchscript:" and the file's hash.
 std::string ModelIdOf(const v1::TrainingPlan& plan);
 
+// The SHA-256 (hex) of the plan's deterministic wire form: equal for equal
+// plans, so a board resumes a checkpoint only under the plan it was made in
+// (the optimizer's state and the data's binding depend on all of it).
+std::string PlanFingerprint(const v1::TrainingPlan& plan);
+
 // The plan's model: a zoo network (weights from torch's global RNG) or the
 // TorchScript file at `model_file`, which must hash to the plan's SHA-256.
 // Warnings about the model (e.g. a traced module) go to `warnings`.

@@ -6,10 +6,15 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "checkpoint/torch_archive.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "runtime/log_text.h"
 #include "runtime/status_macros.h"
+#include "runtime/training_plan.h"
 
 namespace fedberry::server {
 namespace {
@@ -79,24 +84,24 @@ nlohmann::json ToJson(const RoundReport& r) {
                        {"resources", ProtoToJson(c.resources)},
                        {"device", ProtoToJson(c.device)}});
   }
-  nlohmann::json j = {{"round", r.round},
-                      {"selected", r.selected},
-                      {"participants", r.participants},
-                      {"dropped", r.dropped},
-                      {"rejected", r.rejected},
-                      {"stragglers", r.stragglers},
-                      {"paused_stragglers", r.paused_stragglers},
-                      {"released_stragglers", r.released_stragglers},
-                      {"planner", r.planner},
-                      {"planned_makespan_seconds",
-                       Number(r.planned_makespan_seconds)},
-                      {"makespan_seconds", Number(r.makespan_seconds)},
-                      {"moved_samples", r.moved_samples},
-                      {"refused_result", r.refused_result},
-                      {"round_seconds", Number(r.round_seconds)},
-                      {"aggregation_seconds", Number(r.aggregation_seconds)},
-                      {"eval_seconds", Number(r.eval_seconds)},
-                      {"clients", clients}};
+  nlohmann::json j = {
+      {"round", r.round},
+      {"selected", r.selected},
+      {"participants", r.participants},
+      {"dropped", r.dropped},
+      {"rejected", r.rejected},
+      {"stragglers", r.stragglers},
+      {"paused_stragglers", r.paused_stragglers},
+      {"released_stragglers", r.released_stragglers},
+      {"planner", r.planner},
+      {"planned_makespan_seconds", Number(r.planned_makespan_seconds)},
+      {"makespan_seconds", Number(r.makespan_seconds)},
+      {"moved_samples", r.moved_samples},
+      {"refused_result", r.refused_result},
+      {"round_seconds", Number(r.round_seconds)},
+      {"aggregation_seconds", Number(r.aggregation_seconds)},
+      {"eval_seconds", Number(r.eval_seconds)},
+      {"clients", clients}};
   if (r.eval) {
     j["eval"] = {{"samples", r.eval->samples},
                  {"loss", Number(r.eval->mean_loss)},
@@ -192,7 +197,7 @@ std::map<std::string, planner::CapacityHistory> CapacitiesFromJson(
 
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
 EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
-                           const std::string& model_name) {
+                           const v1::TrainingPlan& plan) {
   ASSIGN_OR_RETURN(
       std::string model,
       checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
@@ -214,7 +219,8 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   for (const auto& r : snapshot.history) history.push_back(ToJson(r));
   nlohmann::json state = {{"kind", "server-federation"},
                           {"next_round", snapshot.next_round},
-                          {"model", model_name},
+                          {"model", runtime::ModelIdOf(plan)},
+                          {"plan", ProtoToJson(plan)},
                           {"tensors", names},
                           {"clients", clients},
                           {"history", history},
@@ -237,9 +243,14 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
         "checkpoint ", loaded.name, " holds no server federation state"));
   }
   DecodedFederation out;
+  out.name = loaded.name;
   std::vector<std::string> names;
   try {
     out.model_name = j.at("model").get<std::string>();
+    if (j.contains("plan")) {
+      out.plan.emplace();
+      ProtoFromJson(j, "plan", &*out.plan);
+    }
     out.snapshot.next_round = j.at("next_round").get<uint64_t>();
     names = j.at("tensors").get<std::vector<std::string>>();
     for (const auto& c : j.at("clients")) {
@@ -274,6 +285,32 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
       }));
   out.snapshot.global = std::move(model);
   return out;
+}
+
+absl::Status CheckSamePlan(const DecodedFederation& decoded,
+                           const v1::TrainingPlan& plan) {
+  const std::string hint =
+      " (give another --output for a new job, or --noresume to start this "
+      "one over)";
+  if (!decoded.plan) {
+    if (decoded.model_name == runtime::ModelIdOf(plan)) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "checkpoint ", decoded.name, " is for model '",
+        runtime::Printable(decoded.model_name, 200),
+        "', but this job's model is '", runtime::ModelIdOf(plan), "'", hint));
+  }
+  google::protobuf::util::MessageDifferencer differ;
+  std::string differences;
+  differ.ReportDifferencesToString(&differences);
+  if (differ.Compare(*decoded.plan, plan)) return absl::OkStatus();
+  differences = absl::StrReplaceAll(
+      absl::StripTrailingAsciiWhitespace(differences), {{"\n", "; "}});
+  return absl::FailedPreconditionError(absl::StrCat(
+      "checkpoint ", decoded.name,
+      " was made under another training plan; checkpoint -> this job: ",
+      runtime::Printable(differences, 2000), hint));
 }
 
 }  // namespace fedberry::server

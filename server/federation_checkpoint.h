@@ -1,11 +1,13 @@
 // The server's federation state as a checkpoint: the global model
 // (model.pt, a LibTorch archive of named tensors) and a state record
-// (state.json: next round, model name, client registry, every round's
-// report). Written after each round; a restarted server continues from it.
+// (state.json: next round, model name, the job's training plan, client
+// registry, every round's report). Written after each round; a restarted
+// server continues from it when its plan is the same.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_SERVER_FEDERATION_CHECKPOINT_H_
 #define FEDBERRY_SERVER_FEDERATION_CHECKPOINT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,16 +20,26 @@ namespace fedberry::server {
 // Internal when LibTorch cannot serialize the model.
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
 EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
-                           const std::string& model_name);
+                           const v1::TrainingPlan& plan);
 
 struct DecodedFederation {
+  std::string name;  // the checkpoint's, for messages
   FederationSnapshot snapshot;
-  std::string model_name;
+  std::string model_name;  // runtime::ModelIdOf the plan
+  // Absent from checkpoints written before plans were kept.
+  std::optional<v1::TrainingPlan> plan;
 };
 
 // DataLoss when a file is missing or malformed.
 absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     const checkpoint::LoadedCheckpoint& loaded);
+
+// OK when the job of `plan` may continue from `decoded`: the same plan
+// (model file, shapes, loss, optimizer and its settings, preprocessing),
+// or, for a checkpoint that kept no plan, the same model.
+// FailedPrecondition naming each field that differs otherwise.
+absl::Status CheckSamePlan(const DecodedFederation& decoded,
+                           const v1::TrainingPlan& plan);
 
 }  // namespace fedberry::server
 

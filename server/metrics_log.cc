@@ -1,7 +1,10 @@
 #include "server/metrics_log.h"
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -52,6 +55,23 @@ nlohmann::json DeviceJson(const v1::DeviceInfo& d) {
   return j;
 }
 
+constexpr char kPlanRefused[] = "plan_refused";
+
+// The plan_refused lines of an existing clients.jsonl: a resumed job keeps
+// them (they are not part of the round history it rewrites the file from).
+std::vector<std::string> RefusedBoardLines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.value("event", "") == kPlanRefused) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
@@ -67,6 +87,12 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     // Replace, not append: lines of rounds after the checkpoint are redone.
     std::ofstream rounds(dir + "/rounds.jsonl.tmp", std::ios::trunc);
     std::ofstream clients(dir + "/clients.jsonl.tmp", std::ios::trunc);
+    if (!history.empty()) {
+      for (const std::string& line :
+           RefusedBoardLines(dir + "/clients.jsonl")) {
+        clients << line << "\n";
+      }
+    }
     for (const auto& r : history) Format(r, rounds, clients, log->described_);
     if (!rounds || !clients) {
       return absl::InvalidArgumentError(
@@ -94,7 +120,7 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
 void MetricsLog::WriteRefusedBoard(const std::string& name,
                                    const std::string& reason) {
   nlohmann::json line = {
-      {"event", "plan_refused"}, {"client", name}, {"reason", reason}};
+      {"event", kPlanRefused}, {"client", name}, {"reason", reason}};
   absl::MutexLock lock(&mu_);
   clients_ << line.dump(-1, ' ', false,
                         nlohmann::json::error_handler_t::replace)

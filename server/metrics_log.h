@@ -21,7 +21,8 @@ namespace fedberry::server {
 class MetricsLog {
  public:
   // Opens the files in `dir` (creating it), first rewriting them to hold
-  // exactly `history` (empty for a new job; a resumed job's rounds so far).
+  // exactly `history` (empty for a new job; a resumed job's rounds so far)
+  // and, when resuming, the plan_refused lines they held.
   // InvalidArgument when the folder cannot be created or written.
   static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(
       const std::string& dir, const std::vector<RoundReport>& history = {});

@@ -238,7 +238,6 @@ int Run() {
   }
   for (const auto& w : job->warnings) spdlog::warn("{}", w);
   spdlog::info("plan: {}", runtime::DescribePlan(job->plan));
-  const std::string model_id = runtime::ModelIdOf(job->plan);
 
   std::optional<server::FederationSnapshot> restore;
   if (absl::GetFlag(FLAGS_resume)) {
@@ -252,11 +251,9 @@ int Run() {
         spdlog::error("cannot resume: {}", decoded.status().ToString());
         return 2;
       }
-      if (decoded->model_name != model_id) {
-        spdlog::error(
-            "cannot resume: checkpoint {} is for model '{}', but this job's "
-            "model is '{}' (use another --output or --noresume)",
-            loaded->name, decoded->model_name, model_id);
+      if (absl::Status same = server::CheckSamePlan(*decoded, job->plan);
+          !same.ok()) {
+        spdlog::error("cannot resume: {}", std::string(same.message()));
         return 2;
       }
       spdlog::info(
@@ -310,8 +307,8 @@ int Run() {
   options.restore = std::move(restore);
   options.plan = {job->plan, job->model_file};
   options.snapshot_sink =
-      [&store, model_id](const server::FederationSnapshot& snapshot) {
-        auto files = server::EncodeFederationCheckpoint(snapshot, model_id);
+      [&store, plan = job->plan](const server::FederationSnapshot& snapshot) {
+        auto files = server::EncodeFederationCheckpoint(snapshot, plan);
         auto saved = files.ok() ? store.Save(*files)
                                 : absl::StatusOr<std::string>(files.status());
         if (saved.ok()) {

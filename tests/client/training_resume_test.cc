@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "client/plan_trainer.h"
+#include "runtime/training_plan.h"
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
@@ -32,10 +33,10 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
   // A run that checkpoints every 5 batches (and at the end).
   const std::string root = dir / "ckpt";
   PlanTrainer saving(data, 1,
-                      std::make_unique<checkpoint::CheckpointStore>(
-                          root, checkpoint::FileSystem::Default(),
-                          checkpoint::StoreOptions{.keep = 100}),
-                      CheckpointPolicy{5, absl::ZeroDuration()});
+                     std::make_unique<checkpoint::CheckpointStore>(
+                         root, checkpoint::FileSystem::Default(),
+                         checkpoint::StoreOptions{.keep = 100}),
+                     CheckpointPolicy{5, absl::ZeroDuration()});
   auto saved_run = saving.Train(task, Config(), Global(), stop);
   ASSERT_TRUE(saved_run.ok());
   ExpectBitEqual(reference->model, saved_run->model);
@@ -49,8 +50,8 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
     std::snprintf(name, sizeof(name), "ckpt-%08d", k);
     fs::copy(root + "/" + name, only + "/" + name);
     PlanTrainer resumed(data, 1,
-                         std::make_unique<checkpoint::CheckpointStore>(only),
-                         CheckpointPolicy{5, absl::ZeroDuration()});
+                        std::make_unique<checkpoint::CheckpointStore>(only),
+                        CheckpointPolicy{5, absl::ZeroDuration()});
     // A different global proves the state came from the checkpoint.
     torch::manual_seed(99);
     auto other = (*runtime::MakeImageModel("lenet5"))->State();
@@ -72,17 +73,57 @@ TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
   const std::string root = dir / "ckpt";
   {
     PlanTrainer saving(data, 1,
-                        std::make_unique<checkpoint::CheckpointStore>(root),
-                        CheckpointPolicy{5, absl::ZeroDuration()});
+                       std::make_unique<checkpoint::CheckpointStore>(root),
+                       CheckpointPolicy{5, absl::ZeroDuration()});
     ASSERT_TRUE(saving.Train({1, "r1-old"}, Config(), Global(), stop).ok());
   }
   auto reference = small_job::Uninterrupted(data, {2, "r2-new"});
   PlanTrainer resumed(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(root));
+                      std::make_unique<checkpoint::CheckpointStore>(root));
   auto out = resumed.Train({2, "r2-new"}, Config(), Global(), stop);
   ASSERT_TRUE(out.ok() && reference.ok());
   // Trained from the given global model, not from round 1's state.
   ExpectBitEqual(reference->model, out->model);
+}
+
+TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  const TaskRef task{3, "r3-abc"};
+  const v1::TrainingPlan sgd = runtime::DefaultImagePlan(Config());
+  v1::TrainingPlan adam = sgd;  // same model, task and data; other optimizer
+  adam.set_optimizer("adam");
+  adam.set_learning_rate(0.001);
+  const std::string root = dir / "ckpt";
+  {
+    PlanTrainer saving(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(
+                           root, checkpoint::FileSystem::Default(),
+                           checkpoint::StoreOptions{.keep = 100}),
+                       CheckpointPolicy{5, absl::ZeroDuration()});
+    ASSERT_TRUE(saving.UsePlan(sgd, "").ok());
+    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
+  }
+  // Keep only the checkpoint at batch 10, as if killed right after it.
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().filename() != "ckpt-00000002") fs::remove_all(e.path());
+  }
+  PlanTrainer plain(data, 1);
+  ASSERT_TRUE(plain.UsePlan(adam, "").ok());
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+
+  PlanTrainer resumed(data, 1,
+                      std::make_unique<checkpoint::CheckpointStore>(root));
+  ASSERT_TRUE(resumed.UsePlan(adam, "").ok());
+  auto out = resumed.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(out.ok()) << out.status();
+  // The whole round under Adam from the global model: the SGD run's
+  // momentum and weights at batch 10 were not taken.
+  ExpectBitEqual(reference->model, out->model);
+  EXPECT_EQ(out->metrics.steps(), 24u);
 }
 
 TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
@@ -94,15 +135,15 @@ TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
   runtime::NamedTensors trained;
   {
     PlanTrainer saving(data, 1,
-                        std::make_unique<checkpoint::CheckpointStore>(root),
-                        CheckpointPolicy{0, absl::ZeroDuration()});
+                       std::make_unique<checkpoint::CheckpointStore>(root),
+                       CheckpointPolicy{0, absl::ZeroDuration()});
     auto out = saving.Train({4, "r4"}, Config(), Global(), stop);
     ASSERT_TRUE(out.ok());
     trained = out->model;
     EXPECT_EQ(saving.checkpoints_written(), 1);  // the end-of-training one
   }
   PlanTrainer resumed(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(root));
+                      std::make_unique<checkpoint::CheckpointStore>(root));
   std::atomic<bool> stopped{true};  // training a single batch would fail
   auto out = resumed.Train({4, "r4"}, Config(), Global(), stopped);
   ASSERT_TRUE(out.ok()) << out.status();

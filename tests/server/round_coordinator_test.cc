@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
 
 namespace fedberry::server {
@@ -19,9 +20,19 @@ NamedTensors Model(float w, float b) {
   return {{"w", torch::full({2, 2}, w)}, {"b", torch::full({2}, b)}};
 }
 
+v1::TrainingPlan TestPlan() {
+  v1::TrainConfig config;
+  config.set_model("lenet5");
+  config.set_learning_rate(0.05);
+  config.set_momentum(0.9);
+  return runtime::DefaultImagePlan(config);
+}
+
 // The federation checkpoint of `snapshot` as the store would load it.
-checkpoint::LoadedCheckpoint AsLoaded(const FederationSnapshot& snapshot) {
-  auto files = EncodeFederationCheckpoint(snapshot, "test");
+checkpoint::LoadedCheckpoint AsLoaded(
+    const FederationSnapshot& snapshot,
+    const v1::TrainingPlan& plan = TestPlan()) {
+  auto files = EncodeFederationCheckpoint(snapshot, plan);
   EXPECT_TRUE(files.ok()) << files.status();
   checkpoint::LoadedCheckpoint loaded;
   loaded.name = "ckpt-00000001";
@@ -81,7 +92,8 @@ class RoundCoordinatorTest : public ::testing::Test {
     auto j = coordinator_->Join(r);
     EXPECT_TRUE(j.ok()) << j.status();
     if (!j.ok()) return "";
-    EXPECT_TRUE(coordinator_->GetTask(j->client_id(), absl::ZeroDuration()).ok());
+    EXPECT_TRUE(
+        coordinator_->GetTask(j->client_id(), absl::ZeroDuration()).ok());
     return j->client_id();
   }
 
@@ -699,7 +711,8 @@ TEST_F(RoundCoordinatorTest, TheRegistryIsBounded) {
   EXPECT_EQ(coordinator_->registered_clients(), 2);
 }
 
-TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) {
+TEST_F(RoundCoordinatorTest,
+       CheckpointRecordsRoundTripFiguresThatAreNotFinite) {
   const double inf = std::numeric_limits<double>::infinity();
   FederationSnapshot snapshot;
   snapshot.next_round = 2;
@@ -766,7 +779,44 @@ TEST_F(RoundCoordinatorTest, CheckpointRecordsRoundTripFiguresThatAreNotFinite) 
   loaded.files["state.json"] = state;
   auto old = DecodeFederationCheckpoint(loaded);
   ASSERT_TRUE(old.ok()) << old.status();
-  EXPECT_TRUE(std::isnan(old->snapshot.history[0].clients[0].metrics.train_loss()));
+  EXPECT_TRUE(
+      std::isnan(old->snapshot.history[0].clients[0].metrics.train_loss()));
+}
+
+TEST_F(RoundCoordinatorTest, AJobResumesOnlyUnderTheSamePlan) {
+  FederationSnapshot snapshot;
+  snapshot.next_round = 3;
+  snapshot.global = std::make_shared<NamedTensors>(Model(1, 2));
+  const v1::TrainingPlan plan = TestPlan();
+  auto decoded = DecodeFederationCheckpoint(AsLoaded(snapshot, plan));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_TRUE(decoded->plan.has_value());
+  EXPECT_TRUE(CheckSamePlan(*decoded, plan).ok());
+
+  // Another learning rate and optimizer: refused, naming both fields.
+  v1::TrainingPlan other = plan;
+  other.set_learning_rate(0.01);
+  other.set_optimizer("adam");
+  absl::Status refused = CheckSamePlan(*decoded, other);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  for (const char* field :
+       {"learning_rate", "optimizer", "ckpt-00000001", "--noresume"}) {
+    EXPECT_NE(refused.message().find(field), absl::string_view::npos)
+        << refused.message() << " does not name " << field;
+  }
+  // Another normalisation is another plan too.
+  other = plan;
+  other.set_input_std(0, 0.5f);
+  EXPECT_FALSE(CheckSamePlan(*decoded, other).ok());
+
+  // A checkpoint written before plans were kept resumes by model alone.
+  decoded->plan.reset();
+  EXPECT_TRUE(CheckSamePlan(*decoded, other).ok());
+  other.set_model_name("resnet8");
+  refused = CheckSamePlan(*decoded, other);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("resnet8"), absl::string_view::npos)
+      << refused.message();
 }
 
 TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {

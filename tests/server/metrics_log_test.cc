@@ -1,0 +1,61 @@
+#include "server/metrics_log.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tests/test_files.h"
+
+namespace fedberry::server {
+namespace {
+
+std::vector<std::string> Lines(const std::string& path) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+RoundReport Round(uint64_t n) {
+  RoundReport r;
+  r.round = n;
+  r.selected = r.participants = 1;
+  ClientRoundReport c;
+  c.client_id = "c0001-x";
+  c.client_name = "board-1";
+  c.num_samples = 10;
+  r.clients.push_back(c);
+  return r;
+}
+
+TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
+  fedberry::testing::TempDir dir;
+  const std::string out = dir / "out";
+  {
+    auto log = MetricsLog::Open(out);
+    ASSERT_TRUE(log.ok()) << log.status();
+    (*log)->WriteRefusedBoard("board-9", "data has 3 columns; the plan 4");
+    (*log)->Write(Round(1));
+    (*log)->Write(Round(2));  // past the checkpoint: redone after a restart
+  }
+  {
+    auto log = MetricsLog::Open(out, {Round(1)});
+    ASSERT_TRUE(log.ok()) << log.status();
+  }
+  EXPECT_EQ(Lines(out + "/rounds.jsonl").size(), 1u);
+  const auto clients = Lines(out + "/clients.jsonl");
+  ASSERT_EQ(clients.size(), 2u);
+  EXPECT_NE(clients[0].find("\"plan_refused\""), std::string::npos);
+  EXPECT_NE(clients[0].find("board-9"), std::string::npos);
+  EXPECT_NE(clients[1].find("\"round\":1"), std::string::npos) << clients[1];
+
+  // A new job in the same folder starts both files afresh.
+  ASSERT_TRUE(MetricsLog::Open(out).ok());
+  EXPECT_TRUE(Lines(out + "/clients.jsonl").empty());
+  EXPECT_TRUE(Lines(out + "/rounds.jsonl").empty());
+}
+
+}  // namespace
+}  // namespace fedberry::server
