@@ -169,7 +169,7 @@ absl::Status ClientAgent::PreparePlan() {
     return absl::InvalidArgumentError(absl::StrCat(
         "the server sent a plan this board cannot use: ", valid.message()));
   }
-  std::string model_file;
+  std::optional<runtime::VerifiedModelFile> model_file;
   if (plan.model_format() != runtime::kBuiltinFormat) {
     if (!options_.required_model_sha256.empty() &&
         plan.model_sha256() != options_.required_model_sha256) {
@@ -181,11 +181,11 @@ absl::Status ClientAgent::PreparePlan() {
           options_.required_model_sha256, " (--model_sha256)"));
     }
     ModelFileCache cache(options_.model_cache_dir);
-    model_file = cache.PathFor(plan.model_sha256());
-    if (cache.Has(plan.model_sha256())) {
-      spdlog::info("model file {} is cached", model_file);
+    model_file = cache.Find(plan.model_sha256());
+    if (model_file) {
+      spdlog::info("model file {} is cached", model_file->path());
     } else {
-      RETURN_IF_ERROR(FetchModelFile(plan, model_file));
+      ASSIGN_OR_RETURN(model_file, FetchModelFile(plan));
     }
   } else if (!options_.required_model_sha256.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -194,7 +194,8 @@ absl::Status ClientAgent::PreparePlan() {
         "; this board accepts only the model file with SHA-256 ",
         options_.required_model_sha256, " (--model_sha256)"));
   }
-  absl::Status bound = trainer_.UsePlan(plan, model_file);
+  absl::Status bound =
+      trainer_.UsePlan(plan, model_file ? &*model_file : nullptr);
   if (!bound.ok()) {
     plan_error_ = std::string(bound.message());
     spdlog::error("this board cannot take part in job '{}': {}",
@@ -212,8 +213,8 @@ absl::Status ClientAgent::PreparePlan() {
   return absl::OkStatus();
 }
 
-absl::Status ClientAgent::FetchModelFile(const v1::TrainingPlan& plan,
-                                         const std::string& path) {
+absl::StatusOr<runtime::VerifiedModelFile> ClientAgent::FetchModelFile(
+    const v1::TrainingPlan& plan) {
   ModelFileCache cache(options_.model_cache_dir);
   RETURN_IF_ERROR(cache.Begin(plan.model_sha256(), plan.model_bytes()));
   v1::PullModelFileRequest request;
@@ -238,10 +239,10 @@ absl::Status ClientAgent::FetchModelFile(const v1::TrainingPlan& plan,
   Track(nullptr);
   if (!appended.ok()) return appended;
   RETURN_IF_ERROR(s);
-  ASSIGN_OR_RETURN(std::string stored, cache.Commit());
-  spdlog::info("fetched model file {} ({} bytes, SHA-256 verified)", stored,
-               plan.model_bytes());
-  return absl::OkStatus();
+  ASSIGN_OR_RETURN(runtime::VerifiedModelFile stored, cache.Commit());
+  spdlog::info("fetched model file {} ({} bytes, SHA-256 verified)",
+               stored.path(), plan.model_bytes());
+  return stored;
 }
 
 absl::Status ClientAgent::Join() {

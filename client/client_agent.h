@@ -21,6 +21,7 @@
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
+#include "runtime/model_file.h"
 
 namespace fedberry::client {
 
@@ -89,8 +90,9 @@ class ClientAgent {
   // the trainer to it. An error the trainer gives (data that does not fit)
   // is kept in plan_error_ for Join to report; other errors are returned.
   absl::Status PreparePlan();
-  absl::Status FetchModelFile(const v1::TrainingPlan& plan,
-                              const std::string& path);
+  // Streams the plan's model file into the cache, hashed as it arrives.
+  absl::StatusOr<runtime::VerifiedModelFile> FetchModelFile(
+      const v1::TrainingPlan& plan);
   absl::Status Join();
   absl::StatusOr<v1::GetTaskResponse> GetTask();
   absl::Status DoRound(const v1::GetTaskResponse& task);

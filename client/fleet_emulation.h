@@ -24,7 +24,7 @@ class SlowedTrainer : public LocalTrainer {
       : inner_(inner), slowdown_(slowdown) {}
 
   absl::Status UsePlan(const v1::TrainingPlan& plan,
-                       const std::string& model_file) override {
+                       const runtime::VerifiedModelFile* model_file) override {
     return inner_.UsePlan(plan, model_file);
   }
   uint64_t num_samples() const override { return inner_.num_samples(); }

@@ -14,6 +14,7 @@
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
+#include "runtime/model_file.h"
 
 namespace fedberry::client {
 
@@ -43,11 +44,11 @@ class LocalTrainer {
  public:
   virtual ~LocalTrainer() = default;
   // Binds this board's data and model to the job's plan, before joining;
-  // `model_file` holds the plan's model file (verified against its hash;
-  // empty for built-in models). An error says why the board cannot take
-  // part (data that does not fit, a model that does not load).
+  // `model_file` is the plan's model file (null for built-in models). An
+  // error says why the board cannot take part (data that does not fit, a
+  // model that does not load).
   virtual absl::Status UsePlan(const v1::TrainingPlan& plan,
-                               const std::string& model_file) {
+                               const runtime::VerifiedModelFile* model_file) {
     return absl::OkStatus();
   }
   // Samples this board holds (sent at join).

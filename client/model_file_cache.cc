@@ -27,18 +27,18 @@ std::string ModelFileCache::PathFor(const std::string& sha256) const {
   return (fs::path(dir_) / absl::StrCat(sha256, ".pt")).string();
 }
 
-bool ModelFileCache::Has(const std::string& sha256) const {
+std::optional<runtime::VerifiedModelFile> ModelFileCache::Find(
+    const std::string& sha256) const {
   const std::string path = PathFor(sha256);
   std::error_code ec;
-  if (!fs::exists(path, ec)) return false;
-  absl::StatusOr<std::string> actual = runtime::Sha256OfFile(path);
-  if (actual.ok() && *actual == sha256) return true;
-  spdlog::warn(
-      "cached model file {} does not hash to its name; fetching it "
-      "again",
-      path);
+  if (!fs::exists(path, ec)) return std::nullopt;
+  absl::StatusOr<runtime::VerifiedModelFile> file =
+      runtime::VerifiedModelFile::Check(path, sha256);
+  if (file.ok()) return *std::move(file);
+  spdlog::warn("cached model file {} is not fit to use ({}); fetching it again",
+               path, std::string(file.status().message()));
   fs::remove(path, ec);
-  return false;
+  return std::nullopt;
 }
 
 absl::Status ModelFileCache::Begin(const std::string& sha256,
@@ -54,6 +54,7 @@ absl::Status ModelFileCache::Begin(const std::string& sha256,
   total_ = total_bytes;
   written_ = 0;
   out_ = std::ofstream(temp_, std::ios::binary | std::ios::trunc);
+  hash_ = std::make_unique<runtime::Sha256Stream>();
   if (!out_) {
     return absl::FailedPreconditionError(absl::StrCat("cannot write ", temp_));
   }
@@ -68,12 +69,14 @@ absl::Status ModelFileCache::Append(uint64_t offset, const std::string& data) {
                      " bytes received"));
   }
   out_.write(data.data(), static_cast<std::streamsize>(data.size()));
+  hash_->Update(data);
   written_ += data.size();
   if (!out_) return absl::DataLossError(absl::StrCat("cannot write ", temp_));
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ModelFileCache::Commit() {
+absl::StatusOr<runtime::VerifiedModelFile> ModelFileCache::Commit() {
+  if (!hash_) return absl::FailedPreconditionError("Commit without Begin");
   out_.close();
   std::error_code ec;
   auto fail = [&](absl::Status s) {
@@ -84,11 +87,13 @@ absl::StatusOr<std::string> ModelFileCache::Commit() {
     return fail(absl::DataLossError(absl::StrCat(
         "model file ended after ", written_, " of ", total_, " bytes")));
   }
-  absl::StatusOr<std::string> actual = runtime::Sha256OfFile(temp_);
-  if (!actual.ok()) return fail(actual.status());
-  if (*actual != sha256_) {
+  if (!out_) {
+    return fail(absl::DataLossError(absl::StrCat("cannot write ", temp_)));
+  }
+  const std::string actual = hash_->Finish();
+  if (actual != sha256_) {
     return fail(absl::DataLossError(
-        absl::StrCat("received model file hashes to ", *actual,
+        absl::StrCat("received model file hashes to ", actual,
                      "; the plan names ", sha256_)));
   }
   SyncPath(temp_);
@@ -99,7 +104,7 @@ absl::StatusOr<std::string> ModelFileCache::Commit() {
         absl::StrCat("cannot move ", temp_, " to ", path, ": ", ec.message())));
   }
   SyncPath(dir_);
-  return path;
+  return runtime::VerifiedModelFile::Written(path, actual, sha256_);
 }
 
 }  // namespace fedberry::client

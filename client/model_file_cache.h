@@ -7,9 +7,13 @@
 
 #include <cstdint>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "runtime/model_file.h"
+#include "runtime/sha256.h"
 
 namespace fedberry::client {
 
@@ -19,16 +23,18 @@ class ModelFileCache {
 
   // Where the file of `sha256` lives once cached.
   std::string PathFor(const std::string& sha256) const;
-  // True when the cached file exists and hashes to `sha256`; a file that
-  // does not is deleted (and logged) so it is fetched again.
-  bool Has(const std::string& sha256) const;
+  // The cached file of `sha256` when it exists and hashes to it; a file
+  // that does not is deleted (and logged) so it is fetched again.
+  std::optional<runtime::VerifiedModelFile> Find(
+      const std::string& sha256) const;
 
-  // Receives one file in pieces: Begin, Append..., Commit. Commit checks
-  // the size and the hash, then moves the file into place (fsync'd);
-  // DataLoss when either is wrong (the partial file is removed).
+  // Receives one file in pieces: Begin, Append..., Commit. The pieces are
+  // hashed as they are written; Commit checks the size and the hash, then
+  // moves the file into place (fsync'd); DataLoss when either is wrong (the
+  // partial file is removed).
   absl::Status Begin(const std::string& sha256, uint64_t total_bytes);
   absl::Status Append(uint64_t offset, const std::string& data);
-  absl::StatusOr<std::string> Commit();
+  absl::StatusOr<runtime::VerifiedModelFile> Commit();
 
  private:
   std::string dir_;
@@ -37,6 +43,7 @@ class ModelFileCache {
   uint64_t total_ = 0;
   uint64_t written_ = 0;
   std::ofstream out_;
+  std::unique_ptr<runtime::Sha256Stream> hash_;
 };
 
 }  // namespace fedberry::client

@@ -90,16 +90,18 @@ void PlanTrainer::Save(const TrainingSnapshot& snapshot, runtime::Model& model,
   }
 }
 
-absl::Status PlanTrainer::UsePlan(const v1::TrainingPlan& plan,
-                                  const std::string& model_file) {
+absl::Status PlanTrainer::UsePlan(
+    const v1::TrainingPlan& plan,
+    const runtime::VerifiedModelFile* model_file) {
   RETURN_IF_ERROR(Bind(plan, model_file));
   plan_from_server_ = true;
   return absl::OkStatus();
 }
 
 absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
-                               const std::string& model_file) {
-  std::string key = absl::StrCat(plan.SerializeAsString(), "\n", model_file);
+                               const runtime::VerifiedModelFile* model_file) {
+  std::string key = absl::StrCat(plan.SerializeAsString(), "\n",
+                                 model_file ? model_file->path() : "");
   if (plan_ && key == plan_key_) return absl::OkStatus();
   RETURN_IF_ERROR(runtime::ValidatePlan(plan));
   std::vector<std::string> warnings;
@@ -132,7 +134,7 @@ absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
 absl::Status PlanTrainer::EnsurePlan(const v1::TrainConfig& config) {
   if (plan_from_server_) return absl::OkStatus();
   // No plan from the server: the built-in image plan of the config.
-  return Bind(runtime::DefaultImagePlan(config), "");
+  return Bind(runtime::DefaultImagePlan(config), nullptr);
 }
 
 uint64_t PlanTrainer::num_samples() const {

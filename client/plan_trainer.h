@@ -51,7 +51,7 @@ class PlanTrainer : public LocalTrainer {
               CheckpointPolicy policy = {});
 
   absl::Status UsePlan(const v1::TrainingPlan& plan,
-                       const std::string& model_file) override;
+                       const runtime::VerifiedModelFile* model_file) override;
   uint64_t num_samples() const override;
   uint64_t sample_bytes() const override;
   absl::StatusOr<runtime::ImageDataset> SamplesToLend(
@@ -76,7 +76,7 @@ class PlanTrainer : public LocalTrainer {
   // The plan of `config`'s round: UsePlan's, or the built-in default.
   absl::Status EnsurePlan(const v1::TrainConfig& config);
   absl::Status Bind(const v1::TrainingPlan& plan,
-                    const std::string& model_file);
+                    const runtime::VerifiedModelFile* model_file);
   void Save(const TrainingSnapshot& snapshot, runtime::Model& model,
             torch::optim::Optimizer* optimizer);
   // The rows this board lends first to last in a round of `config`.

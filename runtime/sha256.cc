@@ -45,6 +45,23 @@ absl::StatusOr<std::string> Sha256OfFile(const std::string& path) {
   return Hex(md, length);
 }
 
+Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
+  EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr);
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256Stream::Update(absl::string_view bytes) {
+  EVP_DigestUpdate(ctx_, bytes.data(), bytes.size());
+}
+
+std::string Sha256Stream::Finish() {
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_DigestFinal_ex(ctx_, md, &length);
+  return Hex(md, length);
+}
+
 bool IsSha256Hex(absl::string_view text) {
   if (text.size() != 64) return false;
   for (char c : text) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -80,9 +81,10 @@ std::vector<std::string> FrozenModeModules(const torch::jit::Module& module) {
 }  // namespace
 
 absl::StatusOr<LoadedScript> LoadTorchScriptModel(
-    const std::string& path, const std::string& display_name) {
+    const std::string& path, const std::string& display_name,
+    const std::string* bytes) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
+  if (bytes == nullptr && !std::filesystem::is_regular_file(path, ec)) {
     return absl::NotFoundError(
         absl::StrCat("model file ", path, " does not exist"));
   }
@@ -93,7 +95,12 @@ absl::StatusOr<LoadedScript> LoadTorchScriptModel(
   std::call_once(once, [] { torch::jit::setGraphExecutorOptimize(false); });
   torch::jit::Module module;
   try {
-    module = torch::jit::load(path, torch::kCPU);
+    if (bytes != nullptr) {
+      std::istringstream in(*bytes);
+      module = torch::jit::load(in, torch::kCPU);
+    } else {
+      module = torch::jit::load(path, torch::kCPU);
+    }
   } catch (const std::exception& e) {
     std::string why = DescribeTorchError(e);
     if (const size_t nl = why.find('\n'); nl != std::string::npos) {

@@ -21,11 +21,14 @@ struct LoadedScript {
   std::vector<std::string> warnings;
 };
 
-// Loads `path`. InvalidArgument naming the file when it is not a TorchScript
-// module or has no forward method; NotFound when it does not exist.
-// `display_name` names the model in logs (empty: the file's base name).
+// Loads `path`, or `bytes` when given (the file's contents, already in
+// memory; `path` then only names them). InvalidArgument naming the file when
+// it is not a TorchScript module or has no forward method; NotFound when it
+// does not exist. `display_name` names the model in logs (empty: the file's
+// base name).
 absl::StatusOr<LoadedScript> LoadTorchScriptModel(
-    const std::string& path, const std::string& display_name = "");
+    const std::string& path, const std::string& display_name = "",
+    const std::string* bytes = nullptr);
 
 // Writes the TorchScript module of `source` with `state` (e.g. the job's
 // global model) in place of its weights to `destination`, so the trained

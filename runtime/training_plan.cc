@@ -178,7 +178,7 @@ std::string PlanFingerprint(const v1::TrainingPlan& plan) {
 }
 
 absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(
-    const v1::TrainingPlan& plan, const std::string& model_file,
+    const v1::TrainingPlan& plan, const VerifiedModelFile* model_file,
     std::vector<std::string>* warnings) {
   if (plan.model_format() == kBuiltinFormat) {
     return MakeZooModel(plan.model_name(),
@@ -186,15 +186,18 @@ absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(
                                              plan.input_shape().end()),
                         plan.num_outputs());
   }
-  absl::StatusOr<std::string> sha = Sha256OfFile(model_file);
-  if (!sha.ok()) return sha.status();
-  if (*sha != plan.model_sha256()) {
-    return absl::DataLossError(
-        absl::StrCat("model file ", model_file, " has SHA-256 ", *sha,
-                     "; the plan names ", plan.model_sha256()));
+  if (model_file == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan's model ", Printable(plan.model_name()),
+                     " is a file, and none was given"));
   }
-  absl::StatusOr<LoadedScript> loaded =
-      LoadTorchScriptModel(model_file, plan.model_name());
+  if (model_file->sha256() != plan.model_sha256()) {
+    return absl::DataLossError(absl::StrCat(
+        "model file ", model_file->path(), " has SHA-256 ",
+        model_file->sha256(), "; the plan names ", plan.model_sha256()));
+  }
+  absl::StatusOr<LoadedScript> loaded = LoadTorchScriptModel(
+      model_file->path(), plan.model_name(), model_file->bytes().get());
   if (!loaded.ok()) return loaded.status();
   if (warnings != nullptr) {
     for (auto& w : loaded->warnings) warnings->push_back(std::move(w));

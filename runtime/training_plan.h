@@ -13,6 +13,7 @@
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/dataset.h"
 #include "runtime/model.h"
+#include "runtime/model_file.h"
 #include "runtime/objective.h"
 #include "runtime/trainer.h"
 
@@ -56,11 +57,13 @@ std::string ModelIdOf(const v1::TrainingPlan& plan);
 // (the optimizer's state and the data's binding depend on all of it).
 std::string PlanFingerprint(const v1::TrainingPlan& plan);
 
-// The plan's model: a zoo network (weights from torch's global RNG) or the
-// TorchScript file at `model_file`, which must hash to the plan's SHA-256.
-// Warnings about the model (e.g. a traced module) go to `warnings`.
+// The plan's model: a zoo network (weights from torch's global RNG; no
+// file) or the TorchScript `model_file`, verified against the plan's
+// SHA-256 (InvalidArgument when it is missing, DataLoss when it was
+// verified against another hash). Warnings about the model (e.g. a traced
+// module) go to `warnings`.
 absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(
-    const v1::TrainingPlan& plan, const std::string& model_file,
+    const v1::TrainingPlan& plan, const VerifiedModelFile* model_file,
     std::vector<std::string>* warnings = nullptr);
 
 // The plan's objective for `model`.

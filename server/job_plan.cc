@@ -10,7 +10,6 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "runtime/model_zoo.h"
-#include "runtime/sha256.h"
 #include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
@@ -146,7 +145,6 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
     ASSIGN_OR_RETURN(std::string bytes, ReadFile(r.model));
     plan.set_model_format(runtime::kTorchScriptFormat);
     plan.set_model_name(std::filesystem::path(r.model).filename().string());
-    plan.set_model_sha256(runtime::Sha256Hex(bytes));
     plan.set_model_bytes(bytes.size());
     if (bytes.size() > runtime::kMaxModelFileBytes) {
       return absl::InvalidArgumentError(
@@ -155,8 +153,15 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
     }
     job.model_file = std::make_shared<const std::string>(std::move(bytes));
   }
-  ASSIGN_OR_RETURN(job.model,
-                   runtime::MakePlanModel(plan, r.model, &job.warnings));
+  // The model loads from the very bytes that were hashed and are served.
+  std::optional<runtime::VerifiedModelFile> file;
+  if (job.model_file) {
+    file = runtime::VerifiedModelFile::InMemory(r.model, job.model_file);
+    plan.set_model_sha256(file->sha256());
+  }
+  ASSIGN_OR_RETURN(
+      job.model,
+      runtime::MakePlanModel(plan, file ? &*file : nullptr, &job.warnings));
   std::string loss = r.loss;
   if (loss.empty()) {
     loss = job.model->HasOwnLoss()                  ? "model"

@@ -103,7 +103,7 @@ TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
                            root, checkpoint::FileSystem::Default(),
                            checkpoint::StoreOptions{.keep = 100}),
                        CheckpointPolicy{5, absl::ZeroDuration()});
-    ASSERT_TRUE(saving.UsePlan(sgd, "").ok());
+    ASSERT_TRUE(saving.UsePlan(sgd, nullptr).ok());
     ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
   }
   // Keep only the checkpoint at batch 10, as if killed right after it.
@@ -111,13 +111,13 @@ TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
     if (e.path().filename() != "ckpt-00000002") fs::remove_all(e.path());
   }
   PlanTrainer plain(data, 1);
-  ASSERT_TRUE(plain.UsePlan(adam, "").ok());
+  ASSERT_TRUE(plain.UsePlan(adam, nullptr).ok());
   auto reference = plain.Train(task, Config(), Global(), stop);
   ASSERT_TRUE(reference.ok()) << reference.status();
 
   PlanTrainer resumed(data, 1,
                       std::make_unique<checkpoint::CheckpointStore>(root));
-  ASSERT_TRUE(resumed.UsePlan(adam, "").ok());
+  ASSERT_TRUE(resumed.UsePlan(adam, nullptr).ok());
   auto out = resumed.Train(task, Config(), Global(), stop);
   ASSERT_TRUE(out.ok()) << out.status();
   // The whole round under Adam from the global model: the SGD run's

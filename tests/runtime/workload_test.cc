@@ -457,16 +457,37 @@ TEST(TrainingPlan, AModelFileMustHashToThePlan) {
   ASSERT_TRUE(
       ExportTorchScript(fedberry::testing::TabularScript(12, 1), dir / "m.pt"));
   v1::TrainingPlan plan = ScriptPlan();
-  auto wrong = MakePlanModel(plan, dir / "m.pt");
+  // Checked against the plan's hash: the file is not that model.
+  auto wrong = VerifiedModelFile::Check(dir / "m.pt", plan.model_sha256());
   EXPECT_EQ(wrong.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_TRUE(absl::StrContains(wrong.status().message(), "SHA-256"));
+  // Checked against its own hash, it still is not the plan's model.
   std::ifstream in(dir / "m.pt", std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  auto file = VerifiedModelFile::Check(dir / "m.pt", Sha256Hex(bytes));
+  ASSERT_TRUE(file.ok()) << file.status();
+  auto other = MakePlanModel(plan, &*file);
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(MakePlanModel(plan, nullptr).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
   plan.set_model_sha256(Sha256Hex(bytes));
-  auto right = MakePlanModel(plan, dir / "m.pt");
+  auto right = MakePlanModel(plan, &*file);
   ASSERT_TRUE(right.ok()) << right.status();
   EXPECT_EQ((*right)->Forward(torch::zeros({2, 12})).sizes(),
             (std::vector<int64_t>{2, 1}));
+  // The same model from bytes in memory (how the server loads what it
+  // serves): no file is read.
+  auto held = VerifiedModelFile::InMemory(
+      "not-on-disk.pt", std::make_shared<const std::string>(bytes));
+  EXPECT_EQ(held.sha256(), plan.model_sha256());
+  auto from_bytes = MakePlanModel(plan, &held);
+  ASSERT_TRUE(from_bytes.ok()) << from_bytes.status();
+  (*right)->SetTraining(false);  // no dropout: the same weights, same output
+  (*from_bytes)->SetTraining(false);
+  EXPECT_TRUE((*from_bytes)
+                  ->Forward(torch::ones({2, 12}))
+                  .equal((*right)->Forward(torch::ones({2, 12}))));
 }
 
 TEST(DataSpec, ParsesKindsAndRefusesOthers) {
