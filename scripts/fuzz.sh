@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 seconds=${FUZZ_SECONDS:-10}
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
-  targets=(join get_task heartbeat pull_model pull_samples push_update
-           push_samples)
+  targets=(get_plan pull_model_file join get_task heartbeat pull_model
+           pull_samples push_update push_samples)
 fi
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz

@@ -3,8 +3,11 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "proto/chunking.h"
 #include "proto/wire.h"
+#include "runtime/sha256.h"
 #include "runtime/tensor_codec.h"
+#include "runtime/training_plan.h"
 #include "server/federation_server.h"
 
 namespace fedberry::fuzz {
@@ -16,10 +19,35 @@ runtime::NamedTensors SmallModel() {
           {"n", torch::zeros({1}, torch::kInt64)}};
 }
 
+// Not a TorchScript module: the server serves the file, it never loads it.
+std::shared_ptr<const std::string> ModelFile() {
+  std::string bytes(wire::kChunkBytes + wire::kChunkBytes / 2, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    bytes[i] = static_cast<char>((i * 2654435761u) >> 13);
+  }
+  return std::make_shared<const std::string>(std::move(bytes));
+}
+
+v1::TrainingPlan PlanOf(const std::string& file) {
+  v1::TrainingPlan plan;
+  plan.set_model_format(runtime::kTorchScriptFormat);
+  plan.set_model_name("fuzz.pt");
+  plan.set_model_sha256(runtime::Sha256Hex(file));
+  plan.set_model_bytes(file.size());
+  plan.add_input_shape(4);
+  plan.set_task("classification");
+  plan.set_num_outputs(4);
+  plan.set_loss("cross_entropy");
+  plan.set_optimizer("sgd");
+  plan.set_learning_rate(0.1);
+  return plan;
+}
+
 }  // namespace
 
 struct FuzzFederation::Impl {
   std::unique_ptr<server::FederationServer> server;
+  server::ServedPlan plan;
 };
 
 FuzzFederation& FuzzFederation::Get() {
@@ -39,8 +67,11 @@ FuzzFederation::FuzzFederation() : impl_(std::make_shared<Impl>()) {
   o.coordinator.train.set_model("fuzz");
   o.coordinator.train.set_local_epochs(1);
   o.coordinator.train.set_batch_size(4);
-  auto started = server::FederationServer::Start(o, SmallModel(), nullptr,
-                                                 nullptr);
+  impl_->plan.model_file = ModelFile();
+  impl_->plan.plan = PlanOf(*impl_->plan.model_file);
+  o.plan = impl_->plan;
+  auto started =
+      server::FederationServer::Start(o, SmallModel(), nullptr, nullptr);
   if (!started.ok()) {
     std::fprintf(stderr, "fuzz: cannot start the server: %s\n",
                  started.status().ToString().c_str());
@@ -101,10 +132,21 @@ void FuzzFederation::Fill(google::protobuf::Message& message) const {
       r->SetString(&message, f, id_);
     } else if (f->name() == "task_id" && r->GetString(message, f) == kTaskId) {
       r->SetString(&message, f, task_);
+    } else if (f->name() == "model_sha256" &&
+               r->GetString(message, f) == kModelSha) {
+      r->SetString(&message, f, impl_->plan.plan.model_sha256());
     } else if (f->name() == "round" && r->GetUInt64(message, f) == 0) {
       r->SetUInt64(&message, f, round_);
     }
   }
+}
+
+const v1::TrainingPlan& FuzzFederation::plan() const {
+  return impl_->plan.plan;
+}
+
+const std::string& FuzzFederation::model_file() const {
+  return *impl_->plan.model_file;
 }
 
 void FuzzFederation::CheckInvariants() const {
@@ -112,8 +154,9 @@ void FuzzFederation::CheckInvariants() const {
   const runtime::NamedTensors reference = SmallModel();
   bool same_layout = global->size() == reference.size();
   for (size_t i = 0; same_layout && i < reference.size(); ++i) {
-    same_layout = (*global)[i].name == reference[i].name &&
-                  (*global)[i].tensor.sizes().equals(reference[i].tensor.sizes());
+    same_layout =
+        (*global)[i].name == reference[i].name &&
+        (*global)[i].tensor.sizes().equals(reference[i].tensor.sizes());
   }
   if (!same_layout || !runtime::CheckFinite(*global).ok()) {
     std::fprintf(stderr, "fuzz: the server published a broken global model\n");

@@ -26,6 +26,7 @@ namespace fedberry::fuzz {
 // Placeholders a corpus entry may use; Fill* put the live values in.
 inline constexpr char kClientId[] = "$ID";
 inline constexpr char kTaskId[] = "$TASK";
+inline constexpr char kModelSha[] = "$SHA";
 
 class FuzzFederation {
  public:
@@ -41,7 +42,7 @@ class FuzzFederation {
   void Refresh();
   // Replaces placeholders in `message` and its sub-messages: a client_id of
   // kClientId or a task_id of kTaskId become the seed's, round 0 becomes
-  // the open round.
+  // the open round, a model_sha256 of kModelSha the served file's.
   void Fill(google::protobuf::Message& message) const;
 
   // Parses one request, brings the seed board up to date and fills the
@@ -76,6 +77,11 @@ class FuzzFederation {
   // Aborts (a finding) when the server publishes a global model that is
   // not finite or of another layout.
   void CheckInvariants() const;
+
+  // The plan the server serves (a TorchScript plan whose model file is
+  // 1.5 MiB of fixed bytes, so PullModelFile streams two chunks).
+  const v1::TrainingPlan& plan() const;
+  const std::string& model_file() const;
 
  private:
   FuzzFederation();

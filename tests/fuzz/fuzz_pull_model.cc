@@ -1,4 +1,5 @@
-// Fuzzes Federation.PullModel with one serialized PullModelRequest and reads the whole stream.
+// Fuzzes Federation.PullModel with one serialized PullModelRequest and reads
+// the whole stream.
 #include "tests/fuzz/federation_fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

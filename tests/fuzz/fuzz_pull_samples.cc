@@ -1,4 +1,5 @@
-// Fuzzes Federation.PullSamples with one serialized PullSamplesRequest and reads the whole stream.
+// Fuzzes Federation.PullSamples with one serialized PullSamplesRequest and
+// reads the whole stream.
 #include "tests/fuzz/federation_fuzz.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

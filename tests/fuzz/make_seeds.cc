@@ -49,14 +49,15 @@ std::vector<v1::UpdateChunk> Update(float value) {
   h->mutable_metrics()->set_train_loss(0.5);
   h->mutable_metrics()->set_train_accuracy(0.8);
   h->mutable_resources()->set_cpu_utilization(0.9);
-  (void)runtime::EncodeModel(model, 0, fuzz::kTaskId,
-                             [&](const v1::ModelChunk& c) {
-                               v1::UpdateChunk m;
-                               *m.mutable_chunk() = c;
-                               stream.push_back(m);
-                               return true;
-                             },
-                             32);
+  (void)runtime::EncodeModel(
+      model, 0, fuzz::kTaskId,
+      [&](const v1::ModelChunk& c) {
+        v1::UpdateChunk m;
+        *m.mutable_chunk() = c;
+        stream.push_back(m);
+        return true;
+      },
+      32);
   return stream;
 }
 
@@ -68,6 +69,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   dir = argv[1];
+  v1::GetPlanRequest get_plan;
+  get_plan.set_client_name("board-1");
+  Write("get_plan", "board", get_plan.SerializeAsString());
+  get_plan.set_client_name(std::string(4096, '\x1b'));
+  Write("get_plan", "hostile", get_plan.SerializeAsString());
+  v1::PullModelFileRequest pull_file;
+  pull_file.set_model_sha256(fuzz::kModelSha);
+  Write("pull_model_file", "plan", pull_file.SerializeAsString());
+  pull_file.set_model_sha256(std::string(64, 'a'));
+  Write("pull_model_file", "unknown", pull_file.SerializeAsString());
   v1::JoinRequest join;
   join.set_client_name("board-1");
   join.set_num_samples(500);
