@@ -19,6 +19,8 @@
 namespace fedberry::server {
 namespace {
 
+constexpr char kStrategyFile[] = "strategy.pt";
+
 // Resource readings and device facts keep their proto form (absent readings
 // stay absent) as embedded JSON objects.
 nlohmann::json ProtoToJson(const google::protobuf::Message& m) {
@@ -215,6 +217,10 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   }
   nlohmann::json names = nlohmann::json::array();
   for (const auto& t : *snapshot.global) names.push_back(t.name);
+  nlohmann::json strategy_names = nlohmann::json::array();
+  for (const auto& t : snapshot.strategy_state) {
+    strategy_names.push_back(t.name);
+  }
   nlohmann::json history = nlohmann::json::array();
   for (const auto& r : snapshot.history) history.push_back(ToJson(r));
   nlohmann::json state = {{"kind", "server-federation"},
@@ -222,11 +228,23 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                           {"model", runtime::ModelIdOf(plan)},
                           {"plan", ProtoToJson(plan)},
                           {"tensors", names},
+                          {"strategy_tensors", strategy_names},
                           {"clients", clients},
                           {"history", history},
                           {"capacities", ToJson(snapshot.capacities)}};
-  return std::vector<checkpoint::CheckpointFile>{{"model.pt", std::move(model)},
-                                                 {"state.json", state.dump(1)}};
+  std::vector<checkpoint::CheckpointFile> files = {
+      {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
+  if (!snapshot.strategy_state.empty()) {
+    ASSIGN_OR_RETURN(
+        std::string strategy,
+        checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
+          for (const auto& t : snapshot.strategy_state) {
+            a.write(t.name, t.tensor);
+          }
+        }));
+    files.push_back({kStrategyFile, std::move(strategy)});
+  }
+  return files;
 }
 
 absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
@@ -244,7 +262,7 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
   }
   DecodedFederation out;
   out.name = loaded.name;
-  std::vector<std::string> names;
+  std::vector<std::string> names, strategy_names;
   try {
     out.model_name = j.at("model").get<std::string>();
     if (j.contains("plan")) {
@@ -253,6 +271,8 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     }
     out.snapshot.next_round = j.at("next_round").get<uint64_t>();
     names = j.at("tensors").get<std::vector<std::string>>();
+    // Absent from checkpoints written before strategies kept state.
+    strategy_names = j.value("strategy_tensors", std::vector<std::string>{});
     for (const auto& c : j.at("clients")) {
       // The data-move fields are absent from older checkpoints.
       out.snapshot.clients.push_back({c.at("id").get<std::string>(),
@@ -284,6 +304,23 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
         }
       }));
   out.snapshot.global = std::move(model);
+  if (!strategy_names.empty()) {
+    auto strategy_it = loaded.files.find(kStrategyFile);
+    if (strategy_it == loaded.files.end()) {
+      return absl::DataLossError(
+          absl::StrCat("checkpoint ", loaded.name, " lacks ", kStrategyFile,
+                       ", the state of its aggregation strategy"));
+    }
+    RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+        strategy_it->second, absl::StrCat(loaded.name, "/", kStrategyFile),
+        [&](torch::serialize::InputArchive& a) {
+          for (const auto& n : strategy_names) {
+            torch::Tensor t;
+            a.read(n, t);
+            out.snapshot.strategy_state.push_back({n, t});
+          }
+        }));
+  }
   return out;
 }
 

@@ -1,5 +1,6 @@
 // The server's federation state as a checkpoint: the global model
-// (model.pt, a LibTorch archive of named tensors) and a state record
+// (model.pt, a LibTorch archive of named tensors), the aggregation
+// strategy's state when it keeps one (strategy.pt), and a state record
 // (state.json: next round, model name, the job's training plan, client
 // registry, every round's report). Written after each round; a restarted
 // server continues from it when its plan is the same.

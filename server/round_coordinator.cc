@@ -16,6 +16,7 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
 namespace {
@@ -45,6 +46,13 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
   if (options_.rounds <= 0) state_ = State::kDone;
+  auto strategy = MakeStrategy(options_.strategy, *global_);
+  if (!strategy.ok()) {
+    spdlog::error("aggregation strategy: {}; aggregating with fedavg",
+                  strategy.status().ToString());
+    strategy = MakeStrategy(StrategyOptions{}, *global_);
+  }
+  strategy_ = *std::move(strategy);
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
     planner_ = *std::move(planner);
@@ -305,13 +313,13 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-  RETURN_IF_ERROR(sum_->Validate(update));
+  RETURN_IF_ERROR(CheckUpdateLayout(*global_, update));
   double distance = 0;
   if (bound_) {
     ASSIGN_OR_RETURN(distance, bound_->Check(update));
   }
   RETURN_IF_ERROR(
-      sum_->AddValidated(update, static_cast<double>(untrusted.num_samples())));
+      aggregate_->Add(update, static_cast<double>(untrusted.num_samples())));
   v1::UpdateHeader header = untrusted;
   ClientInfo& info = clients_[header.client_id()];
   if (auto cleared = SanitizeResources(*header.mutable_resources());
@@ -411,6 +419,18 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // Cohort and task id depend only on (seed, round, attempt): a server that
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
+  absl::StatusOr<std::unique_ptr<RoundAggregator>> aggregate =
+      strategy_->BeginRound(global_);
+  if (!aggregate.ok()) {
+    // The round cannot take updates (e.g. no room for the robust rules'
+    // store): try again later, saying why now and then.
+    if (now - last_begin_error_ >= absl::Seconds(30)) {
+      spdlog::error("round {}: cannot open: {}", round_,
+                    aggregate.status().ToString());
+      last_begin_error_ = now;
+    }
+    return false;
+  }
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
   for (int i = 0; i < k; ++i) {
     int j = i + static_cast<int>(rng() % static_cast<uint64_t>(n - i));
@@ -425,7 +445,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   }
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
-  sum_ = std::make_unique<FedAvg>(*global_);
+  aggregate_ = *std::move(aggregate);
   bound_ = std::make_unique<UpdateBound>(global_, options_.max_update_ratio);
   pending_ = RoundReport{};
   pending_.round = round_;
@@ -615,11 +635,11 @@ bool RoundCoordinator::RunOnce() {
 
 void RoundCoordinator::CloseRound(bool abandon) {
   relay_.Close();  // moved samples serve their round only
-  std::unique_ptr<FedAvg> sum;
+  std::unique_ptr<RoundAggregator> sum;
   RoundReport report;
   {
     absl::MutexLock lock(&mu_);
-    sum = std::move(sum_);
+    sum = std::move(aggregate_);
     bound_.reset();
     report = std::move(pending_);
     report.participants = static_cast<int>(reported_.size());
@@ -645,7 +665,6 @@ void RoundCoordinator::CloseRound(bool abandon) {
   const absl::Time agg_start = absl::Now();
   absl::StatusOr<runtime::NamedTensors> averaged = sum->Result();
   report.aggregation_seconds = absl::ToDoubleSeconds(absl::Now() - agg_start);
-  sum.reset();
   std::shared_ptr<const runtime::NamedTensors> next;
   if (averaged.ok()) {
     if (absl::Status finite = runtime::CheckFinite(*averaged); !finite.ok()) {
@@ -687,7 +706,11 @@ void RoundCoordinator::CloseRound(bool abandon) {
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-    if (next) global_ = next;
+    if (next) {
+      global_ = next;
+      strategy_->Commit(*sum);  // only a published result moves its state
+    }
+    sum.reset();
     history_.push_back(report);
     cohort_.clear();
     reported_.clear();
@@ -697,6 +720,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     snapshot.global = global_;
     snapshot.history = history_;
     if (planner_) snapshot.capacities = planner_->estimator().histories();
+    snapshot.strategy_state = strategy_->State();
     for (const auto& [id, info] : clients_) {
       snapshot.clients.push_back({id, info.name, info.num_samples,
                                   info.allow_data_moves, info.sample_bytes});
@@ -726,11 +750,15 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     return absl::InvalidArgumentError("federation snapshot has no model");
   }
   absl::MutexLock lock(&mu_);
-  FedAvg layout(*global_);
-  if (absl::Status s = layout.Validate(*snapshot.global); !s.ok()) {
+  if (absl::Status s = CheckUpdateLayout(*global_, *snapshot.global); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the checkpointed global model does not fit this job's model: ",
         s.message()));
+  }
+  if (absl::Status s = strategy_->Restore(snapshot.strategy_state); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the checkpointed strategy state does not fit this job: ",
+                     s.message()));
   }
   global_ = snapshot.global;
   round_ = snapshot.next_round;

@@ -1,7 +1,8 @@
 // The server's round state machine: registers clients, selects a cohort,
-// hands out tasks and the global model, folds accepted updates into FedAvg,
-// and closes each round when every selected client reported or, at the
-// deadline, once a quorum did. Closing aggregates, evaluates and reports.
+// hands out tasks and the global model, hands accepted updates to the job's
+// aggregation strategy, and closes each round when every selected client
+// reported or, at the deadline, once a quorum did. Closing aggregates,
+// evaluates and reports.
 //
 //   WAITING (for clients) -> COLLECTING -> (RunOnce closes) -> WAITING ... DONE
 //
@@ -29,10 +30,10 @@
 #include "runtime/clock.h"
 #include "runtime/model.h"
 #include "runtime/trainer.h"
-#include "server/fedavg.h"
 #include "server/input_checks.h"
 #include "server/planner/round_planner.h"
 #include "server/sample_relay.h"
+#include "server/strategy/strategy.h"
 #include "server/update_bound.h"
 
 namespace fedberry::server {
@@ -78,6 +79,9 @@ struct CoordinatorOptions {
   // Registered clients at most; a join beyond it is refused
   // (ResourceExhausted) once boards that never polled are pruned.
   int max_clients = 10000;
+  // How a round's updates become the next global model (fedavg when the
+  // options cannot make a strategy; the server checks them first).
+  StrategyOptions strategy;
 };
 
 struct ClientRoundReport {
@@ -135,6 +139,9 @@ struct FederationSnapshot {
   // The work planner's capacity readings, by client name: a restarted
   // server plans with them instead of uniformly until it measures again.
   std::map<std::string, planner::CapacityHistory> capacities;
+  // The aggregation strategy's state (server optimizer moments; empty for
+  // stateless strategies).
+  runtime::NamedTensors strategy_state;
 };
 
 using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(
@@ -150,9 +157,10 @@ class RoundCoordinator {
                    Evaluator evaluator, ReportSink sink,
                    Clock& clock = Clock::Real());
 
-  // Continues a job from a snapshot: global model, round, registry and
-  // history. Call before serving. InvalidArgument when the snapshot's model
-  // layout differs from this job's model.
+  // Continues a job from a snapshot: global model, round, registry, history
+  // and the strategy's state. Call before serving. InvalidArgument when the
+  // snapshot's model layout differs from this job's model, or its strategy
+  // state from this job's strategy.
   absl::Status Restore(const FederationSnapshot& snapshot);
 
   const CoordinatorOptions& options() const { return options_; }
@@ -286,7 +294,8 @@ class RoundCoordinator {
   std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<FedAvg> sum_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
+  std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
@@ -294,6 +303,7 @@ class RoundCoordinator {
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Time last_begin_error_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Work planning: capacity estimates are keyed by client name (stable

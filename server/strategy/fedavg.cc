@@ -1,13 +1,13 @@
-#include "server/fedavg.h"
+#include "server/strategy/fedavg.h"
 
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/tensor_codec.h"
+#include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
 
-FedAvg::FedAvg(const runtime::NamedTensors& reference) {
+FedAvg::FedAvg(const runtime::NamedTensors& reference) : reference_(reference) {
   for (const auto& t : reference) {
     sum_.push_back({t.name, torch::zeros(t.tensor.sizes(), torch::kFloat64)});
     dtypes_.push_back(t.tensor.scalar_type());
@@ -15,32 +15,7 @@ FedAvg::FedAvg(const runtime::NamedTensors& reference) {
 }
 
 absl::Status FedAvg::Validate(const runtime::NamedTensors& update) const {
-  if (update.size() != sum_.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "update has ", update.size(), " tensors; the model has ", sum_.size()));
-  }
-  for (size_t i = 0; i < update.size(); ++i) {
-    const auto& got = update[i];
-    const auto& want = sum_[i];
-    if (got.name != want.name) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("update tensor ", i, " is named '", got.name,
-                       "'; the model has '", want.name, "'"));
-    }
-    if (!got.tensor.sizes().equals(want.tensor.sizes())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("update tensor '", got.name, "' has shape ",
-                       c10::str(got.tensor.sizes()), "; the model has ",
-                       c10::str(want.tensor.sizes())));
-    }
-    if (got.tensor.scalar_type() != dtypes_[i]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("update tensor '", got.name, "' has dtype ",
-                       c10::toString(got.tensor.scalar_type()),
-                       "; the model has ", c10::toString(dtypes_[i])));
-    }
-  }
-  return runtime::CheckFinite(update);
+  return CheckUpdateLayout(reference_, update);
 }
 
 absl::Status FedAvg::Add(const runtime::NamedTensors& update, double weight) {

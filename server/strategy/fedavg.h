@@ -2,10 +2,12 @@
 // folded into one float64 accumulator and dropped, so aggregation needs
 // O(model) memory however many clients report. Updates whose names, shapes or
 // dtypes differ from the round's global model, or that hold NaN/Inf, are
-// refused and leave the sum untouched.
-// Thread-safety: not thread-safe; the round coordinator serialises calls.
-#ifndef FEDBERRY_SERVER_FEDAVG_H_
-#define FEDBERRY_SERVER_FEDAVG_H_
+// refused and leave the sum untouched. The fedavg and fedprox strategies are
+// this sum; the server optimizers and the robust rules use it too (for the
+// average they step from, or for integer buffers).
+// Thread-safety: not thread-safe; one round's owner serialises calls.
+#ifndef FEDBERRY_SERVER_STRATEGY_FEDAVG_H_
+#define FEDBERRY_SERVER_STRATEGY_FEDAVG_H_
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -29,8 +31,7 @@ class FedAvg {
   // Add for an update that Validate() accepted (callers that check more in
   // between need not pay for a second pass). InvalidArgument for a weight
   // that is not > 0.
-  absl::Status AddValidated(const runtime::NamedTensors& update,
-                            double weight);
+  absl::Status AddValidated(const runtime::NamedTensors& update, double weight);
 
   int updates() const { return updates_; }
   double total_weight() const { return total_weight_; }
@@ -40,7 +41,8 @@ class FedAvg {
   absl::StatusOr<runtime::NamedTensors> Result() const;
 
  private:
-  runtime::NamedTensors sum_;  // float64 accumulators, reference names
+  runtime::NamedTensors reference_;  // the layout updates must have
+  runtime::NamedTensors sum_;        // float64 accumulators, reference names
   std::vector<torch::ScalarType> dtypes_;
   int updates_ = 0;
   double total_weight_ = 0;
@@ -48,4 +50,4 @@ class FedAvg {
 
 }  // namespace fedberry::server
 
-#endif  // FEDBERRY_SERVER_FEDAVG_H_
+#endif  // FEDBERRY_SERVER_STRATEGY_FEDAVG_H_

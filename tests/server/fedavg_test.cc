@@ -1,4 +1,4 @@
-#include "server/fedavg.h"
+#include "server/strategy/fedavg.h"
 
 #include <gtest/gtest.h>
 

@@ -819,6 +819,27 @@ TEST_F(RoundCoordinatorTest, AJobResumesOnlyUnderTheSamePlan) {
       << refused.message();
 }
 
+TEST_F(RoundCoordinatorTest, TheStrategysStateTravelsWithTheCheckpoint) {
+  FederationSnapshot snapshot;
+  snapshot.global = std::make_shared<NamedTensors>(Model(1, 2));
+  snapshot.strategy_state = {{"m/w", torch::full({2, 2}, 0.25f)},
+                             {"v/w", torch::full({2, 2}, 1e-6f)}};
+  auto decoded = DecodeFederationCheckpoint(AsLoaded(snapshot));
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  const NamedTensors& state = decoded->snapshot.strategy_state;
+  ASSERT_EQ(state.size(), 2u);
+  EXPECT_EQ(state[1].name, "v/w");
+  EXPECT_TRUE(state[1].tensor.equal(snapshot.strategy_state[1].tensor));
+  // Without its strategy file the checkpoint is refused, not half-read.
+  checkpoint::LoadedCheckpoint loaded = AsLoaded(snapshot);
+  loaded.files.erase("strategy.pt");
+  EXPECT_EQ(DecodeFederationCheckpoint(loaded).status().code(),
+            absl::StatusCode::kDataLoss);
+  // A stateless job writes no strategy file.
+  snapshot.strategy_state.clear();
+  EXPECT_EQ(AsLoaded(snapshot).files.count("strategy.pt"), 0u);
+}
+
 TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {
   Make(2);
   std::string a = Join("a");
