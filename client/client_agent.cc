@@ -31,15 +31,25 @@ bool RefusedForWhatItIs(const absl::Status& s) {
          absl::IsUnauthenticated(s) || absl::IsOutOfRange(s);
 }
 
-// Serialized size of the chunks EncodeModel will send for `model`.
-uint64_t EncodedBytes(const runtime::NamedTensors& model, uint64_t round,
+// Streams the update of `outcome`: its encoded tensors when the plan asked
+// for an encoding, else the model RAW.
+absl::Status StreamUpdate(
+    const TrainOutcome& outcome, uint64_t round, const std::string& task_id,
+    const std::function<bool(const v1::ModelChunk&)>& sink) {
+  if (!outcome.encoded.empty()) {
+    return runtime::EncodeTensors(outcome.encoded, round, task_id, sink);
+  }
+  return runtime::EncodeModel(outcome.model, round, task_id, sink);
+}
+
+// Serialized size of the chunks StreamUpdate will send.
+uint64_t EncodedBytes(const TrainOutcome& outcome, uint64_t round,
                       const std::string& task_id) {
   uint64_t bytes = 0;
-  (void)runtime::EncodeModel(model, round, task_id,
-                             [&](const v1::ModelChunk& chunk) {
-                               bytes += chunk.ByteSizeLong();
-                               return true;
-                             });
+  (void)StreamUpdate(outcome, round, task_id, [&](const v1::ModelChunk& chunk) {
+    bytes += chunk.ByteSizeLong();
+    return true;
+  });
   return bytes;
 }
 
@@ -447,12 +457,11 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   for (const std::string& move : kept) header->add_kept_moves(move);
   bool open = writer->Write(message);
   if (open) {
-    absl::Status encoded =
-        runtime::EncodeModel(outcome.model, task.round(), task.task_id(),
-                             [&](const v1::ModelChunk& chunk) {
-                               *message.mutable_chunk() = chunk;
-                               return writer->Write(message);
-                             });
+    absl::Status encoded = StreamUpdate(outcome, task.round(), task.task_id(),
+                                        [&](const v1::ModelChunk& chunk) {
+                                          *message.mutable_chunk() = chunk;
+                                          return writer->Write(message);
+                                        });
     (void)encoded;  // a broken stream shows in Finish()'s status
     writer->WritesDone();
   }
@@ -487,7 +496,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
-  meter_.AddSent(EncodedBytes(outcome.model, task.round(), task.task_id()));
+  meter_.AddSent(EncodedBytes(outcome, task.round(), task.task_id()));
   v1::ResourceMetrics resources =
       meter_.Finish(outcome.num_samples, outcome.metrics.train_seconds());
   resources.MergeFrom(moved);
@@ -604,7 +613,12 @@ absl::Status ClientAgent::RunUntilDone() {
         if (absl::IsPermissionDenied(round) || absl::IsUnauthenticated(round)) {
           return round;
         }
-        if (!round.ok() && !stop_.load()) {
+        if (absl::IsFailedPrecondition(round) &&
+            absl::StartsWith(round.message(), wire::kLateUpdate)) {
+          // Over-selected and outrun, or past the deadline: expected.
+          spdlog::info("round {}: {}; waiting for the next round",
+                       task->round(), std::string(round.message()));
+        } else if (!round.ok() && !stop_.load()) {
           if (!RefusedForWhatItIs(round)) {
             // The round moves on without this update; the next task decides.
             spdlog::warn("round {} failed on this client: {}", task->round(),

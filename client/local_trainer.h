@@ -15,6 +15,7 @@
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
 #include "runtime/model_file.h"
+#include "runtime/update_encoding.h"
 
 namespace fedberry::client {
 
@@ -38,6 +39,9 @@ struct TrainOutcome {
   runtime::NamedTensors model;  // the locally trained model
   uint64_t num_samples = 0;     // the FedAvg weight
   v1::TrainMetrics metrics;
+  // The update as the plan asks it sent (update_encoding); empty: send
+  // `model` RAW.
+  std::vector<runtime::EncodedTensor> encoded;
 };
 
 class LocalTrainer {

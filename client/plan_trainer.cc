@@ -11,6 +11,59 @@
 #include "runtime/training_plan.h"
 
 namespace fedberry::client {
+namespace {
+
+// Whether `tensors` are, by name and shape, the floating tensors of `model`.
+bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
+                         const runtime::NamedTensors& model) {
+  size_t k = 0;
+  for (const auto& t : model) {
+    if (!t.tensor.is_floating_point()) continue;
+    if (k >= tensors.size() || tensors[k].name != t.name ||
+        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
+      return false;
+    }
+    ++k;
+  }
+  return k == tensors.size();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
+    const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
+    const runtime::NamedTensors& global,
+    const runtime::NamedTensors& residual_in,
+    runtime::NamedTensors* residual_next) {
+  const v1::Encoding encoding = plan.update_encoding();
+  if (encoding == v1::ENCODING_RAW || encoding == v1::ENCODING_UNSPECIFIED) {
+    return std::vector<runtime::EncodedTensor>{};
+  }
+  if (model.size() != global.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("trained model has ", model.size(),
+                     " tensors; the global model ", global.size()));
+  }
+  const bool topk = encoding == v1::ENCODING_TOPK;
+  std::vector<runtime::EncodedTensor> out;
+  size_t k = 0;  // into residual_in
+  for (size_t i = 0; i < model.size(); ++i) {
+    torch::Tensor residual;
+    if (topk && model[i].tensor.is_floating_point() && k < residual_in.size()) {
+      residual = residual_in[k++].tensor.clone();
+    }
+    ASSIGN_OR_RETURN(
+        runtime::EncodedTensor e,
+        runtime::EncodeTensor(model[i].name, model[i].tensor, encoding,
+                              &global[i].tensor, plan.topk_fraction(),
+                              topk ? &residual : nullptr));
+    if (topk && model[i].tensor.is_floating_point()) {
+      residual_next->push_back({model[i].name, residual});
+    }
+    out.push_back(std::move(e));
+  }
+  return out;
+}
 
 DataOpener ImagesOpener(runtime::ImageDataset images) {
   auto shared =
@@ -61,6 +114,9 @@ PlanTrainer::PlanTrainer(DataOpener open_data, uint64_t seed_salt,
       loaded->name, snapshot->round, snapshot->task_id, snapshot->cursor.step,
       snapshot->cursor.planned,
       snapshot->finished ? ", local training finished" : "");
+  // A finished round's leftovers feed the next round; an unfinished one
+  // still carries what it started with.
+  residual_ = snapshot->finished ? snapshot->residual_next : snapshot->residual;
   resumable_ = *std::move(loaded);
 }
 
@@ -209,8 +265,28 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
           resume->name, s->round, s->task_id, task.round, task.task_id);
     }
   }
+  // Top-k error feedback into this round: the resumed checkpoint's, else
+  // what the last round left (when it fits this model).
+  runtime::NamedTensors residual_in = saved ? saved->residual : residual_;
+  if (!FitsFloatingTensors(residual_in, global)) {
+    if (!residual_in.empty()) {
+      spdlog::info("dropping top-k leftovers of another model");
+    }
+    residual_in.clear();
+  }
+  snapshot.residual = residual_in;
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
+  // FedProx pulls towards the round's global model: its parameters are the
+  // first of its tensors (Model::State lists parameters, then buffers).
+  std::vector<torch::Tensor> anchor;
+  if (options.proximal_mu > 0) {
+    const size_t parameters = net.Parameters().size();
+    for (size_t i = 0; i < parameters && i < global.size(); ++i) {
+      anchor.push_back(global[i].tensor);
+    }
+    hooks.proximal_anchor = &anchor;
+  }
   if (saved) {
     RETURN_IF_ERROR(RestoreModel(*resume, net));
     RETURN_IF_ERROR(RestoreRng(*resume));
@@ -285,14 +361,22 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   }
   ASSIGN_OR_RETURN(runtime::TrainResult result,
                    runtime::Train(net, *data, *objective_, options, hooks));
+  TrainOutcome out;
+  out.model = net.State();
+  // The update as the plan sends it; the same from a resumed finished
+  // checkpoint (same model, global and leftovers in), so a re-push after a
+  // kill sends what the first push did.
+  runtime::NamedTensors residual_next;
+  ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, global,
+                                             residual_in, &residual_next));
   if (store_ && !(saved && saved->finished)) {
     // End of local training: a kill during the push costs no retraining.
     snapshot.cursor = final_cursor;
     snapshot.finished = true;
+    snapshot.residual_next = residual_next;
     Save(snapshot, net, nullptr);
   }
-  TrainOutcome out;
-  out.model = net.State();
+  residual_ = std::move(residual_next);
   out.num_samples = static_cast<uint64_t>(result.samples);
   out.metrics.set_train_loss(result.mean_loss);
   out.metrics.set_train_accuracy(result.accuracy);

@@ -37,6 +37,17 @@ using DataOpener =
 // An opener over in-memory images (IDX shards in tests and fleets).
 DataOpener ImagesOpener(runtime::ImageDataset images);
 
+// The update of `model` (trained from `global`) as `plan` asks it sent:
+// empty for RAW; otherwise each floating tensor as its difference from
+// `global`, and for TOPK with the leftovers `residual_in` (the floating
+// tensors' shapes; may be empty) added first and what stays unsent put in
+// `residual_next`.
+absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
+    const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
+    const runtime::NamedTensors& global,
+    const runtime::NamedTensors& residual_in,
+    runtime::NamedTensors* residual_next);
+
 class PlanTrainer : public LocalTrainer {
  public:
   // `seed_salt` makes this board's data order differ from other boards'.
@@ -96,6 +107,9 @@ class PlanTrainer : public LocalTrainer {
   std::unique_ptr<runtime::Dataset> data_;
   std::unique_ptr<runtime::Model> model_;
   std::optional<runtime::Objective> objective_;
+  // Top-k error feedback carried into the next round (see
+  // TrainingSnapshot::residual); empty without top-k updates.
+  runtime::NamedTensors residual_;
   int checkpoints_written_ = 0;
   int checkpoints_failed_ = 0;
   TrainingGate* gate_ = nullptr;

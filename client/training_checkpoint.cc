@@ -14,6 +14,41 @@ constexpr char kModel[] = "model.pt";
 constexpr char kOptimizer[] = "optimizer.pt";
 constexpr char kRng[] = "rng.pt";
 constexpr char kState[] = "state.json";
+constexpr char kResidual[] = "residual.pt";
+constexpr char kResidualNext[] = "residual_next.pt";
+
+absl::StatusOr<std::string> TensorsToBytes(const runtime::NamedTensors& t) {
+  return checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
+    for (const auto& x : t) a.write(x.name, x.tensor);
+  });
+}
+
+nlohmann::json Names(const runtime::NamedTensors& t) {
+  nlohmann::json names = nlohmann::json::array();
+  for (const auto& x : t) names.push_back(x.name);
+  return names;
+}
+
+absl::Status TensorsFromFile(const checkpoint::LoadedCheckpoint& loaded,
+                             const char* file,
+                             const std::vector<std::string>& names,
+                             runtime::NamedTensors* out) {
+  if (names.empty()) return absl::OkStatus();
+  auto it = loaded.files.find(file);
+  if (it == loaded.files.end()) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name, " has no ", file));
+  }
+  return checkpoint::ArchiveFromBytes(it->second,
+                                      absl::StrCat(loaded.name, "/", file),
+                                      [&](torch::serialize::InputArchive& a) {
+                                        for (const auto& n : names) {
+                                          torch::Tensor t;
+                                          a.read(n, t);
+                                          out->push_back({n, t});
+                                        }
+                                      });
+}
 
 absl::StatusOr<const std::string*> File(
     const checkpoint::LoadedCheckpoint& loaded, const char* name) {
@@ -32,13 +67,16 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
                          torch::optim::Optimizer* optimizer) {
   std::vector<checkpoint::CheckpointFile> files;
   // Named tensors, whatever built the model (zoo, TorchScript).
-  const runtime::NamedTensors state = model.State();
-  ASSIGN_OR_RETURN(
-      std::string bytes,
-      checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
-        for (const auto& t : state) a.write(t.name, t.tensor);
-      }));
+  ASSIGN_OR_RETURN(std::string bytes, TensorsToBytes(model.State()));
   files.push_back({kModel, std::move(bytes)});
+  if (!s.residual.empty()) {
+    ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual));
+    files.push_back({kResidual, std::move(r)});
+  }
+  if (!s.residual_next.empty()) {
+    ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual_next));
+    files.push_back({kResidualNext, std::move(r)});
+  }
   if (optimizer != nullptr) {
     ASSIGN_OR_RETURN(
         std::string opt,
@@ -66,6 +104,8 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
       {"loss_sum_bits", loss_bits},
       {"loss_sum", s.cursor.loss_sum},
       {"seconds", s.cursor.seconds},
+      {"residual", Names(s.residual)},
+      {"residual_next", Names(s.residual_next)},
   };
   files.push_back({kState, j.dump(2)});
   return files;
@@ -80,6 +120,7 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
         "checkpoint ", loaded.name, " has no client training state record"));
   }
   TrainingSnapshot s;
+  std::vector<std::string> residual, residual_next;
   try {
     s.round = j.at("round").get<uint64_t>();
     s.task_id = j.at("task_id").get<std::string>();
@@ -94,11 +135,17 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     const uint64_t bits = j.at("loss_sum_bits").get<uint64_t>();
     std::memcpy(&s.cursor.loss_sum, &bits, sizeof(bits));
     s.cursor.seconds = j.at("seconds").get<double>();
+    // Absent from checkpoints written before updates were encoded.
+    residual = j.value("residual", std::vector<std::string>{});
+    residual_next = j.value("residual_next", std::vector<std::string>{});
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("checkpoint ", loaded.name,
                      " has a malformed state record: ", e.what()));
   }
+  RETURN_IF_ERROR(TensorsFromFile(loaded, kResidual, residual, &s.residual));
+  RETURN_IF_ERROR(
+      TensorsFromFile(loaded, kResidualNext, residual_next, &s.residual_next));
   return s;
 }
 

@@ -22,22 +22,30 @@ namespace fedberry::client {
 struct TrainingSnapshot {
   uint64_t round = 0;
   std::string task_id;
-  std::string model;       // runtime::ModelIdOf the plan, e.g. "lenet5"
+  std::string model;  // runtime::ModelIdOf the plan, e.g. "lenet5"
   // runtime::PlanFingerprint of the plan it trained under; empty in
   // checkpoints written before plans were fingerprinted.
   std::string plan;
   uint64_t data_seed = 0;  // TrainOptions::seed of the run
   runtime::TrainCursor cursor;
-  bool finished = false;   // local training is complete; only the push is left
+  bool finished = false;  // local training is complete; only the push is left
+  // Top-k error feedback (runtime/update_encoding.h): what earlier rounds
+  // left unsent, carried into this round, and, once training finished and
+  // the update was encoded, what this round leaves for the next. Empty
+  // without top-k updates.
+  runtime::NamedTensors residual;
+  runtime::NamedTensors residual_next;
 };
 
 // The checkpoint files of a run at `snapshot`. `optimizer` may be null when
 // training finished. Internal when LibTorch cannot serialize.
-absl::StatusOr<std::vector<checkpoint::CheckpointFile>> EncodeTrainingCheckpoint(
-    const TrainingSnapshot& snapshot, runtime::Model& model,
-    torch::optim::Optimizer* optimizer);
+absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
+EncodeTrainingCheckpoint(const TrainingSnapshot& snapshot,
+                         runtime::Model& model,
+                         torch::optim::Optimizer* optimizer);
 
-// The state record of `loaded`. DataLoss when it is missing or malformed.
+// The state record of `loaded`, with its residuals. DataLoss when it is
+// missing or malformed.
 absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     const checkpoint::LoadedCheckpoint& loaded);
 

@@ -31,6 +31,10 @@ inline constexpr int kMinPingIntervalMs = 10'000;
 // sender's data-move samples are not on the server: the client hands them
 // over again and resends the update.
 inline constexpr char kSamplesMissing[] = "data move samples missing";
+// Starts the FailedPrecondition message of an update that came after its
+// round closed (it had the updates it needed, or its deadline passed): the
+// board waits for its next task, it neither retries nor backs off.
+inline constexpr char kLateUpdate[] = "late update";
 
 // Channel arguments for a client's channel to the server.
 grpc::ChannelArguments ClientChannelArguments();

@@ -85,27 +85,40 @@ absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state) {
 absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
                          const std::string& task_id,
                          const std::function<bool(const v1::ModelChunk&)>& sink,
-                         int chunk_bytes) {
-  ASSIGN_OR_RETURN(std::vector<v1::TensorSpec> specs, SpecsOf(state));
+                         int chunk_bytes, v1::Encoding encoding) {
+  std::vector<EncodedTensor> tensors;
+  tensors.reserve(state.size());
+  for (const auto& t : state) {
+    ASSIGN_OR_RETURN(EncodedTensor e,
+                     EncodeTensor(t.name, t.tensor, encoding, nullptr));
+    tensors.push_back(std::move(e));
+  }
+  return EncodeTensors(tensors, round, task_id, sink, chunk_bytes);
+}
+
+absl::Status EncodeTensors(
+    const std::vector<EncodedTensor>& tensors, uint64_t round,
+    const std::string& task_id,
+    const std::function<bool(const v1::ModelChunk&)>& sink, int chunk_bytes) {
   v1::ModelChunk chunk;
-  for (size_t i = 0; i < state.size(); ++i) {
-    torch::Tensor t = state[i].tensor.contiguous();
-    const auto* bytes = static_cast<const char*>(t.data_ptr());
-    const int64_t total = t.numel() * t.element_size();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const absl::string_view bytes = tensors[i].payload();
+    const int64_t total = static_cast<int64_t>(bytes.size());
     int64_t offset = 0;
     do {
       chunk.Clear();
       chunk.set_round(round);
       chunk.set_task_id(task_id);
       chunk.set_tensor_index(static_cast<uint32_t>(i));
-      chunk.set_tensor_count(static_cast<uint32_t>(state.size()));
-      if (offset == 0) *chunk.mutable_spec() = specs[i];
+      chunk.set_tensor_count(static_cast<uint32_t>(tensors.size()));
+      if (offset == 0) *chunk.mutable_spec() = tensors[i].spec;
       const int64_t n = std::min<int64_t>(chunk_bytes, total - offset);
       chunk.set_offset(static_cast<uint64_t>(offset));
-      chunk.set_data(bytes + offset, static_cast<size_t>(n));
+      chunk.set_data(bytes.data() + offset, static_cast<size_t>(n));
       if (!sink(chunk)) {
-        return absl::CancelledError(absl::StrCat(
-            "model stream was cancelled at tensor '", state[i].name, "'"));
+        return absl::CancelledError(
+            absl::StrCat("model stream was cancelled at tensor '",
+                         tensors[i].spec.name(), "'"));
       }
       offset += n;
     } while (offset < total);
@@ -113,12 +126,31 @@ absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
   return absl::OkStatus();
 }
 
+std::vector<v1::TensorSpec> UpdateSpecs(std::vector<v1::TensorSpec> specs,
+                                        v1::Encoding encoding,
+                                        double topk_fraction) {
+  if (encoding == v1::ENCODING_RAW) return specs;
+  for (v1::TensorSpec& s : specs) {
+    if (s.dtype() != v1::DTYPE_FLOAT32) continue;
+    s.set_encoding(encoding);
+    s.set_delta(true);
+    if (encoding == v1::ENCODING_TOPK) {
+      int64_t numel = 1;
+      for (int64_t d : s.shape()) numel *= d;
+      s.set_nnz(static_cast<uint64_t>(TopKCount(numel, topk_fraction)));
+    }
+  }
+  return specs;
+}
+
 ModelAssembler::ModelAssembler(
     uint64_t round, std::string task_id,
-    std::optional<std::vector<v1::TensorSpec>> expected)
+    std::optional<std::vector<v1::TensorSpec>> expected,
+    std::shared_ptr<const NamedTensors> reference)
     : round_(round),
       task_id_(std::move(task_id)),
-      expected_(std::move(expected)) {}
+      expected_(std::move(expected)),
+      reference_(std::move(reference)) {}
 
 absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   const size_t index = tensors_.size();
@@ -127,11 +159,11 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
         absl::StrCat("first chunk of tensor ", index, " carries no spec"));
   }
   const v1::TensorSpec& spec = chunk.spec();
-  if (spec.encoding() != v1::ENCODING_RAW) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("tensor '", Printable(spec.name()),
-                     "' uses unsupported encoding ",
-                     EncodingText(spec.encoding())));
+  if (!v1::Encoding_IsValid(spec.encoding()) ||
+      spec.encoding() == v1::ENCODING_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", Printable(spec.name()), "' uses unsupported encoding ",
+        EncodingText(spec.encoding())));
   }
   if (expected_) {
     const v1::TensorSpec& want = (*expected_)[index];
@@ -150,25 +182,35 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
           "tensor '", want.name(), "' has dtype ", DTypeText(spec.dtype()),
           "; expected ", DTypeText(want.dtype())));
     }
+    if (spec.encoding() != want.encoding() || spec.delta() != want.delta()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", want.name(), "' is encoded ",
+          EncodingText(spec.encoding()), spec.delta() ? " (difference)" : "",
+          "; the job's plan asks for ", EncodingText(want.encoding()),
+          want.delta() ? " (difference)" : ""));
+    }
+    if (want.encoding() == v1::ENCODING_TOPK && spec.nnz() > want.nnz()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", want.name(), "' announces ", spec.nnz(),
+          " top-k records; the plan's fraction allows ", want.nnz()));
+    }
   }
-  std::vector<int64_t> shape;
-  int64_t numel = 1;
-  for (int64_t d : spec.shape()) {
-    if (d < 0 || d > (int64_t{1} << 31)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", Printable(spec.name()), "' has invalid shape ",
-          ShapeString(spec)));
-    }
-    shape.push_back(d);
-    numel *= d;
-    if (numel > (int64_t{1} << 31)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", Printable(spec.name()),
-          "' is too large: ", ShapeString(spec)));
-    }
+  ASSIGN_OR_RETURN(uint64_t size, PayloadBytes(spec));
+  std::vector<int64_t> shape(spec.shape().begin(), spec.shape().end());
+  if (spec.delta() && (!reference_ || index >= reference_->size() ||
+                       !(*reference_)[index].tensor.sizes().equals(shape))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor '", Printable(spec.name()),
+        "' is a difference from a global model this stream has not"));
   }
   ASSIGN_OR_RETURN(torch::ScalarType dtype, FromWire(spec.dtype()));
-  tensors_.push_back({spec.name(), torch::empty(shape, dtype)});
+  const bool raw = spec.encoding() == v1::ENCODING_RAW && !spec.delta();
+  tensors_.push_back(
+      {spec.name(), raw ? torch::empty(shape, dtype) : torch::Tensor()});
+  spec_ = spec;
+  size_ = static_cast<int64_t>(size);
+  payload_.clear();
+  if (!raw) payload_.resize(size);
   filled_ = 0;
   return absl::OkStatus();
 }
@@ -197,9 +239,7 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
                      " to ", count));
   }
   const int64_t index = chunk.tensor_index();
-  const bool current_done =
-      !tensors_.empty() &&
-      filled_ == static_cast<int64_t>(tensors_.back().tensor.nbytes());
+  const bool current_done = !tensors_.empty() && filled_ == size_;
   if (chunk.offset() == 0 && index == static_cast<int64_t>(tensors_.size()) &&
       (tensors_.empty() || current_done)) {
     if (index >= declared_count_) {
@@ -214,23 +254,29 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
     // The chunk expected next: the next tensor's first, or more of the
     // current one (none started yet: tensor 0).
     const bool next_tensor = tensors_.empty() || current_done;
-    return absl::InvalidArgumentError(absl::StrCat(
-        "chunk out of order: got tensor ", index, " offset ", chunk.offset(),
-        ", expected tensor ",
-        next_tensor ? tensors_.size() : tensors_.size() - 1, " offset ",
-        next_tensor ? 0 : filled_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("chunk out of order: got tensor ", index, " offset ",
+                     chunk.offset(), ", expected tensor ",
+                     next_tensor ? tensors_.size() : tensors_.size() - 1,
+                     " offset ", next_tensor ? 0 : filled_));
   }
-  torch::Tensor& t = tensors_.back().tensor;
-  const int64_t capacity = static_cast<int64_t>(t.nbytes());
   const int64_t n = static_cast<int64_t>(chunk.data().size());
-  if (filled_ + n > capacity) {
+  if (filled_ + n > size_) {
     return absl::InvalidArgumentError(
         absl::StrCat("tensor '", tensors_.back().name, "' receives ",
-                     filled_ + n, " bytes; its shape holds ", capacity));
+                     filled_ + n, " bytes; its spec announces ", size_));
   }
-  std::memcpy(static_cast<char*>(t.data_ptr()) + filled_, chunk.data().data(),
-              static_cast<size_t>(n));
+  torch::Tensor& t = tensors_.back().tensor;
+  char* into = t.defined() ? static_cast<char*>(t.data_ptr()) : payload_.data();
+  std::memcpy(into + filled_, chunk.data().data(), static_cast<size_t>(n));
   filled_ += n;
+  if (!t.defined() && filled_ == size_) {
+    const size_t i = tensors_.size() - 1;
+    ASSIGN_OR_RETURN(
+        t, DecodeTensor(spec_, payload_,
+                        spec_.delta() ? &(*reference_)[i].tensor : nullptr));
+    std::string().swap(payload_);
+  }
   return absl::OkStatus();
 }
 
@@ -238,8 +284,7 @@ absl::StatusOr<NamedTensors> ModelAssembler::Finish() {
   const int64_t want = declared_count_ < 0 ? (expected_ ? expected_->size() : 0)
                                            : declared_count_;
   if (static_cast<int64_t>(tensors_.size()) != want ||
-      (!tensors_.empty() &&
-       filled_ != static_cast<int64_t>(tensors_.back().tensor.nbytes()))) {
+      (!tensors_.empty() && filled_ != size_)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "model stream ended early: ", tensors_.size(), " of ", want,
         " tensors started, the last with ", filled_, " bytes"));

@@ -18,6 +18,7 @@
 #include "fedberry/v1/federation.pb.h"
 #include "proto/chunking.h"
 #include "runtime/model.h"
+#include "runtime/update_encoding.h"
 
 namespace fedberry::runtime {
 
@@ -27,17 +28,38 @@ absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state);
 
 // Streams `state` as chunks of at most `chunk_bytes` payload bytes, calling
 // `sink` for each; stops early (Cancelled) when `sink` returns false.
+// Floating tensors travel as `encoding` (RAW or FP16; integer ones RAW).
 absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
                          const std::string& task_id,
                          const std::function<bool(const v1::ModelChunk&)>& sink,
-                         int chunk_bytes = wire::kChunkBytes);
+                         int chunk_bytes = wire::kChunkBytes,
+                         v1::Encoding encoding = v1::ENCODING_RAW);
+
+// The same for tensors already encoded (runtime/update_encoding.h).
+absl::Status EncodeTensors(
+    const std::vector<EncodedTensor>& tensors, uint64_t round,
+    const std::string& task_id,
+    const std::function<bool(const v1::ModelChunk&)>& sink,
+    int chunk_bytes = wire::kChunkBytes);
+
+// The specs an update of a model of `specs` must follow when boards send
+// `encoding`: floating tensors as differences in that encoding, TOPK with
+// at most TopKCount(numel, topk_fraction) records (so the stream is bounded
+// by the plan, not by what a board announces).
+std::vector<v1::TensorSpec> UpdateSpecs(std::vector<v1::TensorSpec> specs,
+                                        v1::Encoding encoding,
+                                        double topk_fraction);
 
 class ModelAssembler {
  public:
-  // `expected` (when given) fixes the names, shapes and dtypes the stream
-  // must carry, in order; without it the stream defines them.
+  // `expected` (when given) fixes the names, shapes, dtypes and encodings
+  // the stream must carry, in order (for TOPK, nnz is the most records a
+  // tensor may have); without it the stream defines them. `reference` is
+  // the model differences (TensorSpec.delta) are added to; without it a
+  // difference is refused.
   ModelAssembler(uint64_t round, std::string task_id,
-                 std::optional<std::vector<v1::TensorSpec>> expected);
+                 std::optional<std::vector<v1::TensorSpec>> expected,
+                 std::shared_ptr<const NamedTensors> reference = nullptr);
 
   // Adds the next chunk. InvalidArgument names what is wrong (round, task,
   // order, offset, spec, size); FailedPrecondition for another round's chunk.
@@ -52,8 +74,15 @@ class ModelAssembler {
   uint64_t round_;
   std::string task_id_;
   std::optional<std::vector<v1::TensorSpec>> expected_;
+  std::shared_ptr<const NamedTensors> reference_;
   NamedTensors tensors_;
-  int64_t filled_ = 0;  // bytes written into tensors_.back()
+  // The current tensor: its spec, payload size and bytes received. RAW
+  // bytes go straight into tensors_.back(); other encodings gather in
+  // payload_ and are decoded when complete.
+  v1::TensorSpec spec_;
+  int64_t size_ = 0;
+  std::string payload_;
+  int64_t filled_ = 0;
   int64_t declared_count_ = -1;
 };
 

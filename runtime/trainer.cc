@@ -142,6 +142,25 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
         return s;
       }
     }
+    const std::vector<torch::Tensor> parameters = model.Parameters();
+    const double mu = options.proximal_mu;
+    if (mu > 0) {
+      const std::vector<torch::Tensor>* anchor = hooks.proximal_anchor;
+      if (anchor == nullptr || anchor->size() != parameters.size()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("the proximal term (mu ", mu,
+                         ") needs the global model's ", parameters.size(),
+                         " parameters; got ", anchor ? anchor->size() : 0));
+      }
+      for (size_t i = 0; i < parameters.size(); ++i) {
+        if (!(*anchor)[i].sizes().equals(parameters[i].sizes())) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "proximal anchor ", i, " has shape ",
+              c10::str((*anchor)[i].sizes()), "; the parameter has ",
+              c10::str(parameters[i].sizes())));
+        }
+      }
+    }
     std::vector<uint32_t> order;
     std::vector<int64_t> batch_rows;
     int64_t order_epoch = -1;
@@ -183,6 +202,16 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
         MetricSums sums;
         objective.Score(output, targets, &sums);
         cursor.correct += sums.correct;
+      }
+      if (mu > 0) {
+        // The gradient of (mu/2) ||w - anchor||^2, once per step: the
+        // micro-batches' losses already sum to the batch's.
+        torch::NoGradGuard no_grad;
+        for (size_t i = 0; i < parameters.size(); ++i) {
+          torch::Tensor grad = parameters[i].mutable_grad();
+          if (!grad.defined()) continue;
+          grad.add_(parameters[i].detach() - (*hooks.proximal_anchor)[i], mu);
+        }
       }
       optimizer.step();
       cursor.samples += n;

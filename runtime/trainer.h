@@ -29,6 +29,10 @@ struct TrainOptions {
   double momentum = 0.9;  // sgd
   double weight_decay = 0;
   uint64_t seed = 1;  // data order
+  // FedProx (Li et al., MLSys 2020): (mu/2) ||w - anchor||^2 joins the
+  // loss, so boards that do more local work drift less from the round's
+  // global model. 0: off.
+  double proximal_mu = 0;
 };
 
 struct TrainResult {
@@ -79,6 +83,9 @@ struct TrainHooks {
   // memory, same effective batch; equal to the whole batch up to float
   // rounding, not bit for bit). Empty or <= 1: the whole batch at once.
   std::function<int()> micro_batches;
+  // With options.proximal_mu > 0: the round's global model's parameters, in
+  // Model::Parameters() order, the proximal term pulls towards (required).
+  const std::vector<torch::Tensor>* proximal_anchor = nullptr;
 };
 
 // Optimizer names TrainOptions::optimizer accepts.

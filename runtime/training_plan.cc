@@ -132,6 +132,35 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
   if (plan.label_column().size() > kMaxColumnName) {
     return Bad("label_column", "is too long");
   }
+  if (plan.strategy().size() > 64 ||
+      FirstUnprintable(plan.strategy()) != absl::string_view::npos) {
+    return Bad("strategy", "is not a short printable name");
+  }
+  if (!(plan.proximal_mu() >= 0) || !(plan.proximal_mu() <= 1e4)) {
+    return Bad("proximal_mu",
+               absl::StrCat(plan.proximal_mu(), " is outside 0..1e4"));
+  }
+  if (plan.strategy_parameters_size() > 64) {
+    return Bad("strategy_parameters", "has too many entries");
+  }
+  const v1::Encoding update = plan.update_encoding();
+  if (update != v1::ENCODING_UNSPECIFIED && update != v1::ENCODING_RAW &&
+      update != v1::ENCODING_FP16 && update != v1::ENCODING_INT8 &&
+      update != v1::ENCODING_TOPK) {
+    return Bad("update_encoding",
+               absl::StrCat(static_cast<int>(update), " is unknown"));
+  }
+  if (update == v1::ENCODING_TOPK &&
+      !(plan.topk_fraction() > 0 && plan.topk_fraction() <= 1)) {
+    return Bad("topk_fraction",
+               absl::StrCat(plan.topk_fraction(), " is outside (0, 1]"));
+  }
+  const v1::Encoding model = plan.model_encoding();
+  if (model != v1::ENCODING_UNSPECIFIED && model != v1::ENCODING_RAW &&
+      model != v1::ENCODING_FP16) {
+    return Bad("model_encoding",
+               absl::StrCat(static_cast<int>(model), " is not raw or fp16"));
+  }
   return absl::OkStatus();
 }
 
@@ -158,6 +187,7 @@ TrainOptions TrainOptionsOf(const v1::TrainingPlan& plan,
   o.learning_rate = plan.learning_rate();
   o.momentum = plan.momentum();
   o.weight_decay = plan.weight_decay();
+  o.proximal_mu = plan.proximal_mu();
   return o;
 }
 

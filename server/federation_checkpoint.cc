@@ -95,6 +95,8 @@ nlohmann::json ToJson(const RoundReport& r) {
       {"stragglers", r.stragglers},
       {"paused_stragglers", r.paused_stragglers},
       {"released_stragglers", r.released_stragglers},
+      {"cut_off", r.cut_off},
+      {"late_updates", r.late_updates},
       {"planner", r.planner},
       {"planned_makespan_seconds", Number(r.planned_makespan_seconds)},
       {"makespan_seconds", Number(r.makespan_seconds)},
@@ -129,6 +131,8 @@ RoundReport FromJson(const nlohmann::json& j) {
   // server rewrites rounds.jsonl from this history.
   r.paused_stragglers = j.value("paused_stragglers", 0);
   r.released_stragglers = j.value("released_stragglers", 0);
+  r.cut_off = j.value("cut_off", 0);
+  r.late_updates = j.value("late_updates", 0);
   r.planner = j.value("planner", "");
   if (j.contains("planned_makespan_seconds")) {
     r.planned_makespan_seconds = ReadNumber(j["planned_makespan_seconds"]);

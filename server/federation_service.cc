@@ -143,7 +143,8 @@ grpc::Status FederationService::PullModel(
       **model, request->round(), request->task_id(),
       [&](const v1::ModelChunk& chunk) {
         return !context->IsCancelled() && writer->Write(chunk);
-      });
+      },
+      wire::kChunkBytes, coordinator_.options().model_encoding);
   return wire::ToGrpcStatus(sent);
 }
 
@@ -168,16 +169,17 @@ grpc::Status FederationService::PushUpdate(
     coordinator_.CountRejected();
     return ok;
   }
-  auto specs = coordinator_.BeginUpdate(header);
-  if (!specs.ok()) {
+  auto expected = coordinator_.BeginUpdate(header);
+  if (!expected.ok()) {
     spdlog::warn("refused update from {} for round {}: {}",
                  runtime::Printable(header.client_id()), header.round(),
-                 std::string(specs.status().message()));
+                 std::string(expected.status().message()));
     coordinator_.CountRejected();
-    return wire::ToGrpcStatus(specs.status());
+    return wire::ToGrpcStatus(expected.status());
   }
   runtime::ModelAssembler assembler(header.round(), header.task_id(),
-                                    *std::move(specs));
+                                    std::move(expected->specs),
+                                    std::move(expected->global));
   absl::Status status;
   while (status.ok() && reader->Read(&message)) {
     if (!message.has_chunk()) {

@@ -14,6 +14,7 @@
 #include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
+#include "runtime/update_encoding.h"
 
 namespace fedberry::server {
 namespace {
@@ -132,6 +133,25 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   for (float v : std) plan.add_input_std(v);
   plan.set_label_column(r.label_column);
   for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
+  plan.set_strategy(r.strategy);
+  plan.set_proximal_mu(r.proximal_mu);
+  for (const auto& [k, v] : r.strategy_parameters) {
+    (*plan.mutable_strategy_parameters())[k] = v;
+  }
+  ASSIGN_OR_RETURN(v1::Encoding update,
+                   runtime::ParseEncoding(r.update_encoding));
+  ASSIGN_OR_RETURN(v1::Encoding model_encoding,
+                   runtime::ParseEncoding(r.model_encoding));
+  if (model_encoding != v1::ENCODING_RAW &&
+      model_encoding != v1::ENCODING_FP16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--model_encoding=", r.model_encoding,
+        ": the model travels raw or fp16 (boards have no model to take a "
+        "difference from)"));
+  }
+  plan.set_update_encoding(update);
+  plan.set_model_encoding(model_encoding);
+  if (update == v1::ENCODING_TOPK) plan.set_topk_fraction(r.topk_fraction);
   plan.set_optimizer(r.optimizer);
   plan.set_learning_rate(r.learning_rate);
   plan.set_momentum(r.momentum);

@@ -6,6 +6,7 @@
 #define FEDBERRY_SERVER_JOB_PLAN_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,14 @@ struct JobPlanRequest {
   std::vector<float> input_std;
   std::string label_column;
   std::vector<std::string> feature_columns;
+  // Aggregation: the strategy, FedProx's mu for the boards, the strategy's
+  // own settings (recorded in the plan), the wire encodings.
+  std::string strategy = "fedavg";
+  double proximal_mu = 0;
+  std::map<std::string, double> strategy_parameters;
+  std::string update_encoding = "raw";
+  double topk_fraction = 0.01;
+  std::string model_encoding = "raw";
   std::string eval_data;  // data spec; empty: no evaluation
   bool skip_bad_rows = false;
   std::string cache_dir;  // for the evaluation data's derived files

@@ -264,9 +264,25 @@ absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
   return info.name;
 }
 
-absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
-    const v1::UpdateHeader& header) {
+absl::StatusOr<RoundCoordinator::UpdateExpectation>
+RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   absl::MutexLock lock(&mu_);
+  if (header.task_id() == closed_task_ &&
+      closed_without_.erase(header.client_id()) > 0) {
+    ++late_updates_;
+    const auto it = clients_.find(header.client_id());
+    const std::string name =
+        it != clients_.end() ? it->second.name : header.client_id();
+    spdlog::warn(
+        "round {}: a late update from {} ({} samples) is refused: the round "
+        "closed without it",
+        closed_round_, name, header.num_samples());
+    return absl::FailedPreconditionError(absl::StrCat(
+        wire::kLateUpdate, ": round ", closed_round_,
+        " closed before this update arrived (it had the updates it needed, "
+        "or its deadline passed); it is not counted, and the server logged "
+        "it"));
+  }
   RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
   // their receivers: after a server restart they are not, and the sender
@@ -284,7 +300,10 @@ absl::StatusOr<std::vector<v1::TensorSpec>> RoundCoordinator::BeginUpdate(
   }
   clients_[header.client_id()].last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
-  return specs_;
+  return UpdateExpectation{
+      runtime::UpdateSpecs(specs_, options_.update_encoding,
+                           options_.topk_fraction),
+      global_};
 }
 
 absl::Status RoundCoordinator::CheckHeaderLocked(
@@ -414,8 +433,18 @@ bool RoundCoordinator::TryOpenRoundLocked() {
       n < options_.min_clients_per_round) {
     return false;
   }
-  int k = static_cast<int>(std::ceil(options_.fraction * n));
-  k = std::clamp(std::max(k, options_.min_clients_per_round), 1, n);
+  // The updates that close the round, and the boards selected for them
+  // (min_clients_per_round is a floor on the cohort, not on the updates).
+  int needed =
+      options_.target_updates > 0
+          ? options_.target_updates
+          : std::max(static_cast<int>(std::ceil(options_.fraction * n)),
+                     options_.min_clients_per_round);
+  needed = std::clamp(needed, 1, n);
+  int k = static_cast<int>(std::ceil(std::max(1.0, options_.over_select) *
+                                     static_cast<double>(needed)));
+  k = std::clamp(std::max(k, options_.min_clients_per_round), needed, n);
+  needed_ = static_cast<size_t>(needed);
   // Cohort and task id depend only on (seed, round, attempt): a server that
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
@@ -456,8 +485,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   upload_start_.clear();
   PlanRoundLocked();
   state_ = State::kCollecting;
-  spdlog::info("round {}/{}: selected {} of {} available clients (task {})",
-               round_, options_.rounds, k, n, task_id_);
+  spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
+               round_, options_.rounds, k, n, task_id_,
+               needed_ < cohort_.size()
+                   ? absl::StrCat("; the first ", needed_, " updates close it")
+                   : "");
   changed_.SignalAll();
   return true;
 }
@@ -570,7 +602,7 @@ bool RoundCoordinator::RunOnce() {
     if (state_ == State::kWaiting) return TryOpenRoundLocked();
     if (state_ != State::kCollecting) return false;
     // A retired client cannot report; the cohort shrinks with it.
-    const size_t expected = cohort_.size();
+    const size_t expected = std::min(cohort_.size(), needed_);
     const bool complete = reported_.size() >= expected;
     const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
     const size_t quorum = static_cast<size_t>(
@@ -595,6 +627,14 @@ bool RoundCoordinator::RunOnce() {
     }
     if (complete && !reported_.empty()) {
       close = true;
+      pending_.cut_off = static_cast<int>(cohort_.size() - reported_.size());
+      if (pending_.cut_off > 0) {
+        spdlog::info(
+            "round {}: closing on its first {} updates; {} over-selected "
+            "board(s) still training are cut off (their updates will be "
+            "refused as late)",
+            round_, reported_.size(), pending_.cut_off);
+      }
     } else if (late && reported_.size() < quorum && paused > 0 &&
                clock_.Now() - round_start_ <
                    options_.round_deadline + options_.paused_grace) {
@@ -642,6 +682,15 @@ void RoundCoordinator::CloseRound(bool abandon) {
     sum = std::move(aggregate_);
     bound_.reset();
     report = std::move(pending_);
+    report.late_updates += late_updates_;
+    late_updates_ = 0;
+    // Selected boards that did not report: what they push now is late.
+    closed_task_ = task_id_;
+    closed_round_ = round_;
+    closed_without_.clear();
+    for (const auto& id : cohort_) {
+      if (!reported_.count(id)) closed_without_.insert(id);
+    }
     report.participants = static_cast<int>(reported_.size());
     report.dropped = report.selected - report.participants;
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);

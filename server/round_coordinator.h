@@ -45,7 +45,14 @@ struct CoordinatorOptions {
   // empty.
   std::function<void(const std::string& name, const std::string& reason)>
       refused_board_sink;
-  double fraction = 1.0;          // share of available clients per round
+  double fraction = 1.0;  // share of available clients per round
+  // Partial participation: a round needs `target_updates` updates (0: the
+  // cohort that fraction and min_clients_per_round give), selects
+  // over_select times that many boards (as many as are available), and
+  // closes on the first updates it needs; later ones are refused and
+  // counted (RoundReport::late_updates).
+  int target_updates = 0;
+  double over_select = 1.0;
   int min_clients_per_round = 2;  // cohort size floor
   int min_clients_to_start = 2;   // available clients needed to open a round
   double quorum = 0.5;            // share of the cohort that closes a round
@@ -82,6 +89,11 @@ struct CoordinatorOptions {
   // How a round's updates become the next global model (fedavg when the
   // options cannot make a strategy; the server checks them first).
   StrategyOptions strategy;
+  // How boards send updates (v1::Encoding; RAW: whole weights) and the share
+  // of values TOPK keeps; how the server sends the model (RAW or FP16).
+  v1::Encoding update_encoding = v1::ENCODING_RAW;
+  double topk_fraction = 0.01;
+  v1::Encoding model_encoding = v1::ENCODING_RAW;
 };
 
 struct ClientRoundReport {
@@ -101,6 +113,12 @@ struct RoundReport {
   int rejected = 0;  // updates refused as bad input
   // Selected clients still out when the round closed at its deadline.
   int stragglers = 0;
+  // Selected boards still training when the round closed on the updates it
+  // needed (over-selection), and updates of an earlier round that came
+  // after it closed (refused; counted in the report of the round they
+  // reached).
+  int cut_off = 0;
+  int late_updates = 0;
   // Of those, the ones whose last heartbeat said they were paused under
   // memory pressure (alive, not dead), and of these, the ones that had
   // released their memory and were waiting to be restarted.
@@ -189,15 +207,21 @@ class RoundCoordinator {
   absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> ModelFor(
       const v1::PullModelRequest& request);
 
-  // Checks an update's header before its tensors are read, and returns the
-  // tensor specs they must follow. Same codes as ModelFor, plus AlreadyExists
+  // What an update's stream must follow: the tensor specs (the plan's update
+  // encoding) and the global model its differences are taken from.
+  struct UpdateExpectation {
+    std::vector<v1::TensorSpec> specs;
+    std::shared_ptr<const runtime::NamedTensors> global;
+  };
+
+  // Checks an update's header before its tensors are read, and returns
+  // what its stream must follow. Same codes as ModelFor, plus AlreadyExists
   // for a second update in one round, InvalidArgument for a weight of zero
   // or beyond what its task allows (MaxUpdateWeight) or for training
   // figures that are not finite, and
   // FailedPrecondition starting with wire::kSamplesMissing when the client has
   // data moves to send whose samples the server does not hold.
-  absl::StatusOr<std::vector<v1::TensorSpec>> BeginUpdate(
-      const v1::UpdateHeader& header);
+  absl::StatusOr<UpdateExpectation> BeginUpdate(const v1::UpdateHeader& header);
 
   // Re-checks the header and folds the update into the round's sum. Returns
   // the number of updates the round holds. Errors as BeginUpdate, plus
@@ -294,6 +318,13 @@ class RoundCoordinator {
   std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
+  size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
+  // The last closed round's task and the boards it closed without, whose
+  // updates come late.
+  std::string closed_task_ ABSL_GUARDED_BY(mu_);
+  uint64_t closed_round_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::string> closed_without_ ABSL_GUARDED_BY(mu_);
+  int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<UpdateBound> bound_ ABSL_GUARDED_BY(mu_);

@@ -1,6 +1,7 @@
 // fedberry-server: the aggregation server of a federated training job.
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -160,6 +161,50 @@ ABSL_FLAG(absl::Duration, max_stream_time, absl::Minutes(10),
           "A model or sample stream still open after this long is cancelled, "
           "so a client that stalls mid-push lets go of its thread. 0: no "
           "limit.");
+ABSL_FLAG(int, target_updates, 0,
+          "Partial participation: a round closes on its first K updates (0: "
+          "when every selected board reported); later updates are refused "
+          "and counted (late_updates in rounds.jsonl).");
+ABSL_FLAG(double, over_select, 1.0,
+          "Select this many times the boards a round needs (--target_updates, "
+          "else --fraction/--min_clients), e.g. 1.3, so stragglers do not "
+          "hold it up.");
+ABSL_FLAG(std::string, strategy, "fedavg",
+          "How a round's updates become the next model: fedavg (weighted "
+          "mean), fedprox (fedavg, boards add a proximal term: "
+          "--proximal_mu), fedadam, fedyogi, fedadagrad (server optimizers: "
+          "--server_lr, --beta1, --beta2, --tau), median, trimmed_mean "
+          "(--trim_fraction), krum, multikrum (--byzantine, --krum_keep). "
+          "See README, Strategies.");
+ABSL_FLAG(double, proximal_mu, 0,
+          "fedprox: weight mu of the proximal term (mu/2)||w - w_global||^2 "
+          "boards add to their loss (e.g. 0.01).");
+ABSL_FLAG(double, server_lr, 1.0,
+          "fedadam/fedyogi/fedadagrad: server step (defaults measured on the "
+          "default 5-round job: README, Strategies).");
+ABSL_FLAG(double, beta1, 0.5, "Server optimizers: first-moment decay.");
+ABSL_FLAG(double, beta2, 0.99, "fedadam/fedyogi: second-moment decay.");
+ABSL_FLAG(double, tau, 1.0,
+          "Server optimizers: adaptivity, added to sqrt(v). Coordinates that "
+          "change much less than tau take a momentum step of server_lr/tau "
+          "times their change; smaller tau adapts more (e.g. 1e-3).");
+ABSL_FLAG(double, trim_fraction, 0.1,
+          "trimmed_mean: share of values dropped at each end, per "
+          "coordinate, in [0, 0.5).");
+ABSL_FLAG(int, byzantine, 0,
+          "krum/multikrum: f, the faulty boards to tolerate; every round "
+          "needs more than 2f + 2 updates.");
+ABSL_FLAG(int, krum_keep, 0,
+          "multikrum: m, the best-scored updates averaged (1 <= m <= n - f).");
+ABSL_FLAG(std::string, update_encoding, "raw",
+          "How boards send updates: raw (float32 weights), fp16, int8 "
+          "(per-tensor scale) or topk (--topk_fraction of the values with "
+          "error feedback); lossy ones send the difference from the global "
+          "model.");
+ABSL_FLAG(double, topk_fraction, 0.01,
+          "topk: share of each tensor's values sent, in (0, 1].");
+ABSL_FLAG(std::string, model_encoding, "raw",
+          "How the server sends the global model: raw or fp16.");
 ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
           "How long a receiving client's pull waits for its sender's "
           "samples.");
@@ -182,6 +227,21 @@ absl::Status SaveModel(const runtime::NamedTensors& model,
         absl::StrCat("cannot save the global model to ", path, ": ", e.what()));
   }
   return absl::OkStatus();
+}
+
+server::StrategyOptions StrategyOptionsFromFlags(const std::string& output) {
+  server::StrategyOptions s;
+  s.name = absl::GetFlag(FLAGS_strategy);
+  s.proximal_mu = absl::GetFlag(FLAGS_proximal_mu);
+  s.server_lr = absl::GetFlag(FLAGS_server_lr);
+  s.beta1 = absl::GetFlag(FLAGS_beta1);
+  s.beta2 = absl::GetFlag(FLAGS_beta2);
+  s.tau = absl::GetFlag(FLAGS_tau);
+  s.trim_fraction = absl::GetFlag(FLAGS_trim_fraction);
+  s.byzantine = absl::GetFlag(FLAGS_byzantine);
+  s.krum_keep = absl::GetFlag(FLAGS_krum_keep);
+  s.spill_dir = output + "/spill";
+  return s;
 }
 
 absl::StatusOr<server::JobPlanRequest> PlanRequestFromFlags(
@@ -207,6 +267,22 @@ absl::StatusOr<server::JobPlanRequest> PlanRequestFromFlags(
   r.label_column = absl::GetFlag(FLAGS_label_column);
   const std::string features = absl::GetFlag(FLAGS_feature_columns);
   if (!features.empty()) r.feature_columns = absl::StrSplit(features, ',');
+  r.strategy = absl::GetFlag(FLAGS_strategy);
+  r.proximal_mu = absl::GetFlag(FLAGS_proximal_mu);
+  const server::StrategyOptions s = StrategyOptionsFromFlags(output);
+  if (s.name == "fedadam" || s.name == "fedyogi" || s.name == "fedadagrad") {
+    r.strategy_parameters = {
+        {"server_lr", s.server_lr}, {"beta1", s.beta1}, {"tau", s.tau}};
+    if (s.name != "fedadagrad") r.strategy_parameters["beta2"] = s.beta2;
+  } else if (s.name == "trimmed_mean") {
+    r.strategy_parameters = {{"trim_fraction", s.trim_fraction}};
+  } else if (s.name == "krum" || s.name == "multikrum") {
+    r.strategy_parameters = {{"byzantine", s.byzantine}};
+    if (s.name == "multikrum") r.strategy_parameters["krum_keep"] = s.krum_keep;
+  }
+  r.update_encoding = absl::GetFlag(FLAGS_update_encoding);
+  r.topk_fraction = absl::GetFlag(FLAGS_topk_fraction);
+  r.model_encoding = absl::GetFlag(FLAGS_model_encoding);
   r.eval_data = absl::GetFlag(FLAGS_eval_data);
   r.skip_bad_rows = absl::GetFlag(FLAGS_skip_bad_rows);
   r.cache_dir = output + "/cache";
@@ -276,6 +352,8 @@ int Run() {
   }
 
   const runtime::NamedTensors initial = job->model->State();
+  // Model::State lists parameters first: the server optimizers step those.
+  const int parameter_count = static_cast<int>(job->model->Parameters().size());
   server::Evaluator evaluator;
   if (job->eval) {
     spdlog::info("evaluation set: {}", job->eval->Describe());
@@ -323,6 +401,8 @@ int Run() {
   server::CoordinatorOptions& c = options.coordinator;
   c.rounds = absl::GetFlag(FLAGS_rounds);
   c.fraction = absl::GetFlag(FLAGS_fraction);
+  c.target_updates = absl::GetFlag(FLAGS_target_updates);
+  c.over_select = absl::GetFlag(FLAGS_over_select);
   c.min_clients_per_round = absl::GetFlag(FLAGS_min_clients);
   c.min_clients_to_start = absl::GetFlag(FLAGS_min_clients_to_start);
   c.quorum = absl::GetFlag(FLAGS_quorum);
@@ -345,6 +425,11 @@ int Run() {
   c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
   c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
+  c.strategy = StrategyOptionsFromFlags(output);
+  c.strategy.parameter_count = parameter_count;
+  c.update_encoding = job->plan.update_encoding();
+  c.topk_fraction = job->plan.topk_fraction();
+  c.model_encoding = job->plan.model_encoding();
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
@@ -359,6 +444,19 @@ int Run() {
         "data moves are on: training samples of clients that allow it may "
         "move between them through this server (trusted clusters only)");
   }
+  {
+    // The smallest round that can close: its quorum of the fewest selected.
+    const int min_updates = std::max(
+        1,
+        static_cast<int>(std::ceil(
+            c.quorum * std::max(c.min_clients_per_round, c.target_updates))));
+    if (absl::Status s =
+            server::ValidateStrategyOptions(c.strategy, min_updates);
+        !s.ok()) {
+      spdlog::error("invalid strategy settings: {}", std::string(s.message()));
+      return 2;
+    }
+  }
   if (auto p = server::planner::RoundPlanner::Create(c.planning); !p.ok()) {
     spdlog::error("invalid planner settings: {}",
                   std::string(p.status().message()));
@@ -366,12 +464,14 @@ int Run() {
   }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
       c.fraction > 1 || !(c.max_update_ratio >= 0) || c.max_clients < 1 ||
-      options.max_threads < 4 ||
+      options.max_threads < 4 || c.target_updates < 0 ||
+      !(c.over_select >= 1) || c.over_select > 100 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
     spdlog::error(
         "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1, "
         "local_epochs or local_steps >= 1, max_update_ratio >= 0, "
-        "max_clients >= 1 and max_threads >= 4");
+        "max_clients >= 1, max_threads >= 4, target_updates >= 0 and "
+        "1 <= over_select <= 100");
     return 2;
   }
 

@@ -56,6 +56,26 @@ ABSL_FLAG(std::string, input_std, "", "Normalisation deviation(s).");
 ABSL_FLAG(std::string, label_column, "", "csv: the label's column.");
 ABSL_FLAG(std::string, feature_columns, "", "csv: feature columns.");
 ABSL_FLAG(bool, skip_bad_rows, false, "csv: skip malformed rows.");
+// Aggregation and wire encodings, passed to fedberry-server as given (see
+// fedberry-server --help); empty: the server's default.
+ABSL_FLAG(std::string, strategy, "",
+          "fedavg, fedprox, fedadam, fedyogi, fedadagrad, median, "
+          "trimmed_mean, krum, multikrum.");
+ABSL_FLAG(std::string, proximal_mu, "", "fedprox: mu.");
+ABSL_FLAG(std::string, server_lr, "", "Server optimizers: step.");
+ABSL_FLAG(std::string, beta1, "", "Server optimizers: beta1.");
+ABSL_FLAG(std::string, beta2, "", "Server optimizers: beta2.");
+ABSL_FLAG(std::string, tau, "", "Server optimizers: tau.");
+ABSL_FLAG(std::string, trim_fraction, "", "trimmed_mean: share trimmed.");
+ABSL_FLAG(std::string, byzantine, "", "krum/multikrum: f.");
+ABSL_FLAG(std::string, krum_keep, "", "multikrum: m.");
+ABSL_FLAG(std::string, target_updates, "",
+          "A round closes on its first K updates.");
+ABSL_FLAG(std::string, over_select, "", "Over-selection factor, e.g. 1.3.");
+ABSL_FLAG(std::string, quorum, "", "Quorum at the round deadline.");
+ABSL_FLAG(std::string, update_encoding, "", "raw, fp16, int8 or topk.");
+ABSL_FLAG(std::string, topk_fraction, "", "topk: share of values sent.");
+ABSL_FLAG(std::string, model_encoding, "", "raw or fp16.");
 ABSL_FLAG(std::string, eval_data, "",
           "The server's evaluation data spec. Empty: --data (for idx its "
           "test split; for csv and images the training data itself).");
@@ -276,7 +296,22 @@ int Run() {
            {"input_mean", absl::GetFlag(FLAGS_input_mean)},
            {"input_std", absl::GetFlag(FLAGS_input_std)},
            {"label_column", absl::GetFlag(FLAGS_label_column)},
-           {"feature_columns", absl::GetFlag(FLAGS_feature_columns)}}) {
+           {"feature_columns", absl::GetFlag(FLAGS_feature_columns)},
+           {"strategy", absl::GetFlag(FLAGS_strategy)},
+           {"proximal_mu", absl::GetFlag(FLAGS_proximal_mu)},
+           {"server_lr", absl::GetFlag(FLAGS_server_lr)},
+           {"beta1", absl::GetFlag(FLAGS_beta1)},
+           {"beta2", absl::GetFlag(FLAGS_beta2)},
+           {"tau", absl::GetFlag(FLAGS_tau)},
+           {"trim_fraction", absl::GetFlag(FLAGS_trim_fraction)},
+           {"byzantine", absl::GetFlag(FLAGS_byzantine)},
+           {"krum_keep", absl::GetFlag(FLAGS_krum_keep)},
+           {"target_updates", absl::GetFlag(FLAGS_target_updates)},
+           {"over_select", absl::GetFlag(FLAGS_over_select)},
+           {"quorum", absl::GetFlag(FLAGS_quorum)},
+           {"update_encoding", absl::GetFlag(FLAGS_update_encoding)},
+           {"topk_fraction", absl::GetFlag(FLAGS_topk_fraction)},
+           {"model_encoding", absl::GetFlag(FLAGS_model_encoding)}}) {
     if (!value.empty())
       server_argv.push_back(absl::StrCat("--", name, "=", value));
   }

@@ -1,5 +1,7 @@
 #include "server/strategy/server_optimizer.h"
 
+#include <cmath>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/strategy/fedavg.h"
@@ -11,6 +13,7 @@ enum class Rule { kAdam, kYogi, kAdagrad };
 
 constexpr char kMoment1[] = "m/";
 constexpr char kMoment2[] = "v/";
+constexpr char kSteps[] = "steps";
 
 class ServerOptimizer;
 
@@ -50,8 +53,7 @@ class ServerOptimizer : public Strategy {
       stepped_.push_back(parameter && t.is_floating_point());
       if (stepped_.back()) {
         m_.push_back({model[i].name, torch::zeros(t.sizes(), torch::kFloat32)});
-        v_.push_back({model[i].name,
-                      torch::full(t.sizes(), o.tau * o.tau, torch::kFloat32)});
+        v_.push_back({model[i].name, torch::zeros(t.sizes(), torch::kFloat32)});
       }
     }
   }
@@ -81,17 +83,23 @@ class ServerOptimizer : public Strategy {
     runtime::NamedTensors out;
     for (const auto& t : m_) out.push_back({kMoment1 + t.name, t.tensor});
     for (const auto& t : v_) out.push_back({kMoment2 + t.name, t.tensor});
+    out.push_back({kSteps, torch::tensor({steps_}, torch::kInt64)});
     return out;
   }
 
   absl::Status Restore(const runtime::NamedTensors& state) override {
-    if (state.size() != m_.size() + v_.size()) {
+    const size_t moments = m_.size() + v_.size();
+    if (state.size() != moments + 1 || state.back().name != kSteps ||
+        state.back().tensor.scalar_type() != torch::kInt64 ||
+        state.back().tensor.numel() != 1 ||
+        state.back().tensor.item<int64_t>() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           name_, " state has ", state.size(), " tensors; expected ",
-          m_.size() + v_.size(), " (its two moments of each parameter)"));
+          moments + 1,
+          " (its two moments of each parameter, then its step count)"));
     }
     runtime::NamedTensors m, v;
-    for (size_t i = 0; i < state.size(); ++i) {
+    for (size_t i = 0; i < moments; ++i) {
       const bool first = i < m_.size();
       const runtime::NamedTensor& want = first ? m_[i] : v_[i - m_.size()];
       const std::string name =
@@ -108,6 +116,7 @@ class ServerOptimizer : public Strategy {
     }
     m_ = std::move(m);
     v_ = std::move(v);
+    steps_ = state.back().tensor.item<int64_t>();
     return absl::OkStatus();
   }
 
@@ -116,6 +125,7 @@ class ServerOptimizer : public Strategy {
   const std::vector<bool>& stepped() const { return stepped_; }
   const runtime::NamedTensors& m() const { return m_; }
   const runtime::NamedTensors& v() const { return v_; }
+  int64_t steps() const { return steps_; }
 
  private:
   std::string name_;
@@ -130,6 +140,13 @@ absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
   absl::StatusOr<runtime::NamedTensors> mean = sum_.Result();
   if (!mean.ok()) return mean.status();
   const StrategyOptions& o = optimizer_.options();
+  // Bias correction, as in Adam: m and v start at 0, and a job of a few
+  // rounds must not spend them warming up.
+  const double t = static_cast<double>(optimizer_.steps() + 1);
+  const double m_scale = 1 / (1 - std::pow(o.beta1, t));
+  const double v_scale = optimizer_.rule() == Rule::kAdagrad
+                             ? 1.0
+                             : 1 / (1 - std::pow(o.beta2, t));
   torch::NoGradGuard no_grad;
   runtime::NamedTensors out;
   m.clear();
@@ -158,7 +175,8 @@ absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
         vk = vk + d2;
         break;
     }
-    const torch::Tensor next = x + o.server_lr * mk / (vk.sqrt() + o.tau);
+    const torch::Tensor next =
+        x + o.server_lr * (mk * m_scale) / ((vk * v_scale).sqrt() + o.tau);
     out.push_back({(*global_)[i].name,
                    next.to((*global_)[i].tensor.scalar_type()).contiguous()});
     m.push_back({(*global_)[i].name, mk.to(torch::kFloat32)});

@@ -121,7 +121,8 @@ absl::Status ValidateStrategyOptions(const StrategyOptions& o,
           " updates in every round; the job's rounds may "
           "close with ",
           min_updates,
-          " (raise --min_clients/--target_updates or lower --byzantine)"));
+          " (raise --min_clients, --target_updates or --quorum, or lower "
+          "--byzantine)"));
     }
     if (n == "multikrum" &&
         (o.krum_keep < 1 || o.krum_keep > min_updates - o.byzantine)) {

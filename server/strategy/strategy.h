@@ -44,10 +44,10 @@ struct StrategyOptions {
   double proximal_mu = 0;  // fedprox: the boards' proximal term (> 0)
   // fedadam, fedyogi, fedadagrad: x += server_lr * m / (sqrt(v) + tau),
   // m and v from the pseudo-gradient (average - x) with beta1, beta2.
-  double server_lr = 0.01;
-  double beta1 = 0.9;
+  double server_lr = 1.0;
+  double beta1 = 0.5;
   double beta2 = 0.99;
-  double tau = 1e-3;
+  double tau = 1.0;
   // trimmed_mean: the share of values dropped at each end, in [0, 0.5).
   double trim_fraction = 0.1;
   int byzantine = 0;  // krum, multikrum: f, the faulty boards tolerated

@@ -7,7 +7,9 @@
 #include <limits>
 #include <string_view>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "proto/wire.h"
 #include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
 
@@ -69,6 +71,8 @@ class RoundCoordinatorTest : public ::testing::Test {
     }
     o.max_update_ratio = max_update_ratio_;
     o.max_clients = max_clients_;
+    o.target_updates = target_updates_;
+    o.over_select = over_select_;
     coordinator_ = std::make_unique<RoundCoordinator>(
         o, Model(0, 0),
         [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
@@ -163,6 +167,8 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::vector<RoundReport> reports_;
   int evaluations_ = 0;
+  int target_updates_ = 0;
+  double over_select_ = 1.0;
 };
 
 TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
@@ -838,6 +844,53 @@ TEST_F(RoundCoordinatorTest, TheStrategysStateTravelsWithTheCheckpoint) {
   // A stateless job writes no strategy file.
   snapshot.strategy_state.clear();
   EXPECT_EQ(AsLoaded(snapshot).files.count("strategy.pt"), 0u);
+}
+
+TEST_F(RoundCoordinatorTest,
+       OverSelectedRoundsCloseOnTheirTargetAndCountLateOnes) {
+  target_updates_ = 2;
+  over_select_ = 1.5;  // 3 boards for 2 updates
+  Make(1, /*rounds=*/2);
+  std::vector<std::string> ids = {Join("a"), Join("b"), Join("c"), Join("d")};
+  ASSERT_TRUE(coordinator_->RunOnce());
+  std::vector<std::string> selected;
+  v1::GetTaskResponse task;
+  for (const auto& id : ids) {
+    v1::GetTaskResponse t = Task(id);
+    if (t.action() == v1::GetTaskResponse::TRAIN) {
+      selected.push_back(id);
+      task = t;
+    }
+  }
+  ASSERT_EQ(selected.size(), 3u);
+  ASSERT_TRUE(Submit(Header(selected[0], task, 1), Model(1, 1)).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());  // 1 of the 2 it needs
+  ASSERT_TRUE(Submit(Header(selected[1], task, 1), Model(3, 3)).ok());
+  EXPECT_TRUE(coordinator_->RunOnce());  // closes without the third
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 2);
+  EXPECT_EQ(reports_[0].cut_off, 1);
+  // The third board's work arrives late: refused, said so, and counted.
+  absl::Status late = Submit(Header(selected[2], task, 1), Model(9, 9));
+  EXPECT_EQ(late.code(), absl::StatusCode::kFailedPrecondition) << late;
+  EXPECT_TRUE(absl::StartsWith(late.message(), wire::kLateUpdate)) << late;
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 2
+  std::vector<std::string> second;
+  for (const auto& id : ids) {
+    v1::GetTaskResponse t = Task(id);
+    if (t.action() == v1::GetTaskResponse::TRAIN) {
+      second.push_back(id);
+      task = t;
+    }
+  }
+  ASSERT_GE(second.size(), 2u);
+  ASSERT_TRUE(Submit(Header(second[0], task, 1), Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(Header(second[1], task, 1), Model(2, 2)).ok());
+  EXPECT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1].late_updates, 1);
 }
 
 TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {

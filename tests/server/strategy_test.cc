@@ -156,6 +156,29 @@ TEST(Krum, KeepsTheHonestClusterAgainstAnOutlier) {
       << few.status();
 }
 
+// One coordinate of a server optimizer by hand, with Adam's bias correction.
+struct HandOptimizer {
+  std::string rule;
+  double lr, beta1, beta2, tau;
+  double m = 0, v = 0;
+  int t = 0;
+  double Step(double d) {  // the change of x for pseudo-gradient d
+    ++t;
+    m = beta1 * m + (1 - beta1) * d;
+    if (rule == "fedadam") v = beta2 * v + (1 - beta2) * d * d;
+    if (rule == "fedyogi") {
+      v = v - (1 - beta2) * d * d *
+                  (v - d * d > 0   ? 1
+                   : v - d * d < 0 ? -1
+                                   : 0);
+    }
+    if (rule == "fedadagrad") v = v + d * d;
+    const double mh = m / (1 - std::pow(beta1, t));
+    const double vh = rule == "fedadagrad" ? v : v / (1 - std::pow(beta2, t));
+    return lr * mh / (std::sqrt(vh) + tau);
+  }
+};
+
 TEST(ServerOptimizer, FedAdamStepsByHandAndCommitsOnlyPublishedRounds) {
   const NamedTensors global = Model({1, 1, 1}, 0, 4);
   StrategyOptions o;
@@ -169,17 +192,11 @@ TEST(ServerOptimizer, FedAdamStepsByHandAndCommitsOnlyPublishedRounds) {
   // The weighted mean is {2, 1, 0}, b 0.5, n 6: d = {1, 0, -1}, 0.5.
   const std::vector<NamedTensors> updates = {Model({2, 1, 0}, 0.5, 6)};
   NamedTensors first = Round(*adam, global, updates, {1}, /*commit=*/false);
-  auto expect = [&](double d, double m0, double v0) {
-    const double m = 0.9 * m0 + 0.1 * d;
-    const double v = 0.99 * v0 + 0.01 * d * d;
-    return 0.1 * m / (std::sqrt(v) + 0.01);
-  };
-  const double v0 = 0.01 * 0.01;
+  std::vector<HandOptimizer> hand(4, {"fedadam", 0.1, 0.9, 0.99, 0.01});
+  const std::vector<double> d = {1, 0, -1, 0.5};
   std::vector<float> w = Values(first[0].tensor);
-  EXPECT_NEAR(w[0], 1 + expect(1, 0, v0), 1e-6);
-  EXPECT_NEAR(w[1], 1 + expect(0, 0, v0), 1e-6);
-  EXPECT_NEAR(w[2], 1 + expect(-1, 0, v0), 1e-6);
-  EXPECT_NEAR(Values(first[1].tensor)[0], expect(0.5, 0, v0), 1e-6);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(w[i], 1 + hand[i].Step(d[i]), 1e-6);
+  EXPECT_NEAR(Values(first[1].tensor)[0], hand[3].Step(d[3]), 1e-6);
   EXPECT_EQ(first[2].tensor.item<int64_t>(), 6);  // a buffer: the mean
 
   // Not committed (the server refused that result): the same round again
@@ -188,29 +205,30 @@ TEST(ServerOptimizer, FedAdamStepsByHandAndCommitsOnlyPublishedRounds) {
   EXPECT_TRUE(again[0].tensor.equal(first[0].tensor));
   // Committed now: the next step uses the moments it left.
   NamedTensors second = Round(*adam, again, {Model({2, 1, 0}, 0.5, 6)});
-  const double d0 = 2 - Values(again[0].tensor)[0];
-  const double m1 = 0.1 * 1, v1 = 0.99 * v0 + 0.01 * 1;
-  EXPECT_NEAR(Values(second[0].tensor)[0],
-              Values(again[0].tensor)[0] + expect(d0, m1, v1), 1e-5);
+  const float x0 = Values(again[0].tensor)[0];
+  EXPECT_NEAR(Values(second[0].tensor)[0], x0 + hand[0].Step(2 - x0), 1e-5);
 }
 
-TEST(ServerOptimizer, YogiAndAdagradMoments) {
-  const NamedTensors global = Model({0, 0, 0}, 0);
-  for (const char* name : {"fedyogi", "fedadagrad"}) {
+TEST(ServerOptimizer, YogiAndAdagradOverTwoRounds) {
+  for (const char* name : {"fedyogi", "fedadagrad", "fedadam"}) {
     SCOPED_TRACE(name);
     StrategyOptions o;
     o.name = name;
     o.server_lr = 1;
-    o.beta1 = 0;  // m = d
-    o.beta2 = 0.5;
+    o.beta1 = 0.5;
+    o.beta2 = 0.75;
     o.tau = 0.5;
-    auto s = Make(o, global);
-    NamedTensors out = Round(*s, global, {Model({2, 0, 0}, 0)});
-    // v0 = 0.25, d = 2, d^2 = 4. yogi: v = 0.25 - 0.5 * 4 * sign(0.25 - 4)
-    // = 2.25; adagrad: v = 4.25.
-    const double v = std::string(name) == "fedyogi" ? 2.25 : 4.25;
-    EXPECT_NEAR(Values(out[0].tensor)[0], 2 / (std::sqrt(v) + 0.5), 1e-6);
-    EXPECT_EQ(Values(out[0].tensor)[1], 0);
+    NamedTensors x = Model({0, 0, 0}, 0);
+    auto s = Make(o, x);
+    HandOptimizer hand{name, 1, 0.5, 0.75, 0.5};
+    double expected = 0;
+    for (float target : {2.0f, -1.0f}) {
+      const double d = target - expected;
+      expected += hand.Step(d);
+      x = Round(*s, x, {Model({target, 0, 0}, 0)});
+      EXPECT_NEAR(Values(x[0].tensor)[0], expected, 1e-5);
+      EXPECT_EQ(Values(x[0].tensor)[1], 0);
+    }
   }
 }
 
@@ -221,9 +239,11 @@ TEST(ServerOptimizer, StateRestoresIntoANewStrategyExactly) {
   auto a = Make(o, global);
   NamedTensors g1 = Round(*a, global, {Model({1.5, 2, 2}, 1)});
   const NamedTensors state = a->State();
-  ASSERT_EQ(state.size(), 4u);  // m and v of w and b
+  ASSERT_EQ(state.size(), 5u);  // m and v of w and b, the step count
   EXPECT_EQ(state[0].name, "m/w");
   EXPECT_EQ(state[3].name, "v/b");
+  EXPECT_EQ(state[4].name, "steps");
+  EXPECT_EQ(state[4].tensor.item<int64_t>(), 1);
 
   auto b = Make(o, global);  // a restarted server
   ASSERT_TRUE(b->Restore(state).ok());
@@ -236,6 +256,9 @@ TEST(ServerOptimizer, StateRestoresIntoANewStrategyExactly) {
   // refused.
   NamedTensors wrong = state;
   wrong[0].tensor = torch::zeros({4});
+  EXPECT_EQ(b->Restore(wrong).code(), absl::StatusCode::kInvalidArgument);
+  wrong = state;
+  wrong.pop_back();
   EXPECT_EQ(b->Restore(wrong).code(), absl::StatusCode::kInvalidArgument);
   StrategyOptions avg;
   EXPECT_EQ(Make(avg, global)->Restore(state).code(),
