@@ -267,7 +267,10 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   }
   // Top-k error feedback into this round: the resumed checkpoint's, else
   // what the last round left (when it fits this model).
-  runtime::NamedTensors residual_in = saved ? saved->residual : residual_;
+  runtime::NamedTensors residual_in = saved ? saved->residual
+                                      : task.task_id == residual_task_
+                                          ? residual_task_in_
+                                          : residual_;
   if (!FitsFloatingTensors(residual_in, global)) {
     if (!residual_in.empty()) {
       spdlog::info("dropping top-k leftovers of another model");
@@ -275,6 +278,8 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     residual_in.clear();
   }
   snapshot.residual = residual_in;
+  residual_task_ = task.task_id;
+  residual_task_in_ = residual_in;
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
   // FedProx pulls towards the round's global model: its parameters are the

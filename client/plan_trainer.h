@@ -110,6 +110,10 @@ class PlanTrainer : public LocalTrainer {
   // Top-k error feedback carried into the next round (see
   // TrainingSnapshot::residual); empty without top-k updates.
   runtime::NamedTensors residual_;
+  // The task last trained and the leftovers it started from: a task trained
+  // again (its round reopened after a server restart) starts from the same.
+  std::string residual_task_;
+  runtime::NamedTensors residual_task_in_;
   int checkpoints_written_ = 0;
   int checkpoints_failed_ = 0;
   TrainingGate* gate_ = nullptr;

@@ -1,6 +1,7 @@
 #include "runtime/training_plan.h"
 
 #include <cmath>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -10,6 +11,7 @@
 #include "runtime/model_zoo.h"
 #include "runtime/sha256.h"
 #include "runtime/torchscript_model.h"
+#include "runtime/update_encoding.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -249,10 +251,34 @@ std::string DescribePlan(const v1::TrainingPlan& plan) {
                                          Printable(plan.model_name(), 64), " (",
                                          plan.model_sha256().substr(0, 12),
                                          ", ", plan.model_bytes(), " bytes)");
-  return absl::StrCat(model, ", input ", absl::StrJoin(plan.input_shape(), "x"),
-                      ", ", plan.task(), " with ", plan.num_outputs(),
-                      " outputs, loss ", plan.loss(), ", ", plan.optimizer(),
-                      " lr ", plan.learning_rate());
+  std::string out = absl::StrCat(
+      model, ", input ", absl::StrJoin(plan.input_shape(), "x"), ", ",
+      plan.task(), " with ", plan.num_outputs(), " outputs, loss ", plan.loss(),
+      ", ", plan.optimizer(), " lr ", plan.learning_rate());
+  if (!plan.strategy().empty() && plan.strategy() != "fedavg") {
+    absl::StrAppend(&out, ", strategy ", Printable(plan.strategy(), 64));
+    // Sorted: the map's own order is not fixed.
+    std::map<std::string, double> settings(plan.strategy_parameters().begin(),
+                                           plan.strategy_parameters().end());
+    if (plan.proximal_mu() > 0) settings["mu"] = plan.proximal_mu();
+    std::vector<std::string> parts;
+    for (const auto& [k, v] : settings) {
+      parts.push_back(absl::StrCat(Printable(k, 32), " ", v));
+    }
+    if (!parts.empty())
+      absl::StrAppend(&out, " (", absl::StrJoin(parts, ", "), ")");
+  }
+  const v1::Encoding up = plan.update_encoding();
+  if (up != v1::ENCODING_RAW && up != v1::ENCODING_UNSPECIFIED) {
+    absl::StrAppend(&out, ", updates ", EncodingName(up));
+    if (up == v1::ENCODING_TOPK) {
+      absl::StrAppend(&out, " ", plan.topk_fraction());
+    }
+  }
+  if (plan.model_encoding() == v1::ENCODING_FP16) {
+    absl::StrAppend(&out, ", model fp16");
+  }
+  return out;
 }
 
 }  // namespace fedberry::runtime

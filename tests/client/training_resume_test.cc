@@ -3,6 +3,7 @@
 // never interrupted (one thread, fixed seed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "client/plan_trainer.h"
@@ -124,6 +125,117 @@ TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
   // momentum and weights at batch 10 were not taken.
   ExpectBitEqual(reference->model, out->model);
   EXPECT_EQ(out->metrics.steps(), 24u);
+}
+
+// The payload bytes of an encoded update, tensor by tensor.
+std::vector<std::string> Payloads(const TrainOutcome& o) {
+  std::vector<std::string> out;
+  for (const auto& e : o.encoded) out.emplace_back(e.payload());
+  return out;
+}
+
+TEST(TrainingResume, TopKLeftoversSurviveARestartExactly) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  v1::TrainingPlan plan = runtime::DefaultImagePlan(Config());
+  plan.set_update_encoding(v1::ENCODING_TOPK);
+  plan.set_topk_fraction(0.05);
+  const TaskRef first{1, "r1-a"}, second{2, "r2-b"};
+
+  // Uninterrupted: two rounds in one process.
+  PlanTrainer plain(data, 1);
+  ASSERT_TRUE(plain.UsePlan(plan, nullptr).ok());
+  auto r1 = plain.Train(first, Config(), Global(), stop);
+  ASSERT_TRUE(r1.ok()) << r1.status();
+  ASSERT_FALSE(r1->encoded.empty());
+  EXPECT_EQ(r1->encoded[0].spec.encoding(), v1::ENCODING_TOPK);
+  EXPECT_TRUE(r1->encoded[0].spec.delta());
+  // Trained again (its round reopened after a server restart): the same
+  // update, from the same leftovers.
+  auto again = plain.Train(first, Config(), Global(), stop);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(Payloads(*again), Payloads(*r1));
+  auto r2 = plain.Train(second, Config(), r1->model, stop);
+  ASSERT_TRUE(r2.ok());
+
+  // With a board restart after each round: the finished checkpoint carries
+  // the leftovers.
+  const std::string root = dir / "ckpt";
+  auto make = [&] {
+    auto t = std::make_unique<PlanTrainer>(
+        data, 1, std::make_unique<checkpoint::CheckpointStore>(root),
+        CheckpointPolicy{5, absl::ZeroDuration()});
+    EXPECT_TRUE(t->UsePlan(plan, nullptr).ok());
+    return t;
+  };
+  {
+    auto t = make();
+    auto out = t->Train(first, Config(), Global(), stop);
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(Payloads(*out), Payloads(*r1));
+  }
+  {
+    auto t = make();  // killed during the push: resumes the finished round
+    auto out = t->Train(first, Config(), Global(), stop);
+    ASSERT_TRUE(out.ok());
+    EXPECT_EQ(Payloads(*out), Payloads(*r1));
+  }
+  auto t = make();  // restarted before round 2
+  auto out = t->Train(second, Config(), r1->model, stop);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(Payloads(*out), Payloads(*r2));
+}
+
+TEST(TrainingResume, FedProxPullsTowardsTheGlobalModelAndResumesExactly) {
+  torch::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  const TaskRef task{3, "r3-abc"};
+  auto distance = [](const runtime::NamedTensors& a,
+                     const runtime::NamedTensors& b) {
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].tensor.is_floating_point()) continue;
+      d += (a[i].tensor - b[i].tensor).pow(2).sum().item<double>();
+    }
+    return std::sqrt(d);
+  };
+  v1::TrainingPlan plan = runtime::DefaultImagePlan(Config());
+  PlanTrainer free(data, 1);
+  ASSERT_TRUE(free.UsePlan(plan, nullptr).ok());
+  auto unbound = free.Train(task, Config(), Global(), stop);
+  plan.set_proximal_mu(5.0);
+  PlanTrainer prox(data, 1);
+  ASSERT_TRUE(prox.UsePlan(plan, nullptr).ok());
+  auto bound = prox.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(unbound.ok() && bound.ok());
+  // The proximal term keeps the board nearer the global model.
+  EXPECT_LT(distance(bound->model, Global()),
+            0.8 * distance(unbound->model, Global()));
+
+  // Resumed from a mid-run checkpoint: bit for bit the same.
+  const std::string root = dir / "ckpt";
+  {
+    PlanTrainer saving(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(
+                           root, checkpoint::FileSystem::Default(),
+                           checkpoint::StoreOptions{.keep = 100}),
+                       CheckpointPolicy{5, absl::ZeroDuration()});
+    ASSERT_TRUE(saving.UsePlan(plan, nullptr).ok());
+    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
+  }
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().filename() != "ckpt-00000003") fs::remove_all(e.path());
+  }
+  PlanTrainer resumed(data, 1,
+                      std::make_unique<checkpoint::CheckpointStore>(root));
+  ASSERT_TRUE(resumed.UsePlan(plan, nullptr).ok());
+  auto out = resumed.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectBitEqual(bound->model, out->model);
 }
 
 TEST(TrainingResume, FinishedCheckpointSkipsTraining) {

@@ -168,6 +168,10 @@ class KillTest : public ::testing::Test {
   // Kills the one client of a job at random moments, `target` times, and
   // checks the job ends with the uninterrupted job's model.
   void KillClientRepeatedly(int target);
+  // Kills the server of a two-board job mid-round, mid-checkpoint and just
+  // after one, and checks every round is reported once and the job ends
+  // with the uninterrupted job's model.
+  void KillServerRepeatedly();
 
   testing::TempDir dir_;
   int rounds_ = kRounds;                   // the job's
@@ -271,6 +275,20 @@ void KillTest::KillClientRepeatedly(int target) {
 }
 
 TEST_F(KillTest, ServerKilledMidRoundAndMidCheckpointCompletesTheJob) {
+  KillServerRepeatedly();
+}
+
+// The same with a stateful strategy and encoded updates: FedAdam's moments
+// and step count are in the federation checkpoint, and each board keeps its
+// top-k leftovers, also when a reopened round makes it train a task again.
+TEST_F(KillTest, ServerKilledUnderFedAdamWithTopKUpdatesEndsExactly) {
+  server_extra_ = {"--strategy=fedadam", "--server_lr=0.05", "--tau=0.01",
+                   "--update_encoding=topk", "--topk_fraction=0.05"};
+  KillServerRepeatedly();
+  EXPECT_GT(testing::CountLines(dir_ / "kill/server.log", "fedadam"), 0);
+}
+
+void KillTest::KillServerRepeatedly() {
   const int target = std::max(4, KillTarget() / 8);
   // Rounds enough for the kills: one after a round is durable moves the job
   // on, and a fast machine finishes 3 rounds before 6 kills.
