@@ -1,4 +1,5 @@
 // fedberry-client: the device agent that trains on this board's data.
+#include <ATen/Parallel.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
@@ -21,6 +22,7 @@
 #include "client/release_mode.h"
 #include "client/round_meter.h"
 #include "client/supervisor.h"
+#include "client/update_attack.h"
 #include "client/watchdog_gate.h"
 #include "proto/wire.h"
 #include "runtime/command_line.h"
@@ -45,6 +47,10 @@ ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
 ABSL_FLAG(bool, skip_bad_rows, false,
           "csv: skip malformed rows (counted in the log) instead of refusing "
           "the file.");
+ABSL_FLAG(std::string, attack, "",
+          "Test only, to measure robust aggregation: send poisoned updates, "
+          "global + F * (trained - global). scale:F, signflip (F = -1) or "
+          "signflip:F (F negated).");
 ABSL_FLAG(std::string, model_sha256, "",
           "Refuse any job whose model file does not have this SHA-256 "
           "(lowercase hex; e.g. from sha256sum model.pt).");
@@ -278,7 +284,7 @@ int Supervise(int argc, char** argv) {
 
 int Run() {
   const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
-  torch::set_num_threads(threads);
+  at::set_num_threads(threads);
   at::set_num_interop_threads(1);
 
   auto kind = runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition));
@@ -379,6 +385,16 @@ int Run() {
                               static_cast<uint64_t>(partition.index),
                               std::move(store), policy);
   trainer.SetSkipBadRows(absl::GetFlag(FLAGS_skip_bad_rows));
+  auto attack = client::ParseUpdateAttack(absl::GetFlag(FLAGS_attack));
+  if (!attack.ok()) {
+    spdlog::error("{}", std::string(attack.status().message()));
+    return 2;
+  }
+  if (*attack) {
+    spdlog::warn("--attack={}: this board sends poisoned updates (test only)",
+                 (*attack)->spec);
+    trainer.SetAttack(*std::move(attack));
+  }
   // The memory-pressure watchdog (see client/watchdog_gate.h).
   runtime::MemoryReader memory_reader(runtime::ProcFiles::Real());
   std::unique_ptr<client::WatchdogGate> gate;

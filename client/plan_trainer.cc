@@ -1,6 +1,7 @@
 #include "client/plan_trainer.h"
 
 #include <spdlog/spdlog.h>
+#include <torch/torch.h>
 
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
@@ -368,6 +369,9 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
                    runtime::Train(net, *data, *objective_, options, hooks));
   TrainOutcome out;
   out.model = net.State();
+  if (attack_) {
+    RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, global, &out.model));
+  }
   // The update as the plan sends it; the same from a resumed finished
   // checkpoint (same model, global and leftovers in), so a re-push after a
   // kill sends what the first push did.

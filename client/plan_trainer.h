@@ -18,6 +18,7 @@
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
 #include "client/training_gate.h"
+#include "client/update_attack.h"
 #include "runtime/dataset.h"
 #include "runtime/model.h"
 #include "runtime/objective.h"
@@ -79,6 +80,10 @@ class PlanTrainer : public LocalTrainer {
   void SetGate(TrainingGate* gate) { gate_ = gate; }
   // Skip malformed CSV rows (counted in the log) instead of refusing them.
   void SetSkipBadRows(bool skip) { skip_bad_rows_ = skip; }
+  // Test only: send every update poisoned as `attack` says.
+  void SetAttack(std::optional<UpdateAttack> attack) {
+    attack_ = std::move(attack);
+  }
 
   int checkpoints_written() const { return checkpoints_written_; }
   int checkpoints_failed() const { return checkpoints_failed_; }
@@ -99,6 +104,7 @@ class PlanTrainer : public LocalTrainer {
   std::unique_ptr<checkpoint::CheckpointStore> store_;
   CheckpointPolicy policy_;
   bool skip_bad_rows_ = false;
+  std::optional<UpdateAttack> attack_;
   std::optional<checkpoint::LoadedCheckpoint> resumable_;
   // Bound by UsePlan (or EnsurePlan).
   std::optional<v1::TrainingPlan> plan_;

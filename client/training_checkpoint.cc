@@ -1,5 +1,7 @@
 #include "client/training_checkpoint.h"
 
+#include <torch/torch.h>
+
 #include <cstring>
 #include <nlohmann/json.hpp>
 

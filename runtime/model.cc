@@ -1,28 +1,18 @@
 #include "runtime/model.h"
 
+#include <ATen/ATen.h>
+
 #include "absl/strings/str_cat.h"
 
 namespace fedberry::runtime {
 
-torch::Tensor Model::OwnLoss(const torch::Tensor&, const torch::Tensor&) {
+at::Tensor Model::OwnLoss(const at::Tensor&, const at::Tensor&) {
   throw std::logic_error("this model defines no loss of its own");
 }
 
-void ModuleTensors(torch::nn::Module& module, std::vector<std::string>* names,
-                   std::vector<torch::Tensor>* tensors) {
-  for (const auto& item : module.named_parameters(/*recurse=*/true)) {
-    names->push_back(item.key());
-    tensors->push_back(item.value());
-  }
-  for (const auto& item : module.named_buffers(/*recurse=*/true)) {
-    names->push_back(item.key());
-    tensors->push_back(item.value());
-  }
-}
-
 NamedTensors CopyState(const std::vector<std::string>& names,
-                       const std::vector<torch::Tensor>& tensors) {
-  torch::NoGradGuard no_grad;
+                       const std::vector<at::Tensor>& tensors) {
+  at::NoGradGuard no_grad;
   NamedTensors out;
   out.reserve(names.size());
   for (size_t i = 0; i < names.size(); ++i) {
@@ -32,9 +22,9 @@ NamedTensors CopyState(const std::vector<std::string>& names,
 }
 
 absl::Status CopyInto(const std::vector<std::string>& names,
-                      std::vector<torch::Tensor>& targets,
+                      std::vector<at::Tensor>& targets,
                       const NamedTensors& state) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   if (state.size() != targets.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("model state has ", state.size(),

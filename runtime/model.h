@@ -7,7 +7,11 @@
 #ifndef FEDBERRY_RUNTIME_MODEL_H_
 #define FEDBERRY_RUNTIME_MODEL_H_
 
-#include <torch/torch.h>
+// The tensor type only: <torch/torch.h> (LibTorch's whole C++ frontend) costs
+// a translation unit about six times as much to compile, and most code here
+// only moves, checks or combines tensors. runtime/nn_model.h has what
+// torch::nn modules need.
+#include <ATen/core/Tensor.h>
 
 #include <memory>
 #include <string>
@@ -19,7 +23,7 @@ namespace fedberry::runtime {
 
 struct NamedTensor {
   std::string name;
-  torch::Tensor tensor;
+  at::Tensor tensor;
 };
 using NamedTensors = std::vector<NamedTensor>;
 
@@ -29,9 +33,9 @@ class Model {
   // For logs and checkpoints: "lenet5", "torchscript:model.pt".
   virtual const std::string& name() const = 0;
   // Output for a batch [N, ...input shape].
-  virtual torch::Tensor Forward(const torch::Tensor& x) = 0;
+  virtual at::Tensor Forward(const at::Tensor& x) = 0;
   // Trainable parameters, for the optimizer.
-  virtual std::vector<torch::Tensor> Parameters() = 0;
+  virtual std::vector<at::Tensor> Parameters() = 0;
   // Copies (detached, contiguous, on CPU) of parameters then buffers.
   virtual NamedTensors State() = 0;
   // Copies `state` into the parameters and buffers. InvalidArgument when
@@ -41,59 +45,17 @@ class Model {
   virtual void SetTraining(bool on) = 0;
   // The model's own loss(output, target), when it defines one.
   virtual bool HasOwnLoss() const { return false; }
-  virtual torch::Tensor OwnLoss(const torch::Tensor& output,
-                                const torch::Tensor& target);
-};
-
-// A Model over a torch::nn::Module whose forward takes one tensor.
-template <typename Net>
-class NnModel : public Model {
- public:
-  NnModel(std::string name, std::shared_ptr<Net> net)
-      : name_(std::move(name)), net_(std::move(net)) {}
-  const std::string& name() const override { return name_; }
-  torch::Tensor Forward(const torch::Tensor& x) override {
-    return net_->forward(x);
-  }
-  std::vector<torch::Tensor> Parameters() override {
-    return net_->parameters();
-  }
-  NamedTensors State() override;
-  absl::Status LoadState(const NamedTensors& state) override;
-  void SetTraining(bool on) override { net_->train(on); }
-
- private:
-  std::string name_;
-  std::shared_ptr<Net> net_;
+  virtual at::Tensor OwnLoss(const at::Tensor& output,
+                             const at::Tensor& target);
 };
 
 // Copies of `tensors` under `names`.
 NamedTensors CopyState(const std::vector<std::string>& names,
-                       const std::vector<torch::Tensor>& tensors);
+                       const std::vector<at::Tensor>& tensors);
 // Copies `state` into `targets`, checking names, count and shapes.
 absl::Status CopyInto(const std::vector<std::string>& names,
-                      std::vector<torch::Tensor>& targets,
+                      std::vector<at::Tensor>& targets,
                       const NamedTensors& state);
-// The parameters then buffers of a module, with their names.
-void ModuleTensors(torch::nn::Module& module, std::vector<std::string>* names,
-                   std::vector<torch::Tensor>* tensors);
-
-template <typename Net>
-NamedTensors NnModel<Net>::State() {
-  std::vector<std::string> names;
-  std::vector<torch::Tensor> tensors;
-  ModuleTensors(*net_, &names, &tensors);
-  return CopyState(names, tensors);
-}
-
-template <typename Net>
-absl::Status NnModel<Net>::LoadState(const NamedTensors& state) {
-  std::vector<std::string> names;
-  std::vector<torch::Tensor> tensors;
-  ModuleTensors(*net_, &names, &tensors);
-  return CopyInto(names, tensors, state);
-}
-
 // Deep copy.
 NamedTensors CloneState(const NamedTensors& state);
 

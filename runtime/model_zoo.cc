@@ -1,10 +1,13 @@
 #include "runtime/model_zoo.h"
 
+#include <torch/torch.h>
+
 #include <functional>
 #include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/nn_model.h"
 
 namespace fedberry::runtime {
 namespace {

@@ -1,5 +1,7 @@
 #include "runtime/objective.h"
 
+#include <torch/torch.h>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"

@@ -5,7 +5,7 @@
 #ifndef FEDBERRY_RUNTIME_OBJECTIVE_H_
 #define FEDBERRY_RUNTIME_OBJECTIVE_H_
 
-#include <torch/torch.h>
+#include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
@@ -44,19 +44,18 @@ class Objective {
 
   // The target tensor for `labels` (floats from Dataset::Read) against
   // `output`: class indices (int64) or float targets shaped like `output`.
-  torch::Tensor Targets(const torch::Tensor& labels,
-                        const torch::Tensor& output) const;
+  at::Tensor Targets(const at::Tensor& labels, const at::Tensor& output) const;
   // Mean loss of the batch.
-  torch::Tensor Loss(Model& model, const torch::Tensor& output,
-                     const torch::Tensor& targets) const;
+  at::Tensor Loss(Model& model, const at::Tensor& output,
+                  const at::Tensor& targets) const;
   // Adds the batch's metrics.
-  void Score(const torch::Tensor& output, const torch::Tensor& targets,
+  void Score(const at::Tensor& output, const at::Tensor& targets,
              MetricSums* sums) const;
   // Checks one batch end to end: the output fits the labels and the loss.
   // InvalidArgument naming both shapes when it does not, e.g. a classifier
   // with fewer outputs than `label_count` classes.
-  absl::Status Check(Model& model, const torch::Tensor& output,
-                     const torch::Tensor& labels, int64_t label_count) const;
+  absl::Status Check(Model& model, const at::Tensor& output,
+                     const at::Tensor& labels, int64_t label_count) const;
 
  private:
   Objective(TaskKind task, std::string loss) : task_(task), loss_(loss) {}

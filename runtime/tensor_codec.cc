@@ -1,5 +1,7 @@
 #include "runtime/tensor_codec.h"
 
+#include <ATen/ATen.h>
+
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -29,11 +31,11 @@ std::string EncodingText(int value) {
              : absl::StrCat("unknown encoding ", value);
 }
 
-absl::StatusOr<v1::DType> ToWire(torch::ScalarType t) {
+absl::StatusOr<v1::DType> ToWire(at::ScalarType t) {
   switch (t) {
-    case torch::kFloat32:
+    case at::kFloat:
       return v1::DTYPE_FLOAT32;
-    case torch::kInt64:
+    case at::kLong:
       return v1::DTYPE_INT64;
     default:
       return absl::InvalidArgumentError(
@@ -41,12 +43,12 @@ absl::StatusOr<v1::DType> ToWire(torch::ScalarType t) {
   }
 }
 
-absl::StatusOr<torch::ScalarType> FromWire(v1::DType t) {
+absl::StatusOr<at::ScalarType> FromWire(v1::DType t) {
   switch (t) {
     case v1::DTYPE_FLOAT32:
-      return torch::kFloat32;
+      return at::kFloat;
     case v1::DTYPE_INT64:
-      return torch::kInt64;
+      return at::kLong;
     default:
       return absl::InvalidArgumentError(
           absl::StrCat("unsupported wire dtype ", DTypeText(t)));
@@ -203,10 +205,10 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
         "tensor '", Printable(spec.name()),
         "' is a difference from a global model this stream has not"));
   }
-  ASSIGN_OR_RETURN(torch::ScalarType dtype, FromWire(spec.dtype()));
+  ASSIGN_OR_RETURN(at::ScalarType dtype, FromWire(spec.dtype()));
   const bool raw = spec.encoding() == v1::ENCODING_RAW && !spec.delta();
   tensors_.push_back(
-      {spec.name(), raw ? torch::empty(shape, dtype) : torch::Tensor()});
+      {spec.name(), raw ? at::empty(shape, dtype) : at::Tensor()});
   spec_ = spec;
   size_ = static_cast<int64_t>(size);
   payload_.clear();
@@ -266,7 +268,7 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
         absl::StrCat("tensor '", tensors_.back().name, "' receives ",
                      filled_ + n, " bytes; its spec announces ", size_));
   }
-  torch::Tensor& t = tensors_.back().tensor;
+  at::Tensor& t = tensors_.back().tensor;
   char* into = t.defined() ? static_cast<char*>(t.data_ptr()) : payload_.data();
   std::memcpy(into + filled_, chunk.data().data(), static_cast<size_t>(n));
   filled_ += n;
@@ -298,7 +300,7 @@ absl::StatusOr<NamedTensors> ModelAssembler::Finish() {
 absl::Status CheckFinite(const NamedTensors& state) {
   for (const auto& t : state) {
     if (!t.tensor.is_floating_point()) continue;
-    if (!torch::isfinite(t.tensor).all().item<bool>()) {
+    if (!at::isfinite(t.tensor).all().item<bool>()) {
       return absl::InvalidArgumentError(
           absl::StrCat("tensor '", t.name, "' contains NaN or Inf values"));
     }

@@ -1,5 +1,7 @@
 #include "runtime/trainer.h"
 
+#include <torch/torch.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

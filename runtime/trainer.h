@@ -18,6 +18,12 @@
 #include "runtime/model.h"
 #include "runtime/objective.h"
 
+// Declared only: callers that make or step an optimizer include
+// <torch/torch.h> themselves (see runtime/model.h).
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
+
 namespace fedberry::runtime {
 
 struct TrainOptions {
@@ -85,7 +91,7 @@ struct TrainHooks {
   std::function<int()> micro_batches;
   // With options.proximal_mu > 0: the round's global model's parameters, in
   // Model::Parameters() order, the proximal term pulls towards (required).
-  const std::vector<torch::Tensor>* proximal_anchor = nullptr;
+  const std::vector<at::Tensor>* proximal_anchor = nullptr;
 };
 
 // Optimizer names TrainOptions::optimizer accepts.
@@ -94,7 +100,7 @@ std::vector<std::string> OptimizerNames();
 // The optimizer `options` names over `parameters`. InvalidArgument for an
 // unknown name or a learning rate that is not a positive number.
 absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
-    const TrainOptions& options, std::vector<torch::Tensor> parameters);
+    const TrainOptions& options, std::vector<at::Tensor> parameters);
 
 // Trains `model` in place, minimising `objective`. Cancelled when
 // hooks.stop becomes true between batches; InvalidArgument for empty data,
@@ -116,8 +122,8 @@ absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
 
 // Inputs [n, ...sample shape] and float labels [n] of rows `rows`.
 struct Batch {
-  torch::Tensor inputs;
-  torch::Tensor labels;
+  at::Tensor inputs;
+  at::Tensor labels;
 };
 Batch ReadBatch(const Dataset& data, const int64_t* rows, int64_t n);
 

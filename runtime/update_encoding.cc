@@ -1,5 +1,7 @@
 #include "runtime/update_encoding.h"
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -71,18 +73,15 @@ absl::string_view EncodedTensor::payload() const {
   return data;
 }
 
-absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
-                                           const torch::Tensor& value,
-                                           v1::Encoding encoding,
-                                           const torch::Tensor* reference,
-                                           double topk_fraction,
-                                           torch::Tensor* residual) {
+absl::StatusOr<EncodedTensor> EncodeTensor(
+    const std::string& name, const at::Tensor& value, v1::Encoding encoding,
+    const at::Tensor* reference, double topk_fraction, at::Tensor* residual) {
   EncodedTensor out;
   out.spec.set_name(name);
   for (int64_t d : value.sizes()) out.spec.add_shape(d);
-  if (value.scalar_type() == torch::kFloat32) {
+  if (value.scalar_type() == at::kFloat) {
     out.spec.set_dtype(v1::DTYPE_FLOAT32);
-  } else if (value.scalar_type() == torch::kInt64) {
+  } else if (value.scalar_type() == at::kLong) {
     out.spec.set_dtype(v1::DTYPE_INT64);
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -94,8 +93,8 @@ absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
     out.raw = value.contiguous();
     return out;
   }
-  torch::NoGradGuard no_grad;
-  torch::Tensor x = value.detach();
+  at::NoGradGuard no_grad;
+  at::Tensor x = value.detach();
   if (reference != nullptr) {
     if (!reference->sizes().equals(value.sizes())) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -105,11 +104,11 @@ absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
     x = x - *reference;
     out.spec.set_delta(true);
   }
-  x = x.to(torch::kFloat32).contiguous().view({-1});
+  x = x.to(at::kFloat).contiguous().view({-1});
   out.spec.set_encoding(encoding);
   switch (encoding) {
     case v1::ENCODING_FP16: {
-      const torch::Tensor h = x.to(torch::kHalf).contiguous();
+      const at::Tensor h = x.to(at::kHalf).contiguous();
       out.data.assign(static_cast<const char*>(h.data_ptr()),
                       static_cast<size_t>(h.nbytes()));
       return out;
@@ -118,23 +117,23 @@ absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
       const float max = x.numel() ? x.abs().max().item<float>() : 0.0f;
       const float scale = max > 0 ? max / 127.0f : 0.0f;
       out.spec.set_scale(scale);
-      const torch::Tensor q =
-          scale > 0 ? (x / scale).round().clamp(-127, 127).to(torch::kInt8)
-                    : torch::zeros({x.numel()}, torch::kInt8);
+      const at::Tensor q =
+          scale > 0 ? (x / scale).round().clamp(-127, 127).to(at::kChar)
+                    : at::zeros({x.numel()}, at::kChar);
       out.data.assign(static_cast<const char*>(q.contiguous().data_ptr()),
                       static_cast<size_t>(q.numel()));
       return out;
     }
     case v1::ENCODING_TOPK: {
-      torch::Tensor u = x;
+      at::Tensor u = x;
       if (residual != nullptr && residual->defined()) {
-        u = u + residual->to(torch::kFloat32).contiguous().view({-1});
+        u = u + residual->to(at::kFloat).contiguous().view({-1});
       }
       const int64_t k = TopKCount(u.numel(), topk_fraction);
-      torch::Tensor index =
+      at::Tensor index =
           std::get<1>(u.abs().topk(k, 0, /*largest=*/true, /*sorted=*/false));
       index = std::get<0>(index.sort());
-      const torch::Tensor kept = u.index_select(0, index);
+      const at::Tensor kept = u.index_select(0, index);
       out.spec.set_nnz(static_cast<uint64_t>(k));
       out.data.resize(static_cast<size_t>(k) * kTopKRecord);
       const int64_t* idx = index.data_ptr<int64_t>();
@@ -146,7 +145,7 @@ absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
                     sizeof(float));
       }
       if (residual != nullptr) {
-        torch::Tensor left = u.clone();
+        at::Tensor left = u.clone();
         left.index_fill_(0, index, 0.0f);
         *residual = left.view(value.sizes());
       }
@@ -193,9 +192,9 @@ absl::StatusOr<uint64_t> PayloadBytes(const v1::TensorSpec& spec) {
   }
 }
 
-absl::StatusOr<torch::Tensor> DecodeTensor(const v1::TensorSpec& spec,
-                                           absl::string_view payload,
-                                           const torch::Tensor* reference) {
+absl::StatusOr<at::Tensor> DecodeTensor(const v1::TensorSpec& spec,
+                                        absl::string_view payload,
+                                        const at::Tensor* reference) {
   absl::StatusOr<uint64_t> bytes = PayloadBytes(spec);
   if (!bytes.ok()) return bytes.status();
   if (payload.size() != *bytes) {
@@ -205,32 +204,31 @@ absl::StatusOr<torch::Tensor> DecodeTensor(const v1::TensorSpec& spec,
   std::vector<int64_t> shape(spec.shape().begin(), spec.shape().end());
   const int64_t numel = *Elements(spec);
   if (spec.encoding() == v1::ENCODING_RAW) {
-    torch::Tensor t =
-        torch::empty(shape, spec.dtype() == v1::DTYPE_FLOAT32 ? torch::kFloat32
-                                                              : torch::kInt64);
+    at::Tensor t = at::empty(
+        shape, spec.dtype() == v1::DTYPE_FLOAT32 ? at::kFloat : at::kLong);
     std::memcpy(t.data_ptr(), payload.data(), payload.size());
     if (!spec.delta()) return t;
   }
-  torch::Tensor x;
+  at::Tensor x;
   switch (spec.encoding()) {
     case v1::ENCODING_RAW:
-      x = torch::empty({numel}, torch::kFloat32);
+      x = at::empty({numel}, at::kFloat);
       std::memcpy(x.data_ptr(), payload.data(), payload.size());
       break;
     case v1::ENCODING_FP16: {
-      torch::Tensor h = torch::empty({numel}, torch::kHalf);
+      at::Tensor h = at::empty({numel}, at::kHalf);
       std::memcpy(h.data_ptr(), payload.data(), payload.size());
-      x = h.to(torch::kFloat32);
+      x = h.to(at::kFloat);
       break;
     }
     case v1::ENCODING_INT8: {
-      torch::Tensor q = torch::empty({numel}, torch::kInt8);
+      at::Tensor q = at::empty({numel}, at::kChar);
       std::memcpy(q.data_ptr(), payload.data(), payload.size());
-      x = q.to(torch::kFloat32) * spec.scale();
+      x = q.to(at::kFloat) * spec.scale();
       break;
     }
     case v1::ENCODING_TOPK: {
-      x = torch::zeros({numel}, torch::kFloat32);
+      x = at::zeros({numel}, at::kFloat);
       float* out = x.data_ptr<float>();
       int64_t last = -1;
       for (uint64_t i = 0; i < spec.nnz(); ++i) {
@@ -257,7 +255,7 @@ absl::StatusOr<torch::Tensor> DecodeTensor(const v1::TensorSpec& spec,
   if (reference == nullptr || !reference->sizes().equals(x.sizes())) {
     return Bad(spec, "is a difference from a global model this stream has not");
   }
-  return (reference->to(torch::kFloat32) + x).contiguous();
+  return (reference->to(at::kFloat) + x).contiguous();
 }
 
 }  // namespace fedberry::runtime

@@ -32,8 +32,8 @@ int64_t TopKCount(int64_t numel, double fraction);
 
 struct EncodedTensor {
   v1::TensorSpec spec;
-  std::string data;   // the payload; empty when `raw` holds it
-  torch::Tensor raw;  // RAW: the contiguous tensor, sent as it is
+  std::string data;  // the payload; empty when `raw` holds it
+  at::Tensor raw;    // RAW: the contiguous tensor, sent as it is
   absl::string_view payload() const;
 };
 
@@ -43,11 +43,11 @@ struct EncodedTensor {
 // undefined) to the difference first and leaves in it what was not sent.
 // InvalidArgument for a dtype the wire cannot carry or shapes that differ.
 absl::StatusOr<EncodedTensor> EncodeTensor(const std::string& name,
-                                           const torch::Tensor& value,
+                                           const at::Tensor& value,
                                            v1::Encoding encoding,
-                                           const torch::Tensor* reference,
+                                           const at::Tensor* reference,
                                            double topk_fraction = 0.01,
-                                           torch::Tensor* residual = nullptr);
+                                           at::Tensor* residual = nullptr);
 
 // The payload size `spec` announces. InvalidArgument for a shape, dtype,
 // encoding, scale or record count the decoder refuses.
@@ -56,9 +56,9 @@ absl::StatusOr<uint64_t> PayloadBytes(const v1::TensorSpec& spec);
 // The tensor of `spec` from its payload; a delta is added to `reference`
 // (required then, of the spec's shape). InvalidArgument naming the tensor
 // and what is wrong.
-absl::StatusOr<torch::Tensor> DecodeTensor(const v1::TensorSpec& spec,
-                                           absl::string_view payload,
-                                           const torch::Tensor* reference);
+absl::StatusOr<at::Tensor> DecodeTensor(const v1::TensorSpec& spec,
+                                        absl::string_view payload,
+                                        const at::Tensor* reference);
 
 }  // namespace fedberry::runtime
 

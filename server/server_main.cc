@@ -1,5 +1,6 @@
 // fedberry-server: the aggregation server of a federated training job.
 #include <spdlog/spdlog.h>
+#include <torch/torch.h>
 
 #include <cmath>
 #include <filesystem>

@@ -1,5 +1,7 @@
 #include "server/update_bound.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -8,8 +10,8 @@
 namespace fedberry::server {
 namespace {
 
-double SquaredNorm(const torch::Tensor& t) {
-  return t.to(torch::kFloat64).pow(2).sum().item<double>();
+double SquaredNorm(const at::Tensor& t) {
+  return t.to(at::kDouble).pow(2).sum().item<double>();
 }
 
 }  // namespace
@@ -17,7 +19,7 @@ double SquaredNorm(const torch::Tensor& t) {
 UpdateBound::UpdateBound(std::shared_ptr<const runtime::NamedTensors> global,
                          double max_ratio)
     : global_(std::move(global)), max_ratio_(max_ratio) {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   double sum = 0;
   for (const auto& t : *global_) {
     if (t.tensor.is_floating_point()) sum += SquaredNorm(t.tensor);
@@ -27,12 +29,12 @@ UpdateBound::UpdateBound(std::shared_ptr<const runtime::NamedTensors> global,
 
 absl::StatusOr<double> UpdateBound::Check(
     const runtime::NamedTensors& update) const {
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   double sum = 0;
   for (size_t i = 0; i < update.size() && i < global_->size(); ++i) {
     if (!update[i].tensor.is_floating_point()) continue;
-    sum += SquaredNorm(update[i].tensor.to(torch::kFloat64) -
-                       (*global_)[i].tensor.to(torch::kFloat64));
+    sum += SquaredNorm(update[i].tensor.to(at::kDouble) -
+                       (*global_)[i].tensor.to(at::kDouble));
   }
   const double ratio = std::sqrt(sum) / scale_;
   if (max_ratio_ > 0 && !(ratio <= max_ratio_)) {

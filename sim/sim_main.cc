@@ -100,6 +100,12 @@ ABSL_FLAG(std::string, planner, "uniform",
           "Work planner of the server: uniform, greedy or ilp.");
 ABSL_FLAG(double, planner_max_factor, 4.0,
           "Most work of a planned client, as a multiple of the uniform share.");
+ABSL_FLAG(int, attackers, 0,
+          "Test only, to measure robust aggregation: the first K clients send "
+          "poisoned updates as --attack says.");
+ABSL_FLAG(std::string, attack, "scale:10",
+          "The attackers' fedberry-client --attack: scale:F, signflip or "
+          "signflip:F.");
 ABSL_FLAG(bool, data_moves, false,
           "Trusted-cluster mode: the server (greedy or ilp planner, "
           "--local_steps=0) may move training samples between the clients, "
@@ -216,6 +222,14 @@ int Run() {
   const int rounds = absl::GetFlag(FLAGS_rounds);
   if (n < 1 || rounds < 1) {
     std::fprintf(stderr, "fedberry-sim: --clients and --rounds must be >= 1\n");
+    return 2;
+  }
+  const int attackers = absl::GetFlag(FLAGS_attackers);
+  if (attackers < 0 || attackers > n) {
+    std::fprintf(stderr,
+                 "fedberry-sim: --attackers must be between 0 and the number "
+                 "of clients (%d)\n",
+                 n);
     return 2;
   }
   const int min_clients = absl::GetFlag(FLAGS_min_clients) > 0
@@ -396,6 +410,9 @@ int Run() {
       argv.push_back("--allow_data_moves");
     }
     if (absl::GetFlag(FLAGS_skip_bad_rows)) argv.push_back("--skip_bad_rows");
+    if (i < attackers) {
+      argv.push_back(absl::StrCat("--attack=", absl::GetFlag(FLAGS_attack)));
+    }
     if (pki) {
       argv.push_back(absl::StrCat("--tls_ca=", pki->ca_cert));
       argv.push_back(absl::StrCat("--tls_cert=", pki->board_certs[i]));

@@ -1,5 +1,7 @@
 #include "server/strategy/fedavg.h"
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -9,7 +11,7 @@ namespace fedberry::server {
 
 FedAvg::FedAvg(const runtime::NamedTensors& reference) : reference_(reference) {
   for (const auto& t : reference) {
-    sum_.push_back({t.name, torch::zeros(t.tensor.sizes(), torch::kFloat64)});
+    sum_.push_back({t.name, at::zeros(t.tensor.sizes(), at::kDouble)});
     dtypes_.push_back(t.tensor.scalar_type());
   }
 }
@@ -29,9 +31,9 @@ absl::Status FedAvg::AddValidated(const runtime::NamedTensors& update,
     return absl::InvalidArgumentError(
         absl::StrCat("update weight must be a positive number, got ", weight));
   }
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   for (size_t i = 0; i < update.size(); ++i) {
-    sum_[i].tensor.add_(update[i].tensor.to(torch::kFloat64), weight);
+    sum_[i].tensor.add_(update[i].tensor.to(at::kDouble), weight);
   }
   ++updates_;
   total_weight_ += weight;
@@ -44,7 +46,7 @@ absl::StatusOr<runtime::NamedTensors> FedAvg::Result() const {
   }
   runtime::NamedTensors out;
   for (size_t i = 0; i < sum_.size(); ++i) {
-    torch::Tensor mean = sum_[i].tensor / total_weight_;
+    at::Tensor mean = sum_[i].tensor / total_weight_;
     if (!c10::isFloatingType(dtypes_[i])) mean = mean.round();
     out.push_back({sum_[i].name, mean.to(dtypes_[i]).contiguous()});
   }

@@ -43,7 +43,7 @@ class FedAvg {
  private:
   runtime::NamedTensors reference_;  // the layout updates must have
   runtime::NamedTensors sum_;        // float64 accumulators, reference names
-  std::vector<torch::ScalarType> dtypes_;
+  std::vector<at::ScalarType> dtypes_;
   int updates_ = 0;
   double total_weight_ = 0;
 };

@@ -1,5 +1,7 @@
 #include "server/strategy/krum.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <numeric>
 

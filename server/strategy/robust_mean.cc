@@ -1,5 +1,7 @@
 #include "server/strategy/robust_mean.h"
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
 #include <cmath>
 

@@ -1,5 +1,7 @@
 #include "server/strategy/server_optimizer.h"
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 
 #include "absl/strings/match.h"
@@ -47,13 +49,13 @@ class ServerOptimizer : public Strategy {
             : o.name == "fedadagrad" ? Rule::kAdagrad
                                      : Rule::kAdam;
     for (size_t i = 0; i < model.size(); ++i) {
-      const torch::Tensor& t = model[i].tensor;
+      const at::Tensor& t = model[i].tensor;
       const bool parameter =
           o.parameter_count < 0 || static_cast<int>(i) < o.parameter_count;
       stepped_.push_back(parameter && t.is_floating_point());
       if (stepped_.back()) {
-        m_.push_back({model[i].name, torch::zeros(t.sizes(), torch::kFloat32)});
-        v_.push_back({model[i].name, torch::zeros(t.sizes(), torch::kFloat32)});
+        m_.push_back({model[i].name, at::zeros(t.sizes(), at::kFloat)});
+        v_.push_back({model[i].name, at::zeros(t.sizes(), at::kFloat)});
       }
     }
   }
@@ -83,14 +85,14 @@ class ServerOptimizer : public Strategy {
     runtime::NamedTensors out;
     for (const auto& t : m_) out.push_back({kMoment1 + t.name, t.tensor});
     for (const auto& t : v_) out.push_back({kMoment2 + t.name, t.tensor});
-    out.push_back({kSteps, torch::tensor({steps_}, torch::kInt64)});
+    out.push_back({kSteps, at::tensor({steps_}, at::kLong)});
     return out;
   }
 
   absl::Status Restore(const runtime::NamedTensors& state) override {
     const size_t moments = m_.size() + v_.size();
     if (state.size() != moments + 1 || state.back().name != kSteps ||
-        state.back().tensor.scalar_type() != torch::kInt64 ||
+        state.back().tensor.scalar_type() != at::kLong ||
         state.back().tensor.numel() != 1 ||
         state.back().tensor.item<int64_t>() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -104,9 +106,9 @@ class ServerOptimizer : public Strategy {
       const runtime::NamedTensor& want = first ? m_[i] : v_[i - m_.size()];
       const std::string name =
           absl::StrCat(first ? kMoment1 : kMoment2, want.name);
-      const torch::Tensor& t = state[i].tensor;
+      const at::Tensor& t = state[i].tensor;
       if (state[i].name != name || !t.sizes().equals(want.tensor.sizes()) ||
-          t.scalar_type() != torch::kFloat32) {
+          t.scalar_type() != at::kFloat) {
         return absl::InvalidArgumentError(
             absl::StrCat(name_, " state tensor ", i, " is '", state[i].name,
                          "' ", c10::str(t.sizes()), "; expected '", name, "' ",
@@ -147,7 +149,7 @@ absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
   const double v_scale = optimizer_.rule() == Rule::kAdagrad
                              ? 1.0
                              : 1 / (1 - std::pow(o.beta2, t));
-  torch::NoGradGuard no_grad;
+  at::NoGradGuard no_grad;
   runtime::NamedTensors out;
   m.clear();
   v.clear();
@@ -158,29 +160,29 @@ absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
       continue;
     }
     // In float64: d can be tiny next to x, and d^2 tinier still.
-    const torch::Tensor x = (*global_)[i].tensor.to(torch::kFloat64);
-    const torch::Tensor d = (*mean)[i].tensor.to(torch::kFloat64) - x;
-    const torch::Tensor d2 = d * d;
-    torch::Tensor mk = optimizer_.m()[k].tensor.to(torch::kFloat64) * o.beta1 +
-                       d * (1 - o.beta1);
-    torch::Tensor vk = optimizer_.v()[k].tensor.to(torch::kFloat64);
+    const at::Tensor x = (*global_)[i].tensor.to(at::kDouble);
+    const at::Tensor d = (*mean)[i].tensor.to(at::kDouble) - x;
+    const at::Tensor d2 = d * d;
+    at::Tensor mk =
+        optimizer_.m()[k].tensor.to(at::kDouble) * o.beta1 + d * (1 - o.beta1);
+    at::Tensor vk = optimizer_.v()[k].tensor.to(at::kDouble);
     switch (optimizer_.rule()) {
       case Rule::kAdam:
         vk = vk * o.beta2 + d2 * (1 - o.beta2);
         break;
       case Rule::kYogi:
-        vk = vk - d2 * (1 - o.beta2) * torch::sign(vk - d2);
+        vk = vk - d2 * (1 - o.beta2) * at::sign(vk - d2);
         break;
       case Rule::kAdagrad:
         vk = vk + d2;
         break;
     }
-    const torch::Tensor next =
+    const at::Tensor next =
         x + o.server_lr * (mk * m_scale) / ((vk * v_scale).sqrt() + o.tau);
     out.push_back({(*global_)[i].name,
                    next.to((*global_)[i].tensor.scalar_type()).contiguous()});
-    m.push_back({(*global_)[i].name, mk.to(torch::kFloat32)});
-    v.push_back({(*global_)[i].name, vk.to(torch::kFloat32)});
+    m.push_back({(*global_)[i].name, mk.to(at::kFloat)});
+    v.push_back({(*global_)[i].name, vk.to(at::kFloat)});
     ++k;
   }
   return out;

@@ -1,5 +1,7 @@
 #include "server/strategy/stored_round.h"
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -47,7 +49,7 @@ absl::StatusOr<runtime::NamedTensors> StoredRound::Assemble(
   runtime::NamedTensors out = store_->Unflatten(floating);
   size_t next_integer = 0;
   for (size_t i = 0; i < out.size(); ++i) {
-    const torch::ScalarType dtype = (*global_)[i].tensor.scalar_type();
+    const at::ScalarType dtype = (*global_)[i].tensor.scalar_type();
     if (!out[i].tensor.defined()) {
       out[i].tensor = integers[next_integer++].tensor;
     } else {

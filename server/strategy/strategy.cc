@@ -1,5 +1,7 @@
 #include "server/strategy/strategy.h"
 
+#include <ATen/ATen.h>
+
 #include <cmath>
 #include <limits>
 

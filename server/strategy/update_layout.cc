@@ -1,5 +1,7 @@
 #include "server/strategy/update_layout.h"
 
+#include <ATen/ATen.h>
+
 #include "absl/strings/str_cat.h"
 #include "runtime/tensor_codec.h"
 

@@ -1,5 +1,6 @@
 #include "server/strategy/update_store.h"
 
+#include <ATen/ATen.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -83,8 +84,8 @@ absl::Status UpdateStore::Append(const runtime::NamedTensors& update) {
   off_t offset = static_cast<off_t>(rows_) * row_bytes;
   for (size_t i = 0; i < update.size() && i < layout_.size(); ++i) {
     if (!layout_[i].tensor.is_floating_point()) continue;
-    const torch::Tensor t =
-        update[i].tensor.to(torch::kFloat32).contiguous().view({-1});
+    const at::Tensor t =
+        update[i].tensor.to(at::kFloat).contiguous().view({-1});
     const size_t bytes = static_cast<size_t>(t.numel()) * sizeof(float);
     if (!WriteAll(fd_, static_cast<const char*>(t.data_ptr()), bytes, offset)) {
       return Errno("cannot write an update to the update store");
@@ -134,12 +135,12 @@ runtime::NamedTensors UpdateStore::Unflatten(
   int64_t at = 0;
   for (const auto& t : layout_) {
     if (!t.tensor.is_floating_point()) {
-      out.push_back({t.name, torch::Tensor()});
+      out.push_back({t.name, at::Tensor()});
       continue;
     }
     const int64_t n = t.tensor.numel();
-    out.push_back({t.name, torch::from_blob(const_cast<float*>(row.data() + at),
-                                            {n}, torch::kFloat32)
+    out.push_back({t.name, at::from_blob(const_cast<float*>(row.data() + at),
+                                         {n}, at::kFloat)
                                .clone()
                                .view(t.tensor.sizes())});
     at += n;

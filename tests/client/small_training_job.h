@@ -3,6 +3,8 @@
 #ifndef FEDBERRY_TESTS_CLIENT_SMALL_TRAINING_JOB_H_
 #define FEDBERRY_TESTS_CLIENT_SMALL_TRAINING_JOB_H_
 
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,9 +13,9 @@
 #include "absl/status/statusor.h"
 #include "client/plan_trainer.h"
 #include "fedberry/v1/federation.pb.h"
-#include "runtime/model_zoo.h"
 #include "runtime/image_dataset.h"
 #include "runtime/model.h"
+#include "runtime/model_zoo.h"
 #include "tests/test_files.h"
 
 namespace fedberry::client::small_job {
@@ -37,7 +39,7 @@ inline runtime::ImageDataset Data(const std::string& dir) {
 }
 
 inline runtime::NamedTensors Global() {
-  torch::manual_seed(2);
+  at::manual_seed(2);
   return (*runtime::MakeImageModel("lenet5"))->State();
 }
 
@@ -53,7 +55,7 @@ inline void ExpectBitEqual(const runtime::NamedTensors& a,
 // paused, released or resumed run must match, bit for bit.
 inline absl::StatusOr<TrainOutcome> Uninterrupted(
     const runtime::ImageDataset& data, const TaskRef& task) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   std::atomic<bool> stop{false};
   PlanTrainer plain(data, 1);
   return plain.Train(task, Config(), Global(), stop);

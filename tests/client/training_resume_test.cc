@@ -1,6 +1,8 @@
 // Exactness of resume: a local training run continued from a mid-run
 // checkpoint ends with the same model, bit for bit, as the run that was
 // never interrupted (one thread, fixed seed).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -22,7 +24,7 @@ using small_job::ExpectBitEqual;
 using small_job::Global;
 
 TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
@@ -54,7 +56,7 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
                         std::make_unique<checkpoint::CheckpointStore>(only),
                         CheckpointPolicy{5, absl::ZeroDuration()});
     // A different global proves the state came from the checkpoint.
-    torch::manual_seed(99);
+    at::manual_seed(99);
     auto other = (*runtime::MakeImageModel("lenet5"))->State();
     auto out = resumed.Train(task, Config(), other, stop);
     ASSERT_TRUE(out.ok()) << out.status();
@@ -67,7 +69,7 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
 }
 
 TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   std::atomic<bool> stop{false};
@@ -88,7 +90,7 @@ TEST(TrainingResume, CheckpointOfAClosedRoundIsDropped) {
 }
 
 TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   std::atomic<bool> stop{false};
@@ -135,7 +137,7 @@ std::vector<std::string> Payloads(const TrainOutcome& o) {
 }
 
 TEST(TrainingResume, TopKLeftoversSurviveARestartExactly) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   std::atomic<bool> stop{false};
@@ -189,7 +191,7 @@ TEST(TrainingResume, TopKLeftoversSurviveARestartExactly) {
 }
 
 TEST(TrainingResume, FedProxPullsTowardsTheGlobalModelAndResumesExactly) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   std::atomic<bool> stop{false};
@@ -239,7 +241,7 @@ TEST(TrainingResume, FedProxPullsTowardsTheGlobalModelAndResumesExactly) {
 }
 
 TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   std::atomic<bool> stop{false};

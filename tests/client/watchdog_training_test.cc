@@ -10,14 +10,16 @@
 //   gradients accumulate to the whole batch's: same effective batch, so the
 //   model matches the whole-batch run to float rounding (bit-exact is not
 //   expected: the sums are taken in another order).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <set>
 #include <thread>
 
-#include "client/plan_trainer.h"
 #include "client/memory_release.h"
+#include "client/plan_trainer.h"
 #include "client/watchdog_gate.h"
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
@@ -104,7 +106,7 @@ class PausingGate : public TrainingGate {
 };
 
 TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
@@ -139,7 +141,7 @@ TEST(WatchdogTraining, PausedAndResumedRunIsBitExact) {
 }
 
 TEST(WatchdogTraining, StopEndsAPause) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   SimulatedClock clock;
@@ -185,7 +187,7 @@ class ReleasingGate : public TrainingGate {
 };
 
 TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
@@ -210,8 +212,8 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
   {
     // Checkpoints by policy never (only the release writes one).
     PlanTrainer first(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(root),
-                       CheckpointPolicy{0, absl::ZeroDuration()});
+                      std::make_unique<checkpoint::CheckpointStore>(root),
+                      CheckpointPolicy{0, absl::ZeroDuration()});
     trainer = &first;
     first.SetGate(&releasing);
     auto out = first.Train(task, Config(), Global(), stop);
@@ -222,7 +224,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
     EXPECT_EQ(told, 1);
   }
   PlanTrainer second(data, 1,
-                      std::make_unique<checkpoint::CheckpointStore>(root));
+                     std::make_unique<checkpoint::CheckpointStore>(root));
   auto out = second.Train(task, Config(), Global(), stop);
   ASSERT_TRUE(out.ok()) << out.status();
   ExpectBitEqual(reference->model, out->model);
@@ -230,7 +232,7 @@ TEST(WatchdogTraining, ReleaseCheckpointsAndANewProcessResumesBitExact) {
 }
 
 TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};
@@ -264,9 +266,9 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
         Immediate(), [&] { return script.Get(); }, clock, hooks);
     ReleasingGate releasing(gate, script);
     PlanTrainer first(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(
-                           dir / (restored ? "ckpt-restored" : "ckpt-exit")),
-                       CheckpointPolicy{0, absl::ZeroDuration()});
+                      std::make_unique<checkpoint::CheckpointStore>(
+                          dir / (restored ? "ckpt-restored" : "ckpt-exit")),
+                      CheckpointPolicy{0, absl::ZeroDuration()});
     trainer = &first;
     first.SetGate(&releasing);
     auto out = first.Train(task, Config(), Global(), stop);
@@ -287,7 +289,7 @@ TEST(WatchdogTraining, CriuReleaseCheckpointsThenTrainsOnAfterTheRestore) {
 }
 
 TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
-  torch::set_num_threads(1);
+  at::set_num_threads(1);
   fedberry::testing::TempDir dir;
   const auto data = Data(dir / "data");
   const TaskRef task{3, "r3-abc"};

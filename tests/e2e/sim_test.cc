@@ -53,6 +53,59 @@ TEST(Sim, SmallJobRunsToTheEndAboveChance) {
   EXPECT_NE(html.find("id=\"plot-round-time\""), std::string::npos);
 }
 
+// The last round's line of a sim's rounds.jsonl.
+nlohmann::json LastRound(const std::string& out) {
+  std::ifstream rounds(out + "/rounds.jsonl");
+  std::string line, last;
+  while (std::getline(rounds, line)) last = line;
+  return last.empty() ? nlohmann::json() : nlohmann::json::parse(last);
+}
+
+// What the clients' RPC counters say they sent, summed over the job.
+double BytesSent(const std::string& out) {
+  std::ifstream clients(out + "/clients.jsonl");
+  std::string line;
+  double sent = 0;
+  while (std::getline(clients, line)) {
+    sent += nlohmann::json::parse(line).value("rpc_sent_bytes", 0.0);
+  }
+  return sent;
+}
+
+// The default job (4 clients, Fashion-MNIST, 5 rounds) under a server
+// optimizer with int8 updates ends within a point of plain FedAvg.
+TEST(Sim, FedAdamWithInt8UpdatesIsWithinAPointOfFedAvg) {
+  testing::TempDir dir;
+  const std::string sim = std::string(FEDBERRY_BIN_DIR) + "/fedberry-sim";
+  int code = 0;
+  const std::string fedavg =
+      RunCommand(sim + " --output=" + (dir / "fedavg"), &code);
+  ASSERT_EQ(code, 0) << fedavg;
+  const std::string fedadam =
+      RunCommand(sim + " --strategy=fedadam --update_encoding=int8 --output=" +
+                     (dir / "fedadam"),
+                 &code);
+  ASSERT_EQ(code, 0) << fedadam;
+  const nlohmann::json a = LastRound(dir / "fedavg");
+  const nlohmann::json b = LastRound(dir / "fedadam");
+  ASSERT_EQ(a.value("round", 0), 5) << fedavg;
+  ASSERT_EQ(b.value("round", 0), 5) << fedadam;
+  EXPECT_EQ(b.value("participants", 0), 4) << b;
+  EXPECT_EQ(b.value("rejected", -1), 0) << b;
+  const double fedavg_accuracy = a["test_accuracy"].get<double>();
+  const double fedadam_accuracy = b["test_accuracy"].get<double>();
+  EXPECT_GT(fedavg_accuracy, 0.8) << a;
+  EXPECT_GE(fedadam_accuracy, fedavg_accuracy - 0.01) << a << "\n" << b;
+  // The server ran the asked strategy and the boards sent int8: a byte a
+  // weight instead of four, plus the messages' own bytes.
+  EXPECT_LT(BytesSent(dir / "fedadam"), 0.35 * BytesSent(dir / "fedavg"));
+  std::ifstream log(dir / "fedadam/logs/server.log");
+  const std::string text((std::istreambuf_iterator<char>(log)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("strategy fedadam"), std::string::npos) << text;
+  EXPECT_NE(text.find("updates int8"), std::string::npos) << text;
+}
+
 TEST(Sim, MissingDataIsAClearError) {
   testing::TempDir dir;
   int code = 0;

@@ -1,5 +1,7 @@
 #include "tests/fuzz/federation_fuzz.h"
 
+#include <ATen/ATen.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -14,9 +16,9 @@ namespace fedberry::fuzz {
 namespace {
 
 runtime::NamedTensors SmallModel() {
-  return {{"w", torch::full({4, 4}, 0.5f)},
-          {"b", torch::zeros({4})},
-          {"n", torch::zeros({1}, torch::kInt64)}};
+  return {{"w", at::full({4, 4}, 0.5f)},
+          {"b", at::zeros({4})},
+          {"n", at::zeros({1}, at::kLong)}};
 }
 
 // Not a TorchScript module: the server serves the file, it never loads it.

@@ -2,6 +2,8 @@
 // target under the given directory): well-formed requests that use the
 // placeholders of federation_fuzz.h, plus a few hostile ones. Run once when
 // the wire contract changes:  fuzz_make_seeds tests/fuzz/corpus
+#include <ATen/ATen.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -38,9 +40,9 @@ void WriteStream(const std::string& target, const std::string& name,
 }
 
 std::vector<v1::UpdateChunk> Update(float value) {
-  runtime::NamedTensors model = {{"w", torch::full({4, 4}, value)},
-                                 {"b", torch::full({4}, value)},
-                                 {"n", torch::zeros({1}, torch::kInt64)}};
+  runtime::NamedTensors model = {{"w", at::full({4, 4}, value)},
+                                 {"b", at::full({4}, value)},
+                                 {"n", at::zeros({1}, at::kLong)}};
   std::vector<v1::UpdateChunk> stream(1);
   v1::UpdateHeader* h = stream[0].mutable_header();
   h->set_client_id(fuzz::kClientId);

@@ -1,6 +1,7 @@
 // Data moves (the opt-in mode for trusted clusters) end to end: a real
 // in-process server planning moves, real client agents handing samples over
 // and fetching them through it, and real PlanTrainers training on them.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,8 +13,8 @@
 #include "client/fleet_emulation.h"
 #include "client/plan_trainer.h"
 #include "proto/wire.h"
-#include "runtime/model_zoo.h"
 #include "runtime/model.h"
+#include "runtime/model_zoo.h"
 #include "server/federation_server.h"
 
 namespace fedberry {
@@ -107,7 +108,7 @@ struct Board {
 std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
                                         bool server_moves, bool clients_allow,
                                         int rounds) {
-  torch::manual_seed(3);
+  at::manual_seed(3);
   auto net = runtime::MakeImageModel("mlp");
   EXPECT_TRUE(net.ok());
   server::ServerOptions o;
@@ -125,8 +126,8 @@ std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
   o.coordinator.planning.data_moves = server_moves;
   o.max_poll = absl::Milliseconds(500);
   o.done_grace = absl::Seconds(5);
-  auto server = server::FederationServer::Start(o, (*net)->State(),
-                                                nullptr, nullptr);
+  auto server =
+      server::FederationServer::Start(o, (*net)->State(), nullptr, nullptr);
   EXPECT_TRUE(server.ok()) << server.status();
   std::vector<std::unique_ptr<client::ClientAgent>> agents;
   for (Board& b : boards) {
@@ -159,7 +160,7 @@ std::vector<Board> Fleet(double slowdown) {
     Board b;
     b.name = i == 0 ? "slow" : absl::StrCat("fast-", i);
     b.trainer = std::make_unique<client::PlanTrainer>(TaggedData(i + 1),
-                                                       /*seed_salt=*/i);
+                                                      /*seed_salt=*/i);
     client::LocalTrainer* inner = b.trainer.get();
     if (i == 0) {
       b.slowed = std::make_unique<client::SlowedTrainer>(*b.trainer, slowdown);

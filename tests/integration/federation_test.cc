@@ -1,11 +1,11 @@
 // A real in-process server and real client agents talking gRPC on loopback.
 // Clients use a scripted trainer, so the test knows every update and can
 // compute the global model FedAvg must produce.
+#include <ATen/ATen.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
 #include <future>
-
 #include <thread>
 
 #include "client/client_agent.h"
@@ -46,7 +46,7 @@ class OffsetTrainer : public client::LocalTrainer {
 };
 
 NamedTensors InitialModel(const std::string& name) {
-  torch::manual_seed(5);
+  at::manual_seed(5);
   auto net = runtime::MakeImageModel(name);
   EXPECT_TRUE(net.ok());
   return (*net)->State();
@@ -108,18 +108,16 @@ void RunTwoClientJob(const std::string& model, int rounds) {
   NamedTensors expected = runtime::CloneState(initial);
   for (int r = 1; r <= rounds; ++r) {
     for (auto& t : expected) {
-      torch::Tensor u1 = t.tensor + 0.5f * r, u2 = t.tensor + -1.0f * r;
-      t.tensor =
-          ((u1.to(torch::kFloat64) * 100 + u2.to(torch::kFloat64) * 300) / 400)
-              .to(torch::kFloat32);
+      at::Tensor u1 = t.tensor + 0.5f * r, u2 = t.tensor + -1.0f * r;
+      t.tensor = ((u1.to(at::kDouble) * 100 + u2.to(at::kDouble) * 300) / 400)
+                     .to(at::kFloat);
     }
   }
   const NamedTensors& global = *server->coordinator().global_model();
   ASSERT_EQ(global.size(), expected.size());
   for (size_t i = 0; i < global.size(); ++i) {
     EXPECT_EQ(global[i].name, expected[i].name);
-    EXPECT_TRUE(
-        torch::allclose(global[i].tensor, expected[i].tensor, 1e-6, 1e-6))
+    EXPECT_TRUE(at::allclose(global[i].tensor, expected[i].tensor, 1e-6, 1e-6))
         << global[i].name;
   }
   auto history = server->coordinator().history();
@@ -151,8 +149,8 @@ TEST(ClientAgent, ARefusedUpdateIsNotTrainedAndPushedAgain) {
   o.coordinator.train.set_model("mlp");
   o.coordinator.max_update_ratio = 1e-6;  // every update is refused
   o.max_poll = absl::Milliseconds(200);
-  auto server = server::FederationServer::Start(o, InitialModel("mlp"),
-                                                nullptr, nullptr);
+  auto server =
+      server::FederationServer::Start(o, InitialModel("mlp"), nullptr, nullptr);
   ASSERT_TRUE(server.ok()) << server.status();
   OffsetTrainer trainer(0.5f, 100);
   auto agent = MakeAgent((*server)->address(), "refused", trainer);
@@ -176,8 +174,8 @@ TEST(StreamLimits, AStalledPushIsCancelled) {
   o.listen = "127.0.0.1:0";
   o.coordinator.train.set_model("mlp");
   o.max_stream_time = absl::Seconds(1);
-  auto server = server::FederationServer::Start(o, InitialModel("mlp"),
-                                                nullptr, nullptr);
+  auto server =
+      server::FederationServer::Start(o, InitialModel("mlp"), nullptr, nullptr);
   ASSERT_TRUE(server.ok()) << server.status();
   auto stub =
       v1::Federation::NewStub(wire::MakeClientChannel((*server)->address()));
@@ -276,8 +274,8 @@ class BadInputTest : public ::testing::Test {
 // was wrong instead.
 TEST_F(BadInputTest, UndecodableBytesGetAClearRefusal) {
   grpc::GenericStub generic(wire::MakeClientChannel(server_->address()));
-  for (const char* method : {"/fedberry.v1.Federation/Join",
-                             "/fedberry.v1.Federation/GetTask"}) {
+  for (const char* method :
+       {"/fedberry.v1.Federation/Join", "/fedberry.v1.Federation/GetTask"}) {
     grpc::ClientContext context;
     wire::SetDeadline(context, absl::Seconds(10));
     grpc::Slice junk(std::string("\xff\xff\xff\xff\x0f not protobuf"));
@@ -289,8 +287,7 @@ TEST_F(BadInputTest, UndecodableBytesGetAClearRefusal) {
     const grpc::Status status = done.get_future().get();
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
         << method;
-    EXPECT_NE(status.error_message().find("does not decode"),
-              std::string::npos)
+    EXPECT_NE(status.error_message().find("does not decode"), std::string::npos)
         << status.error_message();
   }
 }
@@ -303,7 +300,7 @@ TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
   EXPECT_NE(s.error_message().find("NaN"), std::string::npos);
 
   NamedTensors shape = runtime::CloneState(initial_);
-  shape[1].tensor = torch::zeros({7});
+  shape[1].tensor = at::zeros({7});
   s = Push(Update(Header(), shape));
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(s.error_message().find("shape"), std::string::npos);

@@ -4,6 +4,7 @@
 // client id; a revoked board is cut off from its next call without a
 // restart; and handshakes the server cannot accept (no certificate, a
 // foreign CA, an expired certificate) fail in the handshake.
+#include <ATen/ATen.h>
 #include <arpa/inet.h>
 #include <grpcpp/security/tls_certificate_provider.h>
 #include <grpcpp/security/tls_credentials_options.h>
@@ -66,7 +67,7 @@ class MutualTls : public ::testing::Test {
         absl::Now());
     ASSERT_TRUE(transport.ok()) << transport.status();
     transport_ = *std::move(transport);
-    torch::manual_seed(5);
+    at::manual_seed(5);
     auto net = runtime::MakeImageModel("mlp");
     ASSERT_TRUE(net.ok());
     server::ServerOptions o;

@@ -3,6 +3,7 @@
 // tiny generated data set with real /proc readings. Checks that every
 // client and round lands in the JSON lines with plausible figures, and that
 // /metrics answers in valid exposition format and /healthz in JSON.
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 
@@ -40,7 +41,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   testing::TempDir dir;
   testing::WriteTinyDataset(dir.path(), 200);
   constexpr int kRounds = 2;
-  torch::manual_seed(3);
+  at::manual_seed(3);
   auto net = runtime::MakeImageModel("lenet5");
   ASSERT_TRUE(net.ok());
 

@@ -1,16 +1,17 @@
 #include "runtime/tensor_codec.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 namespace fedberry::runtime {
 namespace {
 
 NamedTensors Sample() {
-  torch::manual_seed(3);
-  return {{"w", torch::randn({3, 4})},
-          {"b", torch::randn({4})},
-          {"steps", torch::tensor({7}, torch::kInt64)},
-          {"empty", torch::zeros({0})}};
+  at::manual_seed(3);
+  return {{"w", at::randn({3, 4})},
+          {"b", at::randn({4})},
+          {"steps", at::tensor({7}, at::kLong)},
+          {"empty", at::zeros({0})}};
 }
 
 std::vector<v1::ModelChunk> Encode(const NamedTensors& m, int chunk_bytes,
@@ -88,7 +89,7 @@ TEST(TensorCodec, RefusesWrongNameAndShape) {
   EXPECT_NE(s.message().find("'v'"), std::string::npos);
 
   auto reshaped = m;
-  reshaped[0].tensor = torch::zeros({4, 3});
+  reshaped[0].tensor = at::zeros({4, 3});
   s = Decode(Encode(reshaped, 1 << 20), specs).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("[4, 3]"), std::string::npos);

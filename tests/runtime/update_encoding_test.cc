@@ -3,6 +3,7 @@
 // follow the plan is refused naming what is wrong.
 #include "runtime/update_encoding.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -12,14 +13,14 @@
 namespace fedberry::runtime {
 namespace {
 
-torch::Tensor Random(int64_t n, double scale, uint64_t seed) {
-  torch::manual_seed(seed);
-  return torch::randn({n}) * scale;
+at::Tensor Random(int64_t n, double scale, uint64_t seed) {
+  at::manual_seed(seed);
+  return at::randn({n}) * scale;
 }
 
-torch::Tensor RoundTrip(const torch::Tensor& value, v1::Encoding encoding,
-                        const torch::Tensor* reference, double fraction = 0.1,
-                        torch::Tensor* residual = nullptr) {
+at::Tensor RoundTrip(const at::Tensor& value, v1::Encoding encoding,
+                     const at::Tensor* reference, double fraction = 0.1,
+                     at::Tensor* residual = nullptr) {
   auto e = EncodeTensor("t", value, encoding, reference, fraction, residual);
   EXPECT_TRUE(e.ok()) << e.status();
   auto d = DecodeTensor(e->spec, e->payload(), reference);
@@ -28,30 +29,30 @@ torch::Tensor RoundTrip(const torch::Tensor& value, v1::Encoding encoding,
 }
 
 TEST(UpdateEncoding, EachEncodingRoundTripsWithinItsError) {
-  const torch::Tensor global = Random(1000, 1.0, 1);
-  const torch::Tensor update = global + Random(1000, 0.01, 2);
-  const torch::Tensor delta = update - global;
+  const at::Tensor global = Random(1000, 1.0, 1);
+  const at::Tensor update = global + Random(1000, 0.01, 2);
+  const at::Tensor delta = update - global;
 
   EXPECT_TRUE(RoundTrip(update, v1::ENCODING_RAW, nullptr).equal(update));
   // fp16 of the difference: relative error at most 2^-11 per value.
-  torch::Tensor fp16 = RoundTrip(update, v1::ENCODING_FP16, &global);
+  at::Tensor fp16 = RoundTrip(update, v1::ENCODING_FP16, &global);
   EXPECT_LE(((fp16 - update).abs() - delta.abs() * std::ldexp(1.0, -11))
                 .max()
                 .item<float>(),
             1e-6f);
   // int8: at most half a step of max|delta| / 127.
   const float step = delta.abs().max().item<float>() / 127;
-  torch::Tensor int8 = RoundTrip(update, v1::ENCODING_INT8, &global);
+  at::Tensor int8 = RoundTrip(update, v1::ENCODING_INT8, &global);
   EXPECT_LE((int8 - update).abs().max().item<float>(), step / 2 + 1e-6f);
   // topk 10%: the 100 largest differences exactly, the rest left at the
   // global model.
-  torch::Tensor topk = RoundTrip(update, v1::ENCODING_TOPK, &global, 0.1);
-  const torch::Tensor sent = topk - global;
+  at::Tensor topk = RoundTrip(update, v1::ENCODING_TOPK, &global, 0.1);
+  const at::Tensor sent = topk - global;
   EXPECT_EQ((sent != 0).sum().item<int64_t>(), 100);
   const float smallest_sent =
       std::get<0>(delta.abs().topk(100)).min().item<float>();
-  EXPECT_TRUE(torch::allclose(sent.masked_select(sent != 0),
-                              delta.masked_select(sent != 0), 0, 1e-6));
+  EXPECT_TRUE(at::allclose(sent.masked_select(sent != 0),
+                           delta.masked_select(sent != 0), 0, 1e-6));
   EXPECT_LE(delta.masked_select(sent == 0).abs().max().item<float>(),
             smallest_sent);
   // Sizes on the wire: 4000 raw, 2000 fp16, 1000 int8, 100 * 8 topk.
@@ -63,7 +64,7 @@ TEST(UpdateEncoding, EachEncodingRoundTripsWithinItsError) {
                 .size(),
             800u);
   // Integer tensors stay RAW whatever was asked.
-  const torch::Tensor counts = torch::tensor({3, 4}, torch::kInt64);
+  const at::Tensor counts = at::tensor({3, 4}, at::kLong);
   auto e = EncodeTensor("n", counts, v1::ENCODING_INT8, nullptr);
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->spec.encoding(), v1::ENCODING_RAW);
@@ -71,16 +72,16 @@ TEST(UpdateEncoding, EachEncodingRoundTripsWithinItsError) {
 }
 
 TEST(UpdateEncoding, TopKErrorFeedbackSumsToTheDenseUpdates) {
-  const torch::Tensor global = torch::zeros({50});
-  torch::Tensor residual;
-  torch::Tensor dense_total = torch::zeros({50});
-  torch::Tensor sent_total = torch::zeros({50});
+  const at::Tensor global = at::zeros({50});
+  at::Tensor residual;
+  at::Tensor dense_total = at::zeros({50});
+  at::Tensor sent_total = at::zeros({50});
   for (int round = 0; round < 20; ++round) {
-    const torch::Tensor update = Random(50, 1.0, 100 + round);
+    const at::Tensor update = Random(50, 1.0, 100 + round);
     dense_total += update;
     sent_total += RoundTrip(update, v1::ENCODING_TOPK, &global, 0.1, &residual);
     // What was sent plus what is kept back is exactly what was trained.
-    EXPECT_TRUE(torch::allclose(sent_total + residual, dense_total, 1e-5, 1e-5))
+    EXPECT_TRUE(at::allclose(sent_total + residual, dense_total, 1e-5, 1e-5))
         << "round " << round;
   }
   // The residual stays bounded: nothing is lost, it is only late.
@@ -88,8 +89,7 @@ TEST(UpdateEncoding, TopKErrorFeedbackSumsToTheDenseUpdates) {
 }
 
 NamedTensors Model(float w) {
-  return {{"w", torch::full({2, 3}, w)},
-          {"n", torch::tensor({7}, torch::kInt64)}};
+  return {{"w", at::full({2, 3}, w)}, {"n", at::tensor({7}, at::kLong)}};
 }
 
 // An encoded update of `model` relative to `global`, as chunks.
@@ -135,7 +135,7 @@ TEST(UpdateEncoding, AnEncodedStreamAssemblesAcrossChunks) {
     ASSERT_TRUE(
         Assemble(Stream(Model(1.5), global, e, 1.0), global, e, 1.0, &got)
             .ok());
-    EXPECT_TRUE(torch::allclose(got[0].tensor, torch::full({2, 3}, 1.5f)));
+    EXPECT_TRUE(at::allclose(got[0].tensor, at::full({2, 3}, 1.5f)));
     EXPECT_EQ(got[1].tensor.item<int64_t>(), 7);
   }
 }
@@ -167,7 +167,7 @@ TEST(UpdateEncoding, StreamsThePlanDidNotAskForAreRefused) {
   auto edited =
       [&](v1::Encoding e, double fraction,
           const std::function<void(v1::TensorSpec&, std::string&)>& edit) {
-        auto enc = EncodeTensor("w", torch::tensor({1.f, -2.f, 3.f, 0.5f}), e,
+        auto enc = EncodeTensor("w", at::tensor({1.f, -2.f, 3.f, 0.5f}), e,
                                 nullptr, fraction);
         EXPECT_TRUE(enc.ok());
         v1::TensorSpec spec = enc->spec;
@@ -201,8 +201,8 @@ TEST(UpdateEncoding, StreamsThePlanDidNotAskForAreRefused) {
             std::string::npos)
       << s;
   // A difference with no global model to add it to.
-  const torch::Tensor zeros = torch::zeros({2});
-  auto delta = EncodeTensor("w", torch::ones({2}), v1::ENCODING_FP16, &zeros);
+  const at::Tensor zeros = at::zeros({2});
+  auto delta = EncodeTensor("w", at::ones({2}), v1::ENCODING_FP16, &zeros);
   EXPECT_FALSE(DecodeTensor(delta->spec, delta->payload(), nullptr).ok());
 }
 

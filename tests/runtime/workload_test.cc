@@ -2,6 +2,7 @@
 // python3-torch, objectives and their metrics, plans, and training with
 // every optimizer behind runtime::Train.
 #include <gtest/gtest.h>
+#include <torch/torch.h>
 
 #include <cmath>
 #include <fstream>

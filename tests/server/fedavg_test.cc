@@ -1,5 +1,6 @@
 #include "server/strategy/fedavg.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 namespace fedberry::server {
@@ -8,7 +9,7 @@ namespace {
 using runtime::NamedTensors;
 
 NamedTensors Model(float w0, float w1, float b) {
-  return {{"w", torch::tensor({w0, w1})}, {"b", torch::tensor({b})}};
+  return {{"w", at::tensor({w0, w1})}, {"b", at::tensor({b})}};
 }
 
 TEST(FedAvg, WeightedAverageMatchesHandComputed) {
@@ -43,18 +44,18 @@ TEST(FedAvg, SingleClientIsItsOwnModel) {
   ASSERT_TRUE(avg.Add(Model(1.5f, -2, 7), 42).ok());
   auto r = avg.Result();
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE((*r)[0].tensor.equal(torch::tensor({1.5f, -2.f})));
-  EXPECT_TRUE((*r)[1].tensor.equal(torch::tensor({7.f})));
+  EXPECT_TRUE((*r)[0].tensor.equal(at::tensor({1.5f, -2.f})));
+  EXPECT_TRUE((*r)[1].tensor.equal(at::tensor({7.f})));
 }
 
 TEST(FedAvg, IntegerBuffersAreRoundedAndKeepTheirDtype) {
-  NamedTensors ref = {{"n", torch::tensor({0}, torch::kInt64)}};
+  NamedTensors ref = {{"n", at::tensor({0}, at::kLong)}};
   FedAvg avg(ref);
-  ASSERT_TRUE(avg.Add({{"n", torch::tensor({10}, torch::kInt64)}}, 1).ok());
-  ASSERT_TRUE(avg.Add({{"n", torch::tensor({13}, torch::kInt64)}}, 1).ok());
+  ASSERT_TRUE(avg.Add({{"n", at::tensor({10}, at::kLong)}}, 1).ok());
+  ASSERT_TRUE(avg.Add({{"n", at::tensor({13}, at::kLong)}}, 1).ok());
   auto r = avg.Result();
   ASSERT_TRUE(r.ok());
-  EXPECT_EQ((*r)[0].tensor.scalar_type(), torch::kInt64);
+  EXPECT_EQ((*r)[0].tensor.scalar_type(), at::kLong);
   EXPECT_EQ((*r)[0].tensor[0].item<int64_t>(), 12);  // 11.5 rounds to even
 }
 
@@ -68,9 +69,9 @@ TEST(FedAvg, BadUpdatesAreRefusedAndChangeNothing) {
   NamedTensors renamed = Model(1, 1, 1);
   renamed[1].name = "bias";
   NamedTensors reshaped = Model(1, 1, 1);
-  reshaped[0].tensor = torch::zeros({3});
+  reshaped[0].tensor = at::zeros({3});
   NamedTensors retyped = Model(1, 1, 1);
-  retyped[1].tensor = torch::tensor({1.0}, torch::kFloat64);
+  retyped[1].tensor = at::tensor({1.0}, at::kDouble);
   NamedTensors short_model = {Model(1, 1, 1)[0]};
   for (const auto* bad :
        {&nan, &inf, &renamed, &reshaped, &retyped, &short_model}) {
@@ -81,7 +82,7 @@ TEST(FedAvg, BadUpdatesAreRefusedAndChangeNothing) {
   EXPECT_EQ(avg.updates(), 1);
   auto r = avg.Result();
   ASSERT_TRUE(r.ok());
-  EXPECT_TRUE((*r)[0].tensor.equal(torch::tensor({2.f, 2.f})));
+  EXPECT_TRUE((*r)[0].tensor.equal(at::tensor({2.f, 2.f})));
 }
 
 TEST(FedAvg, NoUpdateIsFailedPrecondition) {

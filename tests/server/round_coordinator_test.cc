@@ -1,5 +1,6 @@
 #include "server/round_coordinator.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -19,7 +20,7 @@ namespace {
 using runtime::NamedTensors;
 
 NamedTensors Model(float w, float b) {
-  return {{"w", torch::full({2, 2}, w)}, {"b", torch::full({2}, b)}};
+  return {{"w", at::full({2, 2}, w)}, {"b", at::full({2}, b)}};
 }
 
 v1::TrainingPlan TestPlan() {
@@ -311,7 +312,7 @@ TEST_F(RoundCoordinatorTest, BadUpdatesAreRefusedAndChangeNothing) {
   EXPECT_EQ(Submit(Header(a, ta, 5), nan).code(),
             absl::StatusCode::kInvalidArgument);
   NamedTensors shape = Model(1, 1);
-  shape[1].tensor = torch::zeros({3});
+  shape[1].tensor = at::zeros({3});
   EXPECT_EQ(Submit(Header(a, ta, 5), shape).code(),
             absl::StatusCode::kInvalidArgument);
   NamedTensors names = Model(1, 1);
@@ -545,8 +546,8 @@ TEST_F(RoundCoordinatorTest, SnapshotRestoresRoundRegistryAndModel) {
   EXPECT_EQ(coordinator_->history().size(), 1u);
 
   FederationSnapshot wrong = snapshots[0];
-  wrong.global = std::make_shared<const NamedTensors>(
-      NamedTensors{{"w", torch::zeros({3})}});
+  wrong.global =
+      std::make_shared<const NamedTensors>(NamedTensors{{"w", at::zeros({3})}});
   EXPECT_EQ(coordinator_->Restore(wrong).code(),
             absl::StatusCode::kInvalidArgument);
 }
@@ -828,8 +829,8 @@ TEST_F(RoundCoordinatorTest, AJobResumesOnlyUnderTheSamePlan) {
 TEST_F(RoundCoordinatorTest, TheStrategysStateTravelsWithTheCheckpoint) {
   FederationSnapshot snapshot;
   snapshot.global = std::make_shared<NamedTensors>(Model(1, 2));
-  snapshot.strategy_state = {{"m/w", torch::full({2, 2}, 0.25f)},
-                             {"v/w", torch::full({2, 2}, 1e-6f)}};
+  snapshot.strategy_state = {{"m/w", at::full({2, 2}, 0.25f)},
+                             {"v/w", at::full({2, 2}, 1e-6f)}};
   auto decoded = DecodeFederationCheckpoint(AsLoaded(snapshot));
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   const NamedTensors& state = decoded->snapshot.strategy_state;

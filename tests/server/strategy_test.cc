@@ -2,6 +2,7 @@
 // tensors, its state across rounds and restarts, and its refusals.
 #include "server/strategy/strategy.h"
 
+#include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,13 +21,13 @@ using runtime::NamedTensors;
 // A model of one 3-value weight, a 1-value bias (a parameter) and an
 // integer buffer, like batch norm's num_batches_tracked.
 NamedTensors Model(std::vector<float> w, float b, int64_t n = 0) {
-  return {{"w", torch::tensor(w)},
-          {"b", torch::tensor({b})},
-          {"n", torch::tensor({n}, torch::kInt64)}};
+  return {{"w", at::tensor(w)},
+          {"b", at::tensor({b})},
+          {"n", at::tensor({n}, at::kLong)}};
 }
 
-std::vector<float> Values(const torch::Tensor& t) {
-  torch::Tensor c = t.to(torch::kFloat32).contiguous();
+std::vector<float> Values(const at::Tensor& t) {
+  at::Tensor c = t.to(at::kFloat).contiguous();
   return std::vector<float>(c.data_ptr<float>(),
                             c.data_ptr<float>() + c.numel());
 }
@@ -93,7 +94,7 @@ TEST(RobustMean, CoordinateWiseAndUnweightedWithIntegersAveraged) {
   NamedTensors m = Round(*median, global, updates, {1, 1, 1, 100});
   EXPECT_EQ(Values(m[0].tensor), (std::vector<float>{2.5, 15, -1.5}));
   EXPECT_EQ(Values(m[1].tensor), (std::vector<float>{6.5}));
-  EXPECT_EQ(m[2].tensor.scalar_type(), torch::kInt64);
+  EXPECT_EQ(m[2].tensor.scalar_type(), at::kLong);
   EXPECT_EQ(m[2].tensor.item<int64_t>(), 8);  // (2+4+6+800)/103 = 7.88
 
   o.name = "trimmed_mean";
@@ -255,7 +256,7 @@ TEST(ServerOptimizer, StateRestoresIntoANewStrategyExactly) {
   // A state of another shape, or any state for a stateless strategy, is
   // refused.
   NamedTensors wrong = state;
-  wrong[0].tensor = torch::zeros({4});
+  wrong[0].tensor = at::zeros({4});
   EXPECT_EQ(b->Restore(wrong).code(), absl::StatusCode::kInvalidArgument);
   wrong = state;
   wrong.pop_back();
