@@ -241,6 +241,15 @@ TEST_F(OwnModel, BoardsThatDoNotFitAreToldAndListed) {
   EXPECT_NE(Slurp(out + "/server.log").find("cannot take part"),
             std::string::npos);
   EXPECT_FALSE(unfit->Poll().has_value()) << Slurp(out + "/unfit.log");
+  // The server lists the board while answering its Join; the board logs
+  // the refusal once the answer arrives.
+  for (int i = 0; i < 1000; ++i) {
+    if (Slurp(out + "/unfit.log").find("asking for the job's plan again") !=
+        std::string::npos) {
+      break;
+    }
+    usleep(10000);
+  }
   EXPECT_NE(Slurp(out + "/unfit.log").find("asking for the job's plan again"),
             std::string::npos)
       << Slurp(out + "/unfit.log");
