@@ -9,6 +9,7 @@
 // Checkpoints go to $FEDBERRY_BENCH_DIR (default /var/tmp): put it on the
 // disk you care about (an SD card on a Pi); tmpfs would hide the fsyncs.
 #include <benchmark/benchmark.h>
+#include <torch/torch.h>
 
 #include <chrono>
 #include <cstdlib>

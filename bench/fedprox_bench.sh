@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # FedProx against FedAvg where it matters: the emulated heterogeneous fleet
-# (bench/fleet_bench.sh's profile: two boards at this machine's speed, one
+# (bench/heterogeneous_fleet.txt, as bench/fleet_bench.sh: two boards at this machine's speed, one
 # 4x and one 8x slower with half a shard), the greedy planner (boards do
 # unequal local work) and a Dirichlet(0.3) label split. Test accuracy per
 # round side by side. A benchmark: it prints figures and asserts nothing.
@@ -27,13 +27,7 @@ for arg in "$@"; do
   esac
 done
 mkdir -p "$out"
-profile="$out/fleet.txt"
-cat >"$profile" <<'PROFILE'
-data_fraction=1   compute_slowdown=1
-data_fraction=1   compute_slowdown=1
-data_fraction=1   compute_slowdown=4
-data_fraction=0.5 compute_slowdown=8
-PROFILE
+profile=bench/heterogeneous_fleet.txt
 summary=()
 run() {  # label, then fedberry-sim flags
   local label=$1

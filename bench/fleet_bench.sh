@@ -37,17 +37,7 @@ for arg in "$@"; do
   esac
 done
 mkdir -p "$out"
-if [[ -z "$profile" ]]; then
-  profile="$out/fleet.txt"
-  cat > "$profile" <<'PROFILE'
-# 4 boards: two at this machine's speed, one 4x and one 8x slower holding
-# half its shard.
-data_fraction=1   compute_slowdown=1
-data_fraction=1   compute_slowdown=1
-data_fraction=1   compute_slowdown=4
-data_fraction=0.5 compute_slowdown=8
-PROFILE
-fi
+[[ -n "$profile" ]] || profile=bench/heterogeneous_fleet.txt
 echo "fleet_bench: profile $profile:"
 grep -v '^#' "$profile" | sed 's/^/  /'
 # Runs as label:planner:data_moves.

@@ -13,6 +13,7 @@
 //
 // Prints figures (median of --reps runs), asserts nothing.
 #include <sys/resource.h>
+#include <torch/torch.h>
 
 #include <algorithm>
 #include <cstdio>

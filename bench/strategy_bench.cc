@@ -12,6 +12,7 @@
 // Add, as the server does with a decoded push; their making is not timed.
 // Prints figures, asserts nothing.
 #include <sys/resource.h>
+#include <torch/torch.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -86,7 +87,8 @@ int Run() {
   options.trim_fraction = 0.1;
   // Krum's f as large as n > 2f + 2 allows, up to a quarter of the round.
   options.byzantine = std::max(0, std::min((n - 3) / 2, n / 4));
-  options.krum_keep = std::max(1, n - options.byzantine);
+  options.krum_keep =
+      options.name == "multikrum" ? std::max(1, n - options.byzantine) : 0;
   auto strategy = server::MakeStrategy(options, *global);
   if (!strategy.ok()) {
     std::fprintf(stderr, "strategy_bench: %s\n",

@@ -9,6 +9,7 @@
 // folder); --connect=ADDRESS --pki=DIR runs only the board's side, so the
 // aarch64 build can be timed under qemu against a host server.
 #include <spdlog/spdlog.h>
+#include <torch/torch.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -138,6 +138,12 @@ class ServerOptimizer : public Strategy {
   int64_t steps_ = 0;
 };
 
+// A float64 copy that in-place arithmetic may change (to() alone returns
+// the tensor itself when it is float64 already).
+at::Tensor Float64Copy(const at::Tensor& t) {
+  return t.to(at::kDouble, /*non_blocking=*/false, /*copy=*/true);
+}
+
 absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
   absl::StatusOr<runtime::NamedTensors> mean = sum_.Result();
   if (!mean.ok()) return mean.status();
@@ -159,26 +165,28 @@ absl::StatusOr<runtime::NamedTensors> ServerOptimizerRound::Result() {
       out.push_back((*mean)[i]);
       continue;
     }
-    // In float64: d can be tiny next to x, and d^2 tinier still.
+    // In float64: d can be tiny next to x, and d^2 tinier still. In place
+    // where possible: a large tensor's float64 copies are what the round's
+    // peak memory is made of.
     const at::Tensor x = (*global_)[i].tensor.to(at::kDouble);
-    const at::Tensor d = (*mean)[i].tensor.to(at::kDouble) - x;
-    const at::Tensor d2 = d * d;
-    at::Tensor mk =
-        optimizer_.m()[k].tensor.to(at::kDouble) * o.beta1 + d * (1 - o.beta1);
-    at::Tensor vk = optimizer_.v()[k].tensor.to(at::kDouble);
+    at::Tensor d = Float64Copy((*mean)[i].tensor).sub_(x);
+    at::Tensor mk = Float64Copy(optimizer_.m()[k].tensor);
+    mk.mul_(o.beta1).add_(d, 1 - o.beta1);
+    const at::Tensor& d2 = d.mul_(d);
+    at::Tensor vk = Float64Copy(optimizer_.v()[k].tensor);
     switch (optimizer_.rule()) {
       case Rule::kAdam:
-        vk = vk * o.beta2 + d2 * (1 - o.beta2);
+        vk.mul_(o.beta2).add_(d2, 1 - o.beta2);
         break;
       case Rule::kYogi:
-        vk = vk - d2 * (1 - o.beta2) * at::sign(vk - d2);
+        vk.sub_(at::sub(vk, d2).sign_().mul_(d2), 1 - o.beta2);
         break;
       case Rule::kAdagrad:
-        vk = vk + d2;
+        vk.add_(d2);
         break;
     }
-    const at::Tensor next =
-        x + o.server_lr * (mk * m_scale) / ((vk * v_scale).sqrt() + o.tau);
+    d = vk.mul(v_scale).sqrt_().add_(o.tau);  // d's storage is freed here
+    const at::Tensor next = mk.mul(o.server_lr * m_scale).div_(d).add_(x);
     out.push_back({(*global_)[i].name,
                    next.to((*global_)[i].tensor.scalar_type()).contiguous()});
     m.push_back({(*global_)[i].name, mk.to(at::kFloat)});

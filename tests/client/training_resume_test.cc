@@ -23,6 +23,27 @@ using small_job::Data;
 using small_job::ExpectBitEqual;
 using small_job::Global;
 
+// Trains `task` under `plan` with a checkpoint every 5 batches into `root`,
+// then keeps only the checkpoint `keep` (e.g. "ckpt-00000002", the one at
+// batch 10), as if the process had been killed right after writing it.
+void TrainAndKeepOnly(const runtime::ImageDataset& data,
+                      const v1::TrainingPlan& plan, const TaskRef& task,
+                      const std::string& root, const std::string& keep) {
+  std::atomic<bool> stop{false};
+  {
+    PlanTrainer saving(data, 1,
+                       std::make_unique<checkpoint::CheckpointStore>(
+                           root, checkpoint::FileSystem::Default(),
+                           checkpoint::StoreOptions{.keep = 100}),
+                       CheckpointPolicy{5, absl::ZeroDuration()});
+    ASSERT_TRUE(saving.UsePlan(plan, nullptr).ok());
+    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
+  }
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (e.path().filename() != keep) fs::remove_all(e.path());
+  }
+}
+
 TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
   at::set_num_threads(1);
   fedberry::testing::TempDir dir;
@@ -100,19 +121,7 @@ TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
   adam.set_optimizer("adam");
   adam.set_learning_rate(0.001);
   const std::string root = dir / "ckpt";
-  {
-    PlanTrainer saving(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(
-                           root, checkpoint::FileSystem::Default(),
-                           checkpoint::StoreOptions{.keep = 100}),
-                       CheckpointPolicy{5, absl::ZeroDuration()});
-    ASSERT_TRUE(saving.UsePlan(sgd, nullptr).ok());
-    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
-  }
-  // Keep only the checkpoint at batch 10, as if killed right after it.
-  for (const auto& e : fs::directory_iterator(root)) {
-    if (e.path().filename() != "ckpt-00000002") fs::remove_all(e.path());
-  }
+  TrainAndKeepOnly(data, sgd, task, root, "ckpt-00000002");  // batch 10
   PlanTrainer plain(data, 1);
   ASSERT_TRUE(plain.UsePlan(adam, nullptr).ok());
   auto reference = plain.Train(task, Config(), Global(), stop);
@@ -220,18 +229,7 @@ TEST(TrainingResume, FedProxPullsTowardsTheGlobalModelAndResumesExactly) {
 
   // Resumed from a mid-run checkpoint: bit for bit the same.
   const std::string root = dir / "ckpt";
-  {
-    PlanTrainer saving(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(
-                           root, checkpoint::FileSystem::Default(),
-                           checkpoint::StoreOptions{.keep = 100}),
-                       CheckpointPolicy{5, absl::ZeroDuration()});
-    ASSERT_TRUE(saving.UsePlan(plan, nullptr).ok());
-    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
-  }
-  for (const auto& e : fs::directory_iterator(root)) {
-    if (e.path().filename() != "ckpt-00000003") fs::remove_all(e.path());
-  }
+  TrainAndKeepOnly(data, plan, task, root, "ckpt-00000003");  // batch 15
   PlanTrainer resumed(data, 1,
                       std::make_unique<checkpoint::CheckpointStore>(root));
   ASSERT_TRUE(resumed.UsePlan(plan, nullptr).ok());
