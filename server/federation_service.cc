@@ -199,7 +199,11 @@ grpc::Status FederationService::PushUpdate(
     spdlog::warn("refused update from {} for round {}: {}",
                  runtime::Printable(header.client_id()), header.round(),
                  std::string(held.status().message()));
-    coordinator_.CountRejected();
+    if (absl::IsInvalidArgument(held.status())) {
+      coordinator_.CountRefusedUpdate(header);  // the board will not resend
+    } else {
+      coordinator_.CountRejected();
+    }
     return wire::ToGrpcStatus(held.status());
   }
   response->set_received_updates(static_cast<uint32_t>(*held));

@@ -419,6 +419,23 @@ void RoundCoordinator::CountRejected() {
   ++pending_.rejected;
 }
 
+void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header) {
+  absl::MutexLock lock(&mu_);
+  ++pending_.rejected;
+  const std::string& id = header.client_id();
+  if (state_ != State::kCollecting || header.round() != round_ ||
+      header.task_id() != task_id_ || !cohort_.count(id) ||
+      reported_.count(id) || !refused_.insert(id).second) {
+    return;
+  }
+  auto it = clients_.find(id);
+  spdlog::info("round {}: not waiting for {} any more (its update was refused)",
+               round_,
+               it != clients_.end() ? it->second.name : runtime::Printable(id));
+  work_pending_ = true;
+  changed_.SignalAll();
+}
+
 bool RoundCoordinator::TryOpenRoundLocked() {
   PruneLocked();
   const absl::Time now = clock_.Now();
@@ -467,6 +484,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   }
   cohort_ = std::set<std::string>(available.begin(), available.begin() + k);
   reported_.clear();
+  refused_.clear();
   // Heartbeats speak of a task: a board still paused says so again in the
   // new one (at its first batch boundary).
   for (auto& [id, info] : clients_) {
@@ -602,7 +620,11 @@ bool RoundCoordinator::RunOnce() {
     if (state_ == State::kWaiting) return TryOpenRoundLocked();
     if (state_ != State::kCollecting) return false;
     // A retired client cannot report; the cohort shrinks with it.
-    const size_t expected = std::min(cohort_.size(), needed_);
+    // Boards whose update was refused are not awaited.
+    size_t refused = 0;
+    for (const auto& id : refused_) refused += cohort_.count(id);
+    const size_t awaited = cohort_.size() - refused;
+    const size_t expected = std::min(awaited, needed_);
     const bool complete = reported_.size() >= expected;
     const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
     const size_t quorum = static_cast<size_t>(
@@ -615,7 +637,9 @@ bool RoundCoordinator::RunOnce() {
     int released = 0;
     for (const auto& id : cohort_) {
       auto it = clients_.find(id);
-      if (reported_.count(id) || it == clients_.end()) continue;
+      if (reported_.count(id) || refused_.count(id) || it == clients_.end()) {
+        continue;
+      }
       const ClientInfo& info = it->second;
       if (info.state == v1::HeartbeatRequest::RELEASED) {
         ++paused;
@@ -627,7 +651,7 @@ bool RoundCoordinator::RunOnce() {
     }
     if (complete && !reported_.empty()) {
       close = true;
-      pending_.cut_off = static_cast<int>(cohort_.size() - reported_.size());
+      pending_.cut_off = static_cast<int>(awaited - reported_.size());
       if (pending_.cut_off > 0) {
         spdlog::info(
             "round {}: closing on its first {} updates; {} over-selected "
@@ -648,12 +672,13 @@ bool RoundCoordinator::RunOnce() {
         grace_logged_ = true;
       }
       return false;
-    } else if (late || (cohort_.empty() && reported_.empty())) {
+    } else if (late || (awaited == 0 && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
       if (late) {
         for (const auto& id : cohort_) {
-          pending_.stragglers += reported_.count(id) ? 0 : 1;
+          pending_.stragglers +=
+              reported_.count(id) || refused_.count(id) ? 0 : 1;
         }
         pending_.paused_stragglers = paused;
         pending_.released_stragglers = released;
@@ -707,6 +732,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     ++attempt_;
     cohort_.clear();
     reported_.clear();
+    refused_.clear();
     work_pending_ = true;
     changed_.SignalAll();
     return;
@@ -763,6 +789,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     history_.push_back(report);
     cohort_.clear();
     reported_.clear();
+    refused_.clear();
     ++round_;
     attempt_ = 0;
     snapshot.next_round = round_;

@@ -249,6 +249,11 @@ class RoundCoordinator {
 
   // Counts a refused update (for the round report).
   void CountRejected();
+  // Counts an update refused for what it carried (a malformed stream, wrong
+  // tensors, NaN, beyond the update bound): a selected board of the open
+  // round is then no longer awaited, as it does not send that task again
+  // (it waits for the next round), so the round closes on the others.
+  void CountRefusedUpdate(const v1::UpdateHeader& header);
 
   // One step of the round driver: opens a round when enough clients are
   // available, closes it when complete or past its deadline. Returns true if
@@ -318,6 +323,8 @@ class RoundCoordinator {
   std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
+  // Selected boards whose update was refused (CountRefusedUpdate).
+  std::set<std::string> refused_ ABSL_GUARDED_BY(mu_);
   size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
   // The last closed round's task and the boards it closed without, whose
   // updates come late.

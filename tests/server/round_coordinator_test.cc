@@ -555,6 +555,27 @@ TEST_F(RoundCoordinatorTest, SnapshotRestoresRoundRegistryAndModel) {
 // Issue: hostile and broken boards. Each test below failed on the code
 // before the fix it pins.
 
+TEST_F(RoundCoordinatorTest, ABoardWhoseUpdateWasRefusedIsNotAwaited) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  NamedTensors nan = Model(1, 1);
+  nan[0].tensor[0][1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(Submit(Header(a, ta, 5), nan).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A forged header for another task does not excuse anyone.
+  auto forged = Header(b, tb, 5);
+  forged.set_task_id("r1-forged");
+  coordinator_->CountRefusedUpdate(forged);
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5));  // as the service does
+  EXPECT_FALSE(coordinator_->RunOnce());               // b is still awaited
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(4, 4)).ok());
+  // Closed on b alone, long before the deadline.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(4, 4)));
+}
+
 TEST_F(RoundCoordinatorTest, FinitePoisonIsRefusedByTheUpdateBound) {
   max_update_ratio_ = 10;
   Make(2);
