@@ -672,7 +672,7 @@ bool RoundCoordinator::RunOnce() {
         grace_logged_ = true;
       }
       return false;
-    } else if (late || (awaited == 0 && reported_.empty())) {
+    } else if (late || (cohort_.empty() && reported_.empty())) {
       close = reported_.size() >= quorum;
       abandon = !close;
       if (late) {
