@@ -174,7 +174,14 @@ grpc::Status FederationService::PushUpdate(
     spdlog::warn("refused update from {} for round {}: {}",
                  runtime::Printable(header.client_id()), header.round(),
                  std::string(expected.status().message()));
-    coordinator_.CountRejected();
+    if (absl::IsInvalidArgument(expected.status())) {
+      // What the header says (NaN figures, a weight beyond the task) or a
+      // wrong task id; the coordinator stops awaiting only a selected board
+      // of the open round's task.
+      coordinator_.CountRefusedUpdate(header);
+    } else {
+      coordinator_.CountRejected();
+    }
     return wire::ToGrpcStatus(expected.status());
   }
   runtime::ModelAssembler assembler(header.round(), header.task_id(),
