@@ -148,6 +148,23 @@ grpc::Status FederationService::PullModel(
   return wire::ToGrpcStatus(sent);
 }
 
+grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
+                                             const absl::Status& status) {
+  spdlog::warn("refused update from {} for round {}: {}",
+               runtime::Printable(header.client_id()), header.round(),
+               std::string(status.message()));
+  if (absl::IsInvalidArgument(status)) {
+    // Refused for what it carries (NaN figures or tensors, a weight beyond
+    // the task, wrong shapes): the board does not resend it, and the
+    // coordinator stops awaiting it if it is a selected board of the open
+    // round's task.
+    coordinator_.CountRefusedUpdate(header);
+  } else {
+    coordinator_.CountRejected();
+  }
+  return wire::ToGrpcStatus(status);
+}
+
 grpc::Status FederationService::PushUpdate(
     grpc::ServerContext* context, grpc::ServerReader<v1::UpdateChunk>* reader,
     v1::PushUpdateResponse* response) {
@@ -171,18 +188,7 @@ grpc::Status FederationService::PushUpdate(
   }
   auto expected = coordinator_.BeginUpdate(header);
   if (!expected.ok()) {
-    spdlog::warn("refused update from {} for round {}: {}",
-                 runtime::Printable(header.client_id()), header.round(),
-                 std::string(expected.status().message()));
-    if (absl::IsInvalidArgument(expected.status())) {
-      // What the header says (NaN figures, a weight beyond the task) or a
-      // wrong task id; the coordinator stops awaiting only a selected board
-      // of the open round's task.
-      coordinator_.CountRefusedUpdate(header);
-    } else {
-      coordinator_.CountRejected();
-    }
-    return wire::ToGrpcStatus(expected.status());
+    return RefuseUpdate(header, expected.status());
   }
   runtime::ModelAssembler assembler(header.round(), header.task_id(),
                                     std::move(expected->specs),
@@ -203,15 +209,7 @@ grpc::Status FederationService::PushUpdate(
                        : absl::StatusOr<int>(update.status());
   }
   if (!held.ok()) {
-    spdlog::warn("refused update from {} for round {}: {}",
-                 runtime::Printable(header.client_id()), header.round(),
-                 std::string(held.status().message()));
-    if (absl::IsInvalidArgument(held.status())) {
-      coordinator_.CountRefusedUpdate(header);  // the board will not resend
-    } else {
-      coordinator_.CountRejected();
-    }
-    return wire::ToGrpcStatus(held.status());
+    return RefuseUpdate(header, held.status());
   }
   response->set_received_updates(static_cast<uint32_t>(*held));
   return grpc::Status::OK;

@@ -66,6 +66,10 @@ class FederationService final : public v1::Federation::Service {
       grpc::ServerWriter<v1::SampleChunk>* writer) override;
 
  private:
+  // Logs and counts a refused update (see RoundCoordinator::
+  // CountRefusedUpdate) and returns its status for the wire.
+  grpc::Status RefuseUpdate(const v1::UpdateHeader& header,
+                            const absl::Status& status);
   // Admits the caller of `call` (AccessPolicy::Admit) and, for a call that
   // names `client_id`, checks the caller owns it. An unknown id passes, so
   // the call itself answers NotFound (and the board joins again).
