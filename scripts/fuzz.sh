@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets of the server's RPC handlers (preset "fuzz":
 # clang-14, address sanitizer) and runs each for FUZZ_SECONDS (default 10)
 # on a copy of its committed corpus (tests/fuzz/corpus/<rpc>), so the
-# committed seeds never change. A crash, sanitizer report, timeout or a
+# committed seeds never change. Runs one fuzzer per core at a time
+# (FUZZ_JOBS). A crash, sanitizer report, timeout or a
 # broken global model fails the run; the reproducer is kept in
 # build-fuzz/findings/<rpc>/. Arguments: the targets to run (default all).
 set -euo pipefail
@@ -17,12 +18,14 @@ cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
 failed=()
-for rpc in "${targets[@]}"; do
-  work=build-fuzz/corpus/$rpc
-  findings=build-fuzz/findings/$rpc
+# One fuzzer per core: each is single-threaded.
+jobs=${FUZZ_JOBS:-$(nproc)}
+run_one() {
+  local rpc=$1
+  local work=build-fuzz/corpus/$rpc findings=build-fuzz/findings/$rpc
+  local log=build-fuzz/fuzz_$rpc.log
   mkdir -p "$work" "$findings"
   cp -n tests/fuzz/corpus/"$rpc"/* "$work"/ 2>/dev/null || true
-  log=build-fuzz/fuzz_$rpc.log
   if build-fuzz/bin/fuzz_"$rpc" "$work" -max_total_time="$seconds" \
       -timeout=10 -rss_limit_mb=3072 -max_len=65536 \
       -artifact_prefix="$findings/" -print_final_stats=1 >"$log" 2>&1; then
@@ -32,9 +35,22 @@ for rpc in "${targets[@]}"; do
   else
     echo "fuzz: $rpc: FINDING (see $log and $findings)" >&2
     tail -n 40 "$log" >&2
-    failed+=("$rpc")
+    return 1
   fi
+}
+declare -A running=()
+wait_one() {
+  local done code=0
+  wait -n -p done "${!running[@]}" || code=$?
+  ((code == 0)) || failed+=("${running[$done]}")
+  unset "running[$done]"
+}
+for rpc in "${targets[@]}"; do
+  while ((${#running[@]} >= jobs)); do wait_one; done
+  run_one "$rpc" &
+  running[$!]=$rpc
 done
+while ((${#running[@]} > 0)); do wait_one; done
 if [[ ${#failed[@]} -gt 0 ]]; then
   echo "fuzz: findings in ${failed[*]}" >&2
   exit 1

@@ -62,7 +62,6 @@ Job RunFleet(const testing::TempDir& dir, const std::string& planner) {
   job.rounds = ReadLines(out + "/rounds.jsonl");
   job.clients = ReadLines(out + "/clients.jsonl");
   EXPECT_EQ(job.rounds.size(), static_cast<size_t>(kRounds)) << log;
-  int n = 0;
   std::printf("%s makespans:", planner.c_str());
   for (const auto& r : job.rounds) {
     std::printf(" %.2f", r.value("makespan_seconds", -1.0));
