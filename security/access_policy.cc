@@ -15,7 +15,7 @@ AccessPolicy AccessPolicy::MutualTls(const RevocationList* revoked) {
 }
 
 absl::StatusOr<PeerIdentity> AccessPolicy::Admit(
-    const grpc::ServerContext& context, const char* call) const {
+    const grpc::ServerContextBase& context, const char* call) const {
   PeerIdentity caller = IdentityOf(context);
   if (!mutual_tls_) return caller;
   if (!caller.authenticated || caller.name.empty()) {

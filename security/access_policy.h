@@ -29,7 +29,7 @@ class AccessPolicy {
 
   // The caller, admitted. Unauthenticated without a verified certificate,
   // PermissionDenied for a revoked one; the refusal is logged with the peer.
-  absl::StatusOr<PeerIdentity> Admit(const grpc::ServerContext& context,
+  absl::StatusOr<PeerIdentity> Admit(const grpc::ServerContextBase& context,
                                      const char* call) const;
   // Join under `board_name`: PermissionDenied unless the caller's
   // certificate lists that name.

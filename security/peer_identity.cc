@@ -28,7 +28,7 @@ std::string PeerIdentity::Describe() const {
   return absl::StrCat("'", runtime::Printable(name, 80), "' (", where, ")");
 }
 
-PeerIdentity IdentityOf(const grpc::ServerContext& context) {
+PeerIdentity IdentityOf(const grpc::ServerContextBase& context) {
   PeerIdentity identity;
   identity.address = context.peer();
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();

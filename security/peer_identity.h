@@ -31,7 +31,7 @@ struct PeerIdentity {
 
 // The caller of `context`; authenticated only when the transport is TLS and
 // the peer presented a certificate the handshake verified.
-PeerIdentity IdentityOf(const grpc::ServerContext& context);
+PeerIdentity IdentityOf(const grpc::ServerContextBase& context);
 
 }  // namespace fedberry::security
 

@@ -17,11 +17,15 @@ class DecodeFailureInterceptor : public grpc::experimental::Interceptor {
   explicit DecodeFailureInterceptor(grpc::experimental::ServerRpcInfo* info)
       : info_(info) {}
 
-  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+  void Intercept(
+      grpc::experimental::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             InterceptionHookPoints::PRE_SEND_STATUS)) {
       const grpc::Status status = methods->GetSendStatus();
-      if (status.error_code() == grpc::StatusCode::INTERNAL &&
+      // Synchronous methods say INTERNAL, callback methods (GetTask)
+      // UNIMPLEMENTED, both with no message; every status of ours has one.
+      if ((status.error_code() == grpc::StatusCode::INTERNAL ||
+           status.error_code() == grpc::StatusCode::UNIMPLEMENTED) &&
           status.error_message().empty()) {
         const std::string method = info_->method() ? info_->method() : "?";
         const std::string peer = runtime::Printable(
@@ -52,7 +56,8 @@ class Factory : public grpc::experimental::ServerInterceptorFactoryInterface {
 
 }  // namespace
 
-std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
+std::vector<
+    std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>
 DecodeFailureInterceptors() {
   std::vector<
       std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>>

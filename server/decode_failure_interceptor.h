@@ -1,6 +1,7 @@
 // Gives a clear refusal where gRPC's own would be empty: a request whose
 // bytes do not decode as the method's message is refused by gRPC before any
-// handler runs, with INTERNAL and no message at all. This server
+// handler runs, with INTERNAL (UNIMPLEMENTED for a callback method) and
+// no message at all. This server
 // interceptor rewrites that status to INVALID_ARGUMENT naming the method,
 // and logs the peer. Statuses with a message (every refusal of ours) pass
 // unchanged. Thread-safe: one interceptor per call.

@@ -25,9 +25,12 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   server->coordinator_->SetSnapshotSink(options.snapshot_sink);
   server->streams_ = std::make_unique<StreamLimiter>(
       options.max_streams, options.max_stream_time, clock);
+  server->updates_ = std::make_unique<StreamLimiter>(
+      options.max_inflight_updates, absl::ZeroDuration(), clock,
+      "update pushes", "--max_inflight_updates");
   server->service_ = std::make_unique<FederationService>(
       *server->coordinator_, options.max_poll, server->streams_.get(),
-      std::move(options.plan), options.access);
+      std::move(options.plan), options.access, server->updates_.get());
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   grpc::ResourceQuota quota("fedberry-server");
@@ -62,10 +65,10 @@ void FederationServer::Drive() {
     streams_->CancelOverdue();
     coordinator_->WaitForWork(absl::Milliseconds(100));
   }
-  // Keep answering long enough for every client to hear DONE.
+  // Keep answering while boards that have not heard DONE may still ask.
   const absl::Time give_up = absl::Now() + options_.done_grace;
-  while (absl::Now() < give_up && coordinator_->clients_told_done() <
-                                      coordinator_->registered_clients()) {
+  while (absl::Now() < give_up &&
+         coordinator_->clients_awaiting_done(options_.done_silence) > 0) {
     streams_->CancelOverdue();
     absl::MutexLock lock(&mu_);
     if (stopped_) break;

@@ -30,8 +30,19 @@ struct ServerOptions {
   // StreamLimiter. Zero: no limit.
   int max_streams = 1024;
   absl::Duration max_stream_time = absl::Minutes(10);
-  // After the last round, how long to keep serving so clients learn DONE.
-  absl::Duration done_grace = absl::Seconds(10);
+  // Update pushes at once: each holds one decoded update (a model's worth)
+  // until it is checked and aggregated, so this bounds the server's memory
+  // at O(model x max_inflight_updates) whatever the number of boards.
+  // Pushes beyond it are refused with ResourceExhausted and retried by the
+  // boards. Zero: no limit.
+  int max_inflight_updates = 16;
+  // After the last round the server keeps answering DONE while boards that
+  // have not heard it may still ask: any heard from within `done_silence`
+  // (a live board polls every few seconds, or retries with backoff), for
+  // at most `done_grace`. A board that asks after that finds no server and
+  // gives up by its own --give_up_after.
+  absl::Duration done_grace = absl::Minutes(2);
+  absl::Duration done_silence = absl::Seconds(30);
   // Continue a job from this state (a restarted server).
   std::optional<FederationSnapshot> restore;
   // Persists state after each round.
@@ -71,6 +82,7 @@ class FederationServer {
   ServerOptions options_;
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::unique_ptr<StreamLimiter> streams_;
+  std::unique_ptr<StreamLimiter> updates_;
   std::unique_ptr<FederationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

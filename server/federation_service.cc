@@ -15,7 +15,8 @@ namespace fedberry::server {
 namespace {
 
 // Never hold a long poll past the caller's own deadline.
-absl::Duration PollBudget(grpc::ServerContext* context, absl::Duration max) {
+absl::Duration PollBudget(grpc::ServerContextBase* context,
+                          absl::Duration max) {
   auto left = context->deadline() - std::chrono::system_clock::now();
   absl::Duration remaining = absl::FromChrono(left) - absl::Milliseconds(500);
   return std::clamp(remaining, absl::ZeroDuration(), max);
@@ -33,19 +34,71 @@ absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
   return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
 }
 
+// One GetTask call: answered at once, or parked in the coordinator until
+// an event or its deadline; a caller that goes away takes its poll back.
+// Deletes itself when gRPC is done with the call.
+class TaskPoll final : public grpc::ServerUnaryReactor {
+ public:
+  TaskPoll(RoundCoordinator& coordinator, v1::GetTaskResponse* response)
+      : coordinator_(coordinator), response_(response) {}
+
+  void Start(const std::string& client_id, absl::Time deadline) {
+    absl::MutexLock lock(&mu_);  // an early answer waits for poll_id_
+    auto now = coordinator_.PollTask(
+        client_id, deadline,
+        [this](absl::StatusOr<v1::GetTaskResponse> task) {
+          { absl::MutexLock lock(&mu_); }
+          Answer(std::move(task));
+        },
+        poll_id_);
+    if (now) Answer(*std::move(now));
+  }
+
+  void OnCancel() override {
+    uint64_t id;
+    {
+      absl::MutexLock lock(&mu_);
+      id = poll_id_;
+    }
+    if (id != 0 && coordinator_.CancelTaskPoll(id)) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the caller went away during GetTask"));
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void Answer(absl::StatusOr<v1::GetTaskResponse> task) {
+    if (!task.ok()) {
+      Finish(wire::ToGrpcStatus(task.status()));
+      return;
+    }
+    *response_ = *std::move(task);
+    Finish(grpc::Status::OK);
+  }
+
+  RoundCoordinator& coordinator_;
+  v1::GetTaskResponse* const response_;
+  absl::Mutex mu_;
+  uint64_t poll_id_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
 }  // namespace
 
 FederationService::FederationService(RoundCoordinator& coordinator,
                                      absl::Duration max_poll,
                                      StreamLimiter* streams, ServedPlan plan,
-                                     security::AccessPolicy access)
+                                     security::AccessPolicy access,
+                                     StreamLimiter* updates)
     : coordinator_(coordinator),
       max_poll_(max_poll),
       streams_(streams),
+      updates_(updates),
       plan_(std::move(plan)),
       access_(access) {}
 
-grpc::Status FederationService::Authorize(grpc::ServerContext* context,
+grpc::Status FederationService::Authorize(grpc::ServerContextBase* context,
                                           const char* call,
                                           const std::string& client_id) {
   auto caller = access_.Admit(*context, call);
@@ -114,18 +167,18 @@ grpc::Status FederationService::Join(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status FederationService::GetTask(grpc::ServerContext* context,
-                                        const v1::GetTaskRequest* request,
-                                        v1::GetTaskResponse* response) {
+grpc::ServerUnaryReactor* FederationService::GetTask(
+    grpc::CallbackServerContext* context, const v1::GetTaskRequest* request,
+    v1::GetTaskResponse* response) {
+  auto* poll = new TaskPoll(coordinator_, response);
   if (grpc::Status ok = Authorize(context, "GetTask", request->client_id());
       !ok.ok()) {
-    return ok;
+    poll->Finish(ok);
+    return poll;
   }
-  auto task = coordinator_.GetTask(request->client_id(),
-                                   PollBudget(context, max_poll_));
-  if (!task.ok()) return wire::ToGrpcStatus(task.status());
-  *response = *std::move(task);
-  return grpc::Status::OK;
+  poll->Start(request->client_id(),
+              absl::Now() + PollBudget(context, max_poll_));
+  return poll;
 }
 
 grpc::Status FederationService::PullModel(
@@ -174,6 +227,8 @@ grpc::Status FederationService::PushUpdate(
   }
   auto ticket = AdmitStream(streams_, context, "the update stream");
   if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
+  auto slot = AdmitStream(updates_, context, "an update");
+  if (!slot.ok()) return wire::ToGrpcStatus(slot.status());
   v1::UpdateChunk message;
   if (!reader->Read(&message) || !message.has_header()) {
     coordinator_.CountRejected();

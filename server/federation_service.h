@@ -22,7 +22,12 @@ struct ServedPlan {
   std::shared_ptr<const std::string> model_file;
 };
 
-class FederationService final : public v1::Federation::Service {
+// GetTask is a callback (reactor) method: a long poll is parked in the
+// coordinator and holds no thread while it waits; the other methods are
+// synchronous, each bounded by its own limit (streams by `streams`).
+class FederationService final
+    : public v1::Federation::WithCallbackMethod_GetTask<
+          v1::Federation::Service> {
  public:
   // `coordinator` (and `streams`, when given) must outlive the service.
   // GetTask long polls for at most `max_poll` (clients set their deadline
@@ -31,11 +36,14 @@ class FederationService final : public v1::Federation::Service {
   // `plan`: what GetPlan answers; a plan without a model format stands for
   // the built-in image plan of the coordinator's TrainConfig.
   // `access`: who may call (every call is checked before it is served).
+  // `updates` admits update pushes (each holds a decoded update); null: no
+  // limit beyond `streams`.
   explicit FederationService(RoundCoordinator& coordinator,
                              absl::Duration max_poll = absl::Seconds(5),
                              StreamLimiter* streams = nullptr,
                              ServedPlan plan = {},
-                             security::AccessPolicy access = {});
+                             security::AccessPolicy access = {},
+                             StreamLimiter* updates = nullptr);
 
   grpc::Status GetPlan(grpc::ServerContext* context,
                        const v1::GetPlanRequest* request,
@@ -46,9 +54,9 @@ class FederationService final : public v1::Federation::Service {
   grpc::Status Join(grpc::ServerContext* context,
                     const v1::JoinRequest* request,
                     v1::JoinResponse* response) override;
-  grpc::Status GetTask(grpc::ServerContext* context,
-                       const v1::GetTaskRequest* request,
-                       v1::GetTaskResponse* response) override;
+  grpc::ServerUnaryReactor* GetTask(grpc::CallbackServerContext* context,
+                                    const v1::GetTaskRequest* request,
+                                    v1::GetTaskResponse* response) override;
   grpc::Status PullModel(grpc::ServerContext* context,
                          const v1::PullModelRequest* request,
                          grpc::ServerWriter<v1::ModelChunk>* writer) override;
@@ -73,12 +81,13 @@ class FederationService final : public v1::Federation::Service {
   // Admits the caller of `call` (AccessPolicy::Admit) and, for a call that
   // names `client_id`, checks the caller owns it. An unknown id passes, so
   // the call itself answers NotFound (and the board joins again).
-  grpc::Status Authorize(grpc::ServerContext* context, const char* call,
+  grpc::Status Authorize(grpc::ServerContextBase* context, const char* call,
                          const std::string& client_id = "");
 
   RoundCoordinator& coordinator_;
   const absl::Duration max_poll_;
   StreamLimiter* const streams_;
+  StreamLimiter* const updates_;
   const ServedPlan plan_;
   const security::AccessPolicy access_;
 };

@@ -117,6 +117,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
                    pushed     ? " (its update of the open round stays counted)"
                    : selected ? " (it keeps its place in the open round)"
                               : "");
+      polls_.Wake(old);  // its poll hears the id is gone
       it = clients_.erase(it);
     } else {
       ++it;
@@ -155,59 +156,100 @@ absl::StatusOr<std::string> RoundCoordinator::NameOf(
   return it->second.name;
 }
 
+absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
+    const std::string& client_id) {
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) {
+    return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                            runtime::Printable(client_id),
+                                            "': join the federation first"));
+  }
+  it->second.last_seen = clock_.Now();
+  it->second.polled = true;
+  v1::GetTaskResponse response;
+  response.set_total_rounds(options_.rounds);
+  response.set_round(round_);
+  if (state_ == State::kDone) {
+    it->second.told_done = true;
+    response.set_action(v1::GetTaskResponse::DONE);
+    return response;
+  }
+  if (state_ == State::kCollecting && cohort_.count(client_id) &&
+      !reported_.count(client_id)) {
+    response.set_action(v1::GetTaskResponse::TRAIN);
+    response.set_task_id(task_id_);
+    *response.mutable_config() = options_.train;
+    // Each client and round gets its own data order.
+    response.mutable_config()->set_seed(options_.seed * 7919 + round_);
+    if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
+      response.mutable_config()->set_local_steps(
+          static_cast<uint32_t>(p->second));
+    }
+    for (const PlannedMove& m : relay_.MovesFrom(it->second.name)) {
+      v1::DataMove* move = response.add_send();
+      move->set_move_id(m.id);
+      move->set_samples(m.samples);
+      move->set_peer(m.to);
+    }
+    for (const PlannedMove& m : relay_.MovesTo(it->second.name)) {
+      v1::DataMove* move = response.add_receive();
+      move->set_move_id(m.id);
+      move->set_samples(m.samples);
+      move->set_peer(m.from);
+    }
+    return response;
+  }
+  response.set_action(v1::GetTaskResponse::WAIT);
+  response.set_retry_after_ms(200);
+  return response;
+}
+
+std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
+    const std::string& client_id, absl::Time deadline, TaskAnswer answer,
+    uint64_t& poll_id) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<v1::GetTaskResponse> task = TaskLocked(client_id);
+  if (!task.ok() || task->action() != v1::GetTaskResponse::WAIT ||
+      absl::Now() >= deadline) {
+    return task;
+  }
+  // Parked under mu_, so no event that would wake it can slip in between.
+  poll_id = polls_.Park(client_id, deadline,
+                        [this, client_id, answer = std::move(answer)](bool) {
+                          absl::StatusOr<v1::GetTaskResponse> task;
+                          {
+                            absl::MutexLock lock(&mu_);
+                            task = TaskLocked(client_id);
+                          }
+                          answer(std::move(task));
+                        });
+  return std::nullopt;
+}
+
+bool RoundCoordinator::CancelTaskPoll(uint64_t poll_id) {
+  return polls_.Cancel(poll_id);
+}
+
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
     const std::string& client_id, absl::Duration max_wait) {
-  absl::MutexLock lock(&mu_);
-  const absl::Time give_up = absl::Now() + max_wait;
-  while (true) {
-    auto it = clients_.find(client_id);
-    if (it == clients_.end()) {
-      return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                              runtime::Printable(client_id),
-                                              "': join the federation first"));
-    }
-    it->second.last_seen = clock_.Now();
-    it->second.polled = true;
-    v1::GetTaskResponse response;
-    response.set_total_rounds(options_.rounds);
-    response.set_round(round_);
-    if (state_ == State::kDone) {
-      it->second.told_done = true;
-      response.set_action(v1::GetTaskResponse::DONE);
-      return response;
-    }
-    if (state_ == State::kCollecting && cohort_.count(client_id) &&
-        !reported_.count(client_id)) {
-      response.set_action(v1::GetTaskResponse::TRAIN);
-      response.set_task_id(task_id_);
-      *response.mutable_config() = options_.train;
-      // Each client and round gets its own data order.
-      response.mutable_config()->set_seed(options_.seed * 7919 + round_);
-      if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
-        response.mutable_config()->set_local_steps(
-            static_cast<uint32_t>(p->second));
-      }
-      for (const PlannedMove& m : relay_.MovesFrom(it->second.name)) {
-        v1::DataMove* move = response.add_send();
-        move->set_move_id(m.id);
-        move->set_samples(m.samples);
-        move->set_peer(m.to);
-      }
-      for (const PlannedMove& m : relay_.MovesTo(it->second.name)) {
-        v1::DataMove* move = response.add_receive();
-        move->set_move_id(m.id);
-        move->set_samples(m.samples);
-        move->set_peer(m.from);
-      }
-      return response;
-    }
-    if (absl::Now() >= give_up) {
-      response.set_action(v1::GetTaskResponse::WAIT);
-      response.set_retry_after_ms(200);
-      return response;
-    }
-    changed_.WaitWithDeadline(&mu_, give_up);
-  }
+  absl::Mutex mu;
+  std::optional<absl::StatusOr<v1::GetTaskResponse>> result;
+  uint64_t poll_id = 0;
+  auto now = PollTask(
+      client_id, absl::Now() + max_wait,
+      [&](absl::StatusOr<v1::GetTaskResponse> task) {
+        absl::MutexLock lock(&mu);
+        result = std::move(task);
+      },
+      poll_id);
+  if (now) return *std::move(now);
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(
+      +[](std::optional<absl::StatusOr<v1::GetTaskResponse>>* r) {
+        return r->has_value();
+      },
+      &result));
+  return *std::move(result);
 }
 
 absl::Status RoundCoordinator::CheckTaskLocked(
@@ -503,6 +545,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   upload_start_.clear();
   PlanRoundLocked();
   state_ = State::kCollecting;
+  for (const std::string& id : cohort_) polls_.Wake(id);
   spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
                round_, options_.rounds, k, n, task_id_,
                needed_ < cohort_.size()
@@ -816,6 +859,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
   if (finished) {
     absl::MutexLock lock(&mu_);
     state_ = State::kDone;
+    polls_.WakeAll();
     work_pending_ = true;
     changed_.SignalAll();
   }
@@ -873,6 +917,7 @@ void RoundCoordinator::Shutdown() {
   absl::MutexLock lock(&mu_);
   shutdown_ = true;
   if (state_ != State::kClosing) state_ = State::kDone;
+  polls_.WakeAll();
   changed_.SignalAll();
 }
 
@@ -897,10 +942,13 @@ std::vector<RoundReport> RoundCoordinator::history() const {
   return history_;
 }
 
-int RoundCoordinator::clients_told_done() const {
+int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   absl::MutexLock lock(&mu_);
+  const absl::Time since = clock_.Now() - heard_within;
   int n = 0;
-  for (const auto& [id, info] : clients_) n += info.told_done;
+  for (const auto& [id, info] : clients_) {
+    n += !info.told_done && info.last_seen >= since;
+  }
   return n;
 }
 

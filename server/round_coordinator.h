@@ -31,6 +31,7 @@
 #include "runtime/model.h"
 #include "runtime/trainer.h"
 #include "server/input_checks.h"
+#include "server/long_polls.h"
 #include "server/planner/round_planner.h"
 #include "server/sample_relay.h"
 #include "server/strategy/strategy.h"
@@ -195,11 +196,26 @@ class RoundCoordinator {
   absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request);
 
   // The client's task: TRAIN when it is in the open round's cohort and has
-  // not reported, DONE after the last round, else WAIT. Blocks up to
-  // `max_wait` (real time) for something to change. NotFound for an unknown
-  // client id.
+  // not reported, DONE after the last round, else WAIT. NotFound for an
+  // unknown client id.
+  using TaskAnswer = std::function<void(absl::StatusOr<v1::GetTaskResponse>)>;
+  // A long poll for the task that holds no thread: returns the answer now
+  // when there is one (TRAIN, DONE, NotFound); else parks `answer`, sets
+  // `poll_id` (for CancelTaskPoll) and calls it once, on the long polls'
+  // dispatcher thread, when an event concerns this client (a round that
+  // selected it opened, the job ended, its id retired) or at `deadline`
+  // (real time), with whatever the task is then.
+  std::optional<absl::StatusOr<v1::GetTaskResponse>> PollTask(
+      const std::string& client_id, absl::Time deadline, TaskAnswer answer,
+      uint64_t& poll_id);
+  // Takes a parked poll back (its caller went away): true when its answer
+  // will never be called.
+  bool CancelTaskPoll(uint64_t poll_id);
+  // PollTask that blocks the calling thread up to `max_wait` (real time).
   absl::StatusOr<v1::GetTaskResponse> GetTask(const std::string& client_id,
                                               absl::Duration max_wait);
+  // Long polls parked now.
+  size_t parked_polls() const { return polls_.parked(); }
 
   // The global model for the client's task. NotFound (unknown client),
   // FailedPrecondition (round not open or closed, client not selected),
@@ -270,8 +286,9 @@ class RoundCoordinator {
   uint64_t current_round() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
   std::vector<RoundReport> history() const;
-  // Number of registered clients that have been told the job is DONE.
-  int clients_told_done() const;
+  // Registered clients not yet told the job is DONE that were heard from
+  // within `heard_within`: boards that will still ask.
+  int clients_awaiting_done(absl::Duration heard_within) const;
   int registered_clients() const;
 
  private:
@@ -292,6 +309,9 @@ class RoundCoordinator {
     uint64_t sample_bytes = 0;
   };
 
+  // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
+  absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -351,6 +371,9 @@ class RoundCoordinator {
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
+  // Parked task polls, woken (under mu_) by the events that concern them.
+  // Last, so it answers what is still parked before the rest goes.
+  LongPolls polls_;
 };
 
 }  // namespace fedberry::server

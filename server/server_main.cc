@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "checkpoint/checkpoint_store.h"
 #include "runtime/command_line.h"
+#include "runtime/fd_limit.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
@@ -158,6 +159,12 @@ ABSL_FLAG(int, max_threads, 2048,
 ABSL_FLAG(int, max_streams, 1024,
           "Model and sample streams served at once; one beyond it is refused "
           "with RESOURCE_EXHAUSTED (clients retry). 0: no limit.");
+ABSL_FLAG(int, max_inflight_updates, 16,
+          "Update pushes taken at once; each holds one decoded update until "
+          "it is aggregated, so the server's memory stays near the model's "
+          "size times this, whatever the number of boards. A push beyond it "
+          "is refused with RESOURCE_EXHAUSTED and the board retries. 0: no "
+          "limit.");
 ABSL_FLAG(absl::Duration, max_stream_time, absl::Minutes(10),
           "A model or sample stream still open after this long is cancelled, "
           "so a client that stalls mid-push lets go of its thread. 0: no "
@@ -433,6 +440,7 @@ int Run() {
   c.model_encoding = job->plan.model_encoding();
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_streams = absl::GetFlag(FLAGS_max_streams);
+  options.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
   options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     spdlog::error(
@@ -465,13 +473,14 @@ int Run() {
   }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
       c.fraction > 1 || !(c.max_update_ratio >= 0) || c.max_clients < 1 ||
-      options.max_threads < 4 || c.target_updates < 0 ||
-      !(c.over_select >= 1) || c.over_select > 100 ||
+      options.max_threads < 4 || options.max_inflight_updates < 0 ||
+      c.target_updates < 0 || !(c.over_select >= 1) || c.over_select > 100 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
     spdlog::error(
         "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1, "
         "local_epochs or local_steps >= 1, max_update_ratio >= 0, "
-        "max_clients >= 1, max_threads >= 4, target_updates >= 0 and "
+        "max_clients >= 1, max_threads >= 4, max_inflight_updates >= 0, "
+        "target_updates >= 0 and "
         "1 <= over_select <= 100");
     return 2;
   }
@@ -504,6 +513,12 @@ int Run() {
     }
   };
 
+  if (auto raised = runtime::RaiseFdLimit(); raised.ok()) {
+    spdlog::info("{} (hard limit {}); each board holds one descriptor",
+                 raised->Describe(), runtime::FdLimitText(raised->after.hard));
+  } else {
+    spdlog::warn("{}", std::string(raised.status().message()));
+  }
   auto server =
       server::FederationServer::Start(options, initial, evaluator, sink);
   if (!server.ok()) {
@@ -520,6 +535,13 @@ int Run() {
       "fedberry-server listening on {}, {} ({} rounds of {}, output {})",
       (*server)->address(), transport->description, c.rounds, c.train.model(),
       output);
+  // Each board holds a descriptor: say when they near the limit, since
+  // gRPC then refuses connections without a word.
+  runtime::FdUsageWatch fd_watch(
+      runtime::FdLimitSystem::Real(),
+      [](const std::string& what) { spdlog::error("{}", what); });
+  runtime::PeriodicSampler fd_sampler(absl::Seconds(1),
+                                      [&fd_watch] { fd_watch.Check(); });
   // A revoked board is refused from its next call on, without a restart.
   security::RevocationList* revoked = transport->revoked.get();
   std::unique_ptr<runtime::PeriodicSampler> revocation_watch;

@@ -9,8 +9,12 @@
 namespace fedberry::server {
 
 StreamLimiter::StreamLimiter(int max_streams, absl::Duration max_duration,
-                             Clock& clock)
-    : max_streams_(max_streams), max_duration_(max_duration), clock_(clock) {}
+                             Clock& clock, std::string kind, std::string flag)
+    : max_streams_(max_streams),
+      max_duration_(max_duration),
+      kind_(std::move(kind)),
+      flag_(std::move(flag)),
+      clock_(clock) {}
 
 StreamLimiter::Ticket::Ticket(Ticket&& other) noexcept
     : limiter_(other.limiter_), id_(other.id_) {
@@ -26,10 +30,9 @@ absl::StatusOr<StreamLimiter::Ticket> StreamLimiter::Admit(
   absl::MutexLock lock(&mu_);
   if (max_streams_ > 0 &&
       streams_.size() >= static_cast<size_t>(max_streams_)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the server serves ", streams_.size(),
-        " model and sample streams, its limit (--max_streams); try again "
-        "later"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the server serves ", streams_.size(), " ", kind_,
+                     ", its limit (", flag_, "); try again in a few seconds"));
   }
   const uint64_t id = next_id_++;
   streams_[id] = {std::move(what), clock_.Now(), std::move(cancel)};

@@ -24,8 +24,12 @@ namespace fedberry::server {
 class StreamLimiter {
  public:
   // `clock` must outlive this object. Zero or negative limits: no limit.
+  // `kind` and `flag` name what is limited, and by which flag, in the
+  // refusal.
   StreamLimiter(int max_streams, absl::Duration max_duration,
-                Clock& clock = Clock::Real());
+                Clock& clock = Clock::Real(),
+                std::string kind = "model and sample streams",
+                std::string flag = "--max_streams");
 
   // A stream admitted: it holds its place until destroyed.
   class Ticket {
@@ -36,8 +40,7 @@ class StreamLimiter {
 
    private:
     friend class StreamLimiter;
-    Ticket(StreamLimiter* limiter, uint64_t id)
-        : limiter_(limiter), id_(id) {}
+    Ticket(StreamLimiter* limiter, uint64_t id) : limiter_(limiter), id_(id) {}
     StreamLimiter* limiter_;
     uint64_t id_;
   };
@@ -64,6 +67,8 @@ class StreamLimiter {
 
   const int max_streams_;
   const absl::Duration max_duration_;
+  const std::string kind_;
+  const std::string flag_;
   Clock& clock_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
