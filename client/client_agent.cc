@@ -456,6 +456,13 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   *header->mutable_resources() = resources;
   for (const std::string& move : kept) header->add_kept_moves(move);
   bool open = writer->Write(message);
+  // The server answers the header first: a push it cannot take now (busy,
+  // late, refused) ends here, before the update's bytes are sent.
+  if (auto* real =
+          dynamic_cast<grpc::ClientWriter<v1::UpdateChunk>*>(writer.get());
+      open && real != nullptr) {
+    real->WaitForInitialMetadata();
+  }
   if (open) {
     absl::Status encoded = StreamUpdate(outcome, task.round(), task.task_id(),
                                         [&](const v1::ModelChunk& chunk) {

@@ -29,6 +29,9 @@ void ConfigureServerBuilder(grpc::ServerBuilder& builder) {
       GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
       kMinPingIntervalMs);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES,
+                             kStreamWindowBytes);
 }
 
 std::shared_ptr<grpc::Channel> MakeClientChannel(const std::string& address) {

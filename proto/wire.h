@@ -24,6 +24,11 @@ namespace fedberry::wire {
 
 // Largest message either end accepts: a chunk plus protobuf framing and spec.
 inline constexpr int kMaxMessageBytes = kChunkBytes + (64 << 10);
+// What the server buffers of one incoming stream before its handler reads
+// it (gRPC's per-stream receive window, with its bandwidth probe off, which
+// would grow it to megabytes): a push that is refused, or not yet read,
+// costs at most this much of the server's memory, whatever the model.
+inline constexpr int kStreamWindowBytes = 256 << 10;
 inline constexpr int kKeepaliveTimeMs = 20'000;
 inline constexpr int kKeepaliveTimeoutMs = 10'000;
 inline constexpr int kMinPingIntervalMs = 10'000;

@@ -42,6 +42,11 @@ class RealFdLimitSystem : public FdLimitSystem {
   }
   absl::StatusOr<uint64_t> CountOpen() override {
     DIR* dir = opendir("/proc/self/fd");
+    if (dir == nullptr && errno == EMFILE) {
+      // Reading the count takes a descriptor: none left is the answer.
+      absl::StatusOr<FdLimits> limits = Get();
+      if (limits.ok()) return limits->soft;
+    }
     if (dir == nullptr) {
       return absl::UnavailableError(
           absl::StrCat("/proc/self/fd: ", strerror(errno)));

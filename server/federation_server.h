@@ -28,7 +28,7 @@ struct ServerOptions {
   // Model and sample streams at once, and how long one may last before it
   // is cancelled (a stalled client lets go of its thread); see
   // StreamLimiter. Zero: no limit.
-  int max_streams = 1024;
+  int max_streams = 32;
   absl::Duration max_stream_time = absl::Minutes(10);
   // Update pushes at once: each holds one decoded update (a model's worth)
   // until it is checked and aggregated, so this bounds the server's memory

@@ -245,6 +245,9 @@ grpc::Status FederationService::PushUpdate(
   if (!expected.ok()) {
     return RefuseUpdate(header, expected.status());
   }
+  // Admitted: the board waits for this before it sends its chunks, so a
+  // push refused above cost it and the server a header, not an update.
+  reader->SendInitialMetadata();
   runtime::ModelAssembler assembler(header.round(), header.task_id(),
                                     std::move(expected->specs),
                                     std::move(expected->global));

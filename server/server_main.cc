@@ -156,9 +156,10 @@ ABSL_FLAG(int, max_threads, 2048,
           "RPC threads at most (gRPC resource quota); a call beyond it is "
           "refused with RESOURCE_EXHAUSTED, which clients retry with "
           "backoff.");
-ABSL_FLAG(int, max_streams, 1024,
-          "Model and sample streams served at once; one beyond it is refused "
-          "with RESOURCE_EXHAUSTED (clients retry). 0: no limit.");
+ABSL_FLAG(int, max_streams, 32,
+          "Model and sample streams served at once (each holds a thread and "
+          "a chunk or two of the model); one beyond it is refused with "
+          "RESOURCE_EXHAUSTED and the board retries. 0: no limit.");
 ABSL_FLAG(int, max_inflight_updates, 16,
           "Update pushes taken at once; each holds one decoded update until "
           "it is aggregated, so the server's memory stays near the model's "
@@ -514,8 +515,7 @@ int Run() {
   };
 
   if (auto raised = runtime::RaiseFdLimit(); raised.ok()) {
-    spdlog::info("{} (hard limit {}); each board holds one descriptor",
-                 raised->Describe(), runtime::FdLimitText(raised->after.hard));
+    spdlog::info("{}; each board holds one descriptor", raised->Describe());
   } else {
     spdlog::warn("{}", std::string(raised.status().message()));
   }
@@ -610,7 +610,7 @@ int Run() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
+  fedberry::runtime::TuneHeapForServing();  // before anything allocates much
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "

@@ -50,19 +50,20 @@ TEST_P(HelpTest, HelpExitsZeroAndUnknownFlagsDoNot) {
       << bad.output;
 }
 
-INSTANTIATE_TEST_SUITE_P(Binaries, HelpTest,
-                         ::testing::Values(Binary{"fedberry-server",
-                                                  "max_update_ratio"},
-                                           Binary{"fedberry-client", "server"},
-                                           Binary{"fedberry-sim", "clients"},
-                                           Binary{"fedberry-report", "input"},
-                                           Binary{"fedberry-ckpt", "json"}),
-                         [](const ::testing::TestParamInfo<Binary>& info) {
-                           std::string name = info.param.name;
-                           for (char& c : name) {
-                             if (c == '-') c = '_';
-                           }
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Binaries, HelpTest,
+    ::testing::Values(Binary{"fedberry-server", "max_update_ratio"},
+                      Binary{"fedberry-client", "server"},
+                      Binary{"fedberry-sim", "clients"},
+                      Binary{"fedberry-report", "input"},
+                      Binary{"fedberry-ckpt", "json"},
+                      Binary{"fedberry-loadgen", "boards"}),
+    [](const ::testing::TestParamInfo<Binary>& info) {
+      std::string name = info.param.name;
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "proto/wire.h"
 #include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
@@ -211,6 +212,61 @@ TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
 v1::UpdateHeader WithSpeed(v1::UpdateHeader h, double samples_per_second) {
   h.mutable_resources()->set_samples_per_second(samples_per_second);
   return h;
+}
+
+// A waiting board's poll holds no thread: it is parked, and the round that
+// selects it answers it at once (not at its deadline), while a board the
+// round did not select stays parked.
+TEST_F(RoundCoordinatorTest, AParkedPollIsAnsweredByTheRoundThatSelectsIt) {
+  Make(2, /*rounds=*/1);
+  std::string a = Join("a");
+  absl::Notification answered;
+  absl::StatusOr<v1::GetTaskResponse> got;
+  uint64_t poll = 0;
+  auto now = coordinator_->PollTask(
+      a, absl::Now() + absl::Hours(1),
+      [&](absl::StatusOr<v1::GetTaskResponse> task) {
+        got = std::move(task);
+        answered.Notify();
+      },
+      poll);
+  ASSERT_FALSE(now.has_value());  // nothing to do yet: parked
+  EXPECT_EQ(coordinator_->parked_polls(), 1u);
+  std::string b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());  // opens the round for a and b
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_FALSE(coordinator_->CancelTaskPoll(poll));  // already answered
+  // A poll of a board that joins later is parked and taken back.
+  std::string c = Join("c");
+  uint64_t c_poll = 0;
+  auto c_now = coordinator_->PollTask(
+      c, absl::Now() + absl::Hours(1),
+      [](absl::StatusOr<v1::GetTaskResponse>) { FAIL() << "answered"; },
+      c_poll);
+  ASSERT_FALSE(c_now.has_value());
+  EXPECT_TRUE(coordinator_->CancelTaskPoll(c_poll));
+  EXPECT_EQ(coordinator_->parked_polls(), 0u);
+}
+
+// After the last round the server keeps answering while boards that have
+// not heard DONE may still ask: those heard from lately, not those gone.
+TEST_F(RoundCoordinatorTest, BoardsAwaitingDoneAreThoseStillAsking) {
+  Make(2, /*rounds=*/1);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 1), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 1), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(coordinator_->done());
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 2);
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 1);
+  clock_.Advance(absl::Seconds(31));  // b went quiet: it is not waited for
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 0);
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::DONE);  // still told
 }
 
 TEST_F(RoundCoordinatorTest, PlannerGivesSlowClientsFewerStepsAndKeepsTotal) {
