@@ -166,6 +166,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
   }
   it->second.last_seen = clock_.Now();
   it->second.polled = true;
+  it->second.heard = true;
   v1::GetTaskResponse response;
   response.set_total_rounds(options_.rounds);
   response.set_round(round_);
@@ -894,6 +895,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     info.sample_bytes = c.sample_bytes;
     info.joined = now;
     info.last_seen = now;  // give restored clients a chance to come back
+    info.heard = false;
     // They took part in the job before the restart; they resume with their
     // ids, often straight into the reopened round.
     info.polled = true;
@@ -947,7 +949,7 @@ int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   const absl::Time since = clock_.Now() - heard_within;
   int n = 0;
   for (const auto& [id, info] : clients_) {
-    n += !info.told_done && info.last_seen >= since;
+    n += !info.told_done && info.heard && info.last_seen >= since;
   }
   return n;
 }

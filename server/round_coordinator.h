@@ -286,8 +286,9 @@ class RoundCoordinator {
   uint64_t current_round() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
   std::vector<RoundReport> history() const;
-  // Registered clients not yet told the job is DONE that were heard from
-  // within `heard_within`: boards that will still ask.
+  // Registered clients not yet told the job is DONE that asked for a task
+  // within `heard_within` (boards restored from a checkpoint count once
+  // they ask): boards that will still ask.
   int clients_awaiting_done(absl::Duration heard_within) const;
   int registered_clients() const;
 
@@ -303,6 +304,10 @@ class RoundCoordinator {
     // (a join alone proves nothing), and boards that never do are pruned.
     bool polled = false;
     bool told_done = false;
+    // It called since this server started; false for a board restored
+    // from the checkpoint until it calls again (the end of the job does
+    // not wait for one that never comes back).
+    bool heard = true;
     // What its last heartbeat of the open round said (PAUSED, RELEASED).
     v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
     bool allow_data_moves = false;

@@ -47,9 +47,9 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// With 8 updates and 32 model streams taken at once, 120 boards pulling and
+// With 8 updates and 32 model streams taken at once, 100 boards pulling and
 // pushing a 4.8 MB model (wide-mlp) at the same moment cost the server at
-// most that many models in flight, not 120, and no thread per waiting
+// most that many models in flight, not 100, and no thread per waiting
 // board. A server that held every push and pull peaked at 1.5 GiB with 100
 // such boards, and held a thread per waiting board.
 TEST(Scale, ManyBoardsPushingAFiveMegabyteModelStayWithinBounds) {
@@ -57,7 +57,7 @@ TEST(Scale, ManyBoardsPushingAFiveMegabyteModelStayWithinBounds) {
   const std::string out = dir / "out";
   auto server = Process::Spawn(
       {kBin + "/fedberry-server", "--listen=127.0.0.1:0", "--rounds=1",
-       "--min_clients=120", "--min_clients_to_start=120", "--model=wide-mlp",
+       "--min_clients=100", "--min_clients_to_start=100", "--model=wide-mlp",
        "--eval_data=", "--max_inflight_updates=8", "--output=" + out},
       dir / "server.log");
   ASSERT_TRUE(server.ok()) << server.status();
@@ -65,7 +65,7 @@ TEST(Scale, ManyBoardsPushingAFiveMegabyteModelStayWithinBounds) {
   ASSERT_FALSE(address.empty()) << ReadAll(dir / "server.log");
   auto fleet =
       Process::Spawn({kBin + "/fedberry-loadgen", "--server=" + address,
-                      "--boards=120", "--progress=0", "--give_up_after=120s"},
+                      "--boards=100", "--progress=0", "--give_up_after=120s"},
                      dir / "loadgen.log");
   ASSERT_TRUE(fleet.ok()) << fleet.status();
   int max_threads = 0;
@@ -80,15 +80,15 @@ TEST(Scale, ManyBoardsPushingAFiveMegabyteModelStayWithinBounds) {
   }
   const std::string log = ReadAll(dir / "loadgen.log");
   ASSERT_EQ(fleet_exit->code, 0) << log << ReadAll(dir / "server.log");
-  EXPECT_NE(log.find("120 heard DONE, 0 gave up"), std::string::npos) << log;
+  EXPECT_NE(log.find("100 heard DONE, 0 gave up"), std::string::npos) << log;
   ASSERT_EQ(server_exit->code, 0) << ReadAll(dir / "server.log");
-  EXPECT_EQ(testing::CountLines(out + "/rounds.jsonl", "\"participants\":120"),
+  EXPECT_EQ(testing::CountLines(out + "/rounds.jsonl", "\"participants\":100"),
             1);
   // About 200 MiB are LibTorch's and gRPC's before the first board; the
   // rest is the 8 updates in flight, the running sum, the stream buffers.
   const long peak_mib = server_exit->max_rss_kib / 1024;
   std::printf(
-      "120 boards, wide-mlp, 8 updates in flight: server peak RSS "
+      "100 boards, wide-mlp, 8 updates in flight: server peak RSS "
       "%ld MiB, at most %d threads\n",
       peak_mib, max_threads);
   EXPECT_LT(peak_mib, 800);

@@ -269,6 +269,28 @@ TEST_F(RoundCoordinatorTest, BoardsAwaitingDoneAreThoseStillAsking) {
   EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::DONE);  // still told
 }
 
+// A server restarted from the checkpoint of a finished job answers DONE,
+// but waits only for the restored boards that ask again.
+TEST_F(RoundCoordinatorTest, RestoredBoardsAreAwaitedOnlyOnceTheyAsk) {
+  Make(2, /*rounds=*/1);
+  std::vector<FederationSnapshot> snapshots;
+  coordinator_->SetSnapshotSink(
+      [&](const FederationSnapshot& s) { snapshots.push_back(s); });
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(a, Task(a), 1), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, Task(b), 1), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(snapshots.size(), 1u);
+  Make(2, /*rounds=*/1);
+  ASSERT_TRUE(coordinator_->Restore(snapshots[0]).ok());
+  ASSERT_TRUE(coordinator_->done());
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 0);
+  // a asks (it is heard) and is told at once.
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 0);
+}
+
 TEST_F(RoundCoordinatorTest, PlannerGivesSlowClientsFewerStepsAndKeepsTotal) {
   for (const std::string planner : {"greedy", "ilp"}) {
     reports_.clear();
