@@ -9,7 +9,8 @@
 #
 #   bench/scale_bench.sh [--boards="100 1000 3000 10000"]
 #                        [--models="lenet5 wide-mlp"] [--rounds=3]
-#                        [--max_inflight_updates=16] [--out=bench-scale-out]
+#                        [--max_inflight_updates=16] [--max_streams=32]
+#                        [--out=bench-scale-out]
 #
 # lenet5 is 247 KB, wide-mlp 4.8 MB. No evaluation (--eval_data=), the
 # default fedavg. The load generator shares the machine's cores.
@@ -21,6 +22,7 @@ boards_list="100 1000 3000 10000"
 models="lenet5 wide-mlp"
 rounds=3
 inflight=16
+streams=32
 out=bench-scale-out
 for arg in "$@"; do
   case "$arg" in
@@ -28,8 +30,9 @@ for arg in "$@"; do
     --models=*) models=${arg#*=} ;;
     --rounds=*) rounds=${arg#*=} ;;
     --max_inflight_updates=*) inflight=${arg#*=} ;;
+    --max_streams=*) streams=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "scale_bench: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +49,7 @@ for model in $models; do
     /usr/bin/time -v -o "$run/server.time" build/bin/fedberry-server \
       --listen=127.0.0.1:0 --rounds="$rounds" --min_clients="$n" \
       --min_clients_to_start="$n" --max_clients=$((n + 10)) \
-      --model="$model" --eval_data= --max_inflight_updates="$inflight" \
+      --model="$model" --eval_data= --max_inflight_updates="$inflight" --max_streams="$streams" \
       --output="$run/out" >"$run/server.log" 2>&1 &
     time_pid=$!
     for _ in $(seq 300); do

@@ -21,12 +21,8 @@ bool TuneHeapForTraining() {
 
 bool TuneHeapForServing() {
 #if defined(__GLIBC__)
-  const bool mmap_ok =
-      mallopt(M_MMAP_THRESHOLD, static_cast<int>(kServingMmapThreshold)) == 1;
-  const bool trim_ok =
-      mallopt(M_TRIM_THRESHOLD, static_cast<int>(kTrainingTrimThreshold)) == 1;
-  const bool arenas_ok = mallopt(M_ARENA_MAX, kServingArenas) == 1;
-  return mmap_ok && trim_ok && arenas_ok;
+  const bool thresholds_ok = TuneHeapForTraining();
+  return mallopt(M_ARENA_MAX, kServingArenas) == 1 && thresholds_ok;
 #else
   return false;
 #endif

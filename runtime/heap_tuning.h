@@ -28,14 +28,14 @@ inline constexpr size_t kTrainingTrimThreshold = size_t{64} << 20;
 // mallopt refused); the process then runs with the library's defaults.
 bool TuneHeapForTraining();
 
-// The server: its RPC threads each hold a decoded update (a model's
-// worth) while they check it, so it serves as well as evaluates. Blocks
-// from 4 MiB (model-sized tensors) are mapped and given back when freed,
-// smaller ones (evaluation batches) come from the heap as for training, and
-// the threads share at most two malloc arenas: with one arena per thread
-// and the training thresholds, a gateway serving 100 boards a 4.8 MB model
-// peaked at 1.5 GiB of RSS for 0.3 GiB of live heap; with these, at 0.5.
-inline constexpr size_t kServingMmapThreshold = size_t{4} << 20;
+// The server: the thresholds above (evaluation batches, and decoded
+// updates, reuse heap pages) and at most two malloc arenas, where glibc
+// would give each RPC thread its own, each keeping up to 64 MiB of freed
+// updates. 100 emulated boards pushing a 4.8 MB model (bench/scale_bench.sh,
+// this machine): an arena per thread peaked at 1372 MiB with 73 ms of
+// server CPU per update; two arenas at 607 MiB with 54 ms; a 4 MiB mmap
+// threshold on top saved little memory (591 MiB) and cost 281 ms per update
+// (every update mapped, faulted in and unmapped).
 inline constexpr int kServingArenas = 2;
 bool TuneHeapForServing();
 
