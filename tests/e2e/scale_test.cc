@@ -47,6 +47,24 @@ std::string ReadAll(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// fedberry-server under open-file limits `soft` and `hard`, logging to
+// dir/name.log with its output in dir/name.
+absl::StatusOr<Process> ServerUnder(const testing::TempDir& dir,
+                                    const std::string& name, int soft, int hard,
+                                    const std::string& flags) {
+  return Process::Spawn(
+      {"/bin/sh", "-c",
+       "ulimit -S -n " + std::to_string(soft) + " && ulimit -H -n " +
+           std::to_string(hard) + " && exec " + kBin + "/fedberry-server " +
+           flags + " --output=" + (dir / name)},
+      dir / (name + ".log"));
+}
+
+void Stop(Process& p) {
+  p.Signal(SIGTERM);
+  while (!p.Poll()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 // With 8 updates and 32 model streams taken at once, 100 boards pulling and
 // pushing a 4.8 MB model (wide-mlp) at the same moment cost the server at
 // most that many models in flight, not 100, and no thread per waiting
@@ -105,18 +123,11 @@ TEST(Scale, TheOpenFileLimitIsRaisedOrItsWallIsSaid) {
       "--listen=127.0.0.1:0 --rounds=1 --min_clients=80 "
       "--min_clients_to_start=80 --eval_data= --round_deadline=20s";
   // A soft limit of 64 under a hard one of 4096: raised.
-  auto raised = Process::Spawn(
-      {"/bin/sh", "-c",
-       "ulimit -S -n 64 && ulimit -H -n 4096 && exec " + kBin +
-           "/fedberry-server " + common + " --output=" + (dir / "raised")},
-      dir / "raised.log");
+  auto raised = ServerUnder(dir, "raised", 64, 4096, common);
   ASSERT_TRUE(raised.ok());
   ASSERT_FALSE(ServerAddress(dir / "raised", *raised).empty())
       << ReadAll(dir / "raised.log");
-  raised->Signal(SIGTERM);
-  while (!raised->Poll()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Stop(*raised);
   EXPECT_EQ(testing::CountLines(
                 dir / "raised.log",
                 "open-file limit raised from 64 to 4096 (the hard limit)"),
@@ -124,11 +135,7 @@ TEST(Scale, TheOpenFileLimitIsRaisedOrItsWallIsSaid) {
       << ReadAll(dir / "raised.log");
 
   // Both limits at 64: 80 boards cannot all connect, and the log says why.
-  auto walled = Process::Spawn(
-      {"/bin/sh", "-c",
-       "ulimit -S -n 64 && ulimit -H -n 64 && exec " + kBin +
-           "/fedberry-server " + common + " --output=" + (dir / "walled")},
-      dir / "walled.log");
+  auto walled = ServerUnder(dir, "walled", 64, 64, common);
   ASSERT_TRUE(walled.ok());
   const std::string address = ServerAddress(dir / "walled", *walled);
   ASSERT_FALSE(address.empty()) << ReadAll(dir / "walled.log");
@@ -149,10 +156,7 @@ TEST(Scale, TheOpenFileLimitIsRaisedOrItsWallIsSaid) {
   while (!fleet->Poll()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  walled->Signal(SIGTERM);
-  while (!walled->Poll()) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  Stop(*walled);
   const std::string log = ReadAll(dir / "walled.log");
   EXPECT_EQ(testing::CountLines(dir / "walled.log",
                                 "open-file limit 64 (already the hard limit)"),
