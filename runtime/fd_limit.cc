@@ -28,12 +28,9 @@ class RealFdLimitSystem : public FdLimitSystem {
     return FdLimits{FromRlim(r.rlim_cur), FromRlim(r.rlim_max)};
   }
   absl::Status SetSoft(uint64_t soft) override {
-    rlimit r{};
-    if (getrlimit(RLIMIT_NOFILE, &r) != 0) {
-      return absl::InternalError(
-          absl::StrCat("getrlimit(RLIMIT_NOFILE): ", strerror(errno)));
-    }
-    r.rlim_cur = ToRlim(soft);
+    absl::StatusOr<FdLimits> limits = Get();
+    if (!limits.ok()) return limits.status();
+    const rlimit r{ToRlim(soft), ToRlim(limits->hard)};
     if (setrlimit(RLIMIT_NOFILE, &r) != 0) {
       return absl::PermissionDeniedError(
           absl::StrCat("setrlimit(RLIMIT_NOFILE): ", strerror(errno)));

@@ -479,6 +479,12 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header) {
   changed_.SignalAll();
 }
 
+void RoundCoordinator::ClearCohortLocked() {
+  cohort_.clear();
+  reported_.clear();
+  refused_.clear();
+}
+
 bool RoundCoordinator::TryOpenRoundLocked() {
   PruneLocked();
   const absl::Time now = clock_.Now();
@@ -774,9 +780,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     absl::MutexLock lock(&mu_);
     state_ = shutdown_ ? State::kDone : State::kWaiting;
     ++attempt_;
-    cohort_.clear();
-    reported_.clear();
-    refused_.clear();
+    ClearCohortLocked();
     work_pending_ = true;
     changed_.SignalAll();
     return;
@@ -831,9 +835,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     }
     sum.reset();
     history_.push_back(report);
-    cohort_.clear();
-    reported_.clear();
-    refused_.clear();
+    ClearCohortLocked();
     ++round_;
     attempt_ = 0;
     snapshot.next_round = round_;

@@ -304,9 +304,9 @@ class RoundCoordinator {
     // (a join alone proves nothing), and boards that never do are pruned.
     bool polled = false;
     bool told_done = false;
-    // It called since this server started; false for a board restored
-    // from the checkpoint until it calls again (the end of the job does
-    // not wait for one that never comes back).
+    // It asked for a task since this server started; false for a board
+    // restored from the checkpoint until it asks again (the end of the job
+    // does not wait for one that never comes back).
     bool heard = true;
     // What its last heartbeat of the open round said (PAUSED, RELEASED).
     v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
@@ -321,6 +321,8 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets the closed or abandoned round's cohort and what it reported.
+  void ClearCohortLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's local steps; drops clients planned no work.
   void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's data moves (data_moves mode) into relay_.

@@ -7,7 +7,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <random>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "client/backoff.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "proto/wire.h"
 
@@ -189,12 +189,19 @@ class PushReactor final : public grpc::ClientWriteReactor<v1::UpdateChunk> {
   int next_ = 0;
 };
 
+// A real board's backoff (0.5 s doubling, with jitter), capped sooner.
+client::BackoffOptions BoardBackoff() {
+  client::BackoffOptions o;
+  o.max = absl::Seconds(16);
+  return o;
+}
+
 class Board {
  public:
   Board(Fleet& fleet, int index)
       : fleet_(fleet),
         name_(absl::StrCat(fleet.options.name_prefix, "-", index)),
-        rng_(index) {
+        backoff_(BoardBackoff(), static_cast<uint64_t>(index)) {
     grpc::ChannelArguments args = wire::ClientChannelArguments();
     // A connection of its own, as a real board has.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
@@ -203,23 +210,18 @@ class Board {
   }
 
   void Join() {
-    auto call = NewCall();
-    v1::JoinRequest request;
-    request.set_client_name(name_);
-    request.set_num_samples(fleet_.options.num_samples);
-    request.mutable_device()->set_architecture("emulated");
-    request.mutable_device()->set_cores(1);
-    auto* response = new v1::JoinResponse;
-    auto* req = new v1::JoinRequest(std::move(request));
-    stub_->async()->Join(call, req, response, [=](grpc::Status s) {
-      std::unique_ptr<v1::JoinResponse> r(response);
-      delete req;
-      if (!s.ok()) return Retry(s, [this] { Join(); });
-      failing_since_ = absl::InfiniteFuture();
-      id_ = r->client_id();
-      ++fleet_.joined;
-      Poll();
-    });
+    join_request_.set_client_name(name_);
+    join_request_.set_num_samples(fleet_.options.num_samples);
+    join_request_.mutable_device()->set_architecture("emulated");
+    join_request_.mutable_device()->set_cores(1);
+    stub_->async()->Join(NewCall(), &join_request_, &join_response_,
+                         [this](grpc::Status s) {
+                           if (!s.ok()) return Retry(s, [this] { Join(); });
+                           Succeeded();
+                           id_ = join_response_.client_id();
+                           ++fleet_.joined;
+                           Poll();
+                         });
   }
 
   void Pulled(const grpc::Status& s, std::shared_ptr<TaskModel> model) {
@@ -238,18 +240,12 @@ class Board {
   void Pushed(const grpc::Status& s, uint64_t bytes,
               std::shared_ptr<TaskModel> model, v1::UpdateHeader header) {
     if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
-      // The server takes only so many at once: later, backing off as a
-      // real board does (0.5 s doubling to 16 s, with jitter).
-      ++fleet_.busy;
-      const absl::Duration wait = std::min(
-          absl::Milliseconds(500) * (int64_t{1} << std::min(busy_streak_, 5)),
-          absl::Seconds(16));
-      ++busy_streak_;
-      fleet_.timer.At(absl::Now() + Jitter(wait),
+      ++fleet_.busy;  // the server takes only so many at once: later
+      fleet_.timer.At(absl::Now() + backoff_.Next(),
                       [this, model, header] { Push(model, header); });
       return;
     }
-    busy_streak_ = 0;
+    backoff_.Reset();
     if (!s.ok()) {
       ++fleet_.refused;  // late, or the round closed: ask again
       fleet_.timer.At(absl::Now() + absl::Milliseconds(200),
@@ -273,39 +269,36 @@ class Board {
     return context_.get();
   }
 
-  absl::Duration Jitter(absl::Duration base) {
-    return base +
-           absl::Milliseconds(std::uniform_int_distribution<int>(
-               0, static_cast<int>(absl::ToInt64Milliseconds(base)))(rng_));
+  // A call went through: the next failure starts a fresh backoff.
+  void Succeeded() {
+    failing_since_ = absl::InfiniteFuture();
+    backoff_.Reset();
   }
 
   void Poll() {
-    auto call = NewCall(fleet_.options.poll_deadline);
-    auto* request = new v1::GetTaskRequest;
-    request->set_client_id(id_);
-    auto* response = new v1::GetTaskResponse;
-    stub_->async()->GetTask(call, request, response, [=](grpc::Status s) {
-      std::unique_ptr<v1::GetTaskRequest> q(request);
-      std::unique_ptr<v1::GetTaskResponse> r(response);
-      ++fleet_.polls;
-      if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-        return Join();  // the server forgot this id: join again
-      }
-      if (!s.ok()) return Retry(s, [this] { Poll(); });
-      failing_since_ = absl::InfiniteFuture();
-      switch (r->action()) {
-        case v1::GetTaskResponse::DONE:
-          ++fleet_.heard_done;
-          return End();
-        case v1::GetTaskResponse::TRAIN:
-          task_ = *r;
-          return Pull();
-        default:
-          fleet_.timer.At(absl::Now() + absl::Milliseconds(std::max<uint32_t>(
-                                            r->retry_after_ms(), 50)),
-                          [this] { Poll(); });
-      }
-    });
+    task_request_.set_client_id(id_);
+    stub_->async()->GetTask(
+        NewCall(fleet_.options.poll_deadline), &task_request_, &task_,
+        [this](grpc::Status s) {
+          ++fleet_.polls;
+          if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+            return Join();  // the server forgot this id: join again
+          }
+          if (!s.ok()) return Retry(s, [this] { Poll(); });
+          Succeeded();
+          switch (task_.action()) {
+            case v1::GetTaskResponse::DONE:
+              ++fleet_.heard_done;
+              return End();
+            case v1::GetTaskResponse::TRAIN:
+              return Pull();
+            default:
+              fleet_.timer.At(
+                  absl::Now() + absl::Milliseconds(std::max<uint32_t>(
+                                    task_.retry_after_ms(), 50)),
+                  [this] { Poll(); });
+          }
+        });
   }
 
   void Pull() {
@@ -335,7 +328,7 @@ class Board {
       ++fleet_.gave_up;
       return End();
     }
-    fleet_.timer.At(now + Jitter(absl::Milliseconds(500)), std::move(again));
+    fleet_.timer.At(now + backoff_.Next(), std::move(again));
   }
 
   void End() { ++fleet_.finished; }
@@ -344,13 +337,16 @@ class Board {
   friend class PushReactor;
   Fleet& fleet_;
   const std::string name_;
-  std::mt19937 rng_;
+  client::Backoff backoff_;
   std::unique_ptr<v1::Federation::Stub> stub_;
   std::unique_ptr<grpc::ClientContext> context_, previous_;
+  // One call at a time per board, so each call's messages are members.
+  v1::JoinRequest join_request_;
+  v1::JoinResponse join_response_;
+  v1::GetTaskRequest task_request_;
+  v1::GetTaskResponse task_;  // the last task polled
   std::string id_;
-  v1::GetTaskResponse task_;
   absl::Time failing_since_ = absl::InfiniteFuture();
-  int busy_streak_ = 0;  // pushes refused as busy in a row
 };
 
 void PullReactor::OnDone(const grpc::Status& status) {
