@@ -259,7 +259,10 @@ absl::Status ClientAgent::Join() {
   v1::JoinRequest request;
   request.set_client_name(options_.name);
   *request.mutable_device() = options_.device;
-  request.set_num_samples(trainer_.num_samples());
+  const uint64_t samples = trainer_.num_samples();
+  const uint32_t boards = trainer_.boards();
+  request.set_num_samples(samples);
+  request.set_boards(boards);
   request.set_allow_data_moves(options_.allow_data_moves &&
                                trainer_.sample_bytes() > 0);
   request.set_sample_bytes(trainer_.sample_bytes());
@@ -273,8 +276,11 @@ absl::Status ClientAgent::Join() {
   Track(nullptr);
   RETURN_IF_ERROR(s);
   client_id_ = response.client_id();
-  spdlog::info("joined job '{}' as {} with {} samples", response.job_id(),
-               client_id_, trainer_.num_samples());
+  declared_samples_ = samples;
+  declared_boards_ = boards;
+  spdlog::info("joined job '{}' as {} with {} samples{}", response.job_id(),
+               client_id_, samples,
+               boards > 0 ? absl::StrCat(" of ", boards, " boards") : "");
   return absl::OkStatus();
 }
 
@@ -493,9 +499,9 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
     current_.set_round(task.round());
     current_.set_task_id(task.task_id());
   }
-  absl::StatusOr<TrainOutcome> trained =
-      trainer_.Train(TaskRef{task.round(), task.task_id(), &data},
-                     task.config(), global, stop_);
+  absl::StatusOr<TrainOutcome> trained = trainer_.Train(
+      TaskRef{task.round(), task.task_id(), &data, task.total_rounds()},
+      task.config(), global, stop_);
   {
     absl::MutexLock lock(&mu_);
     current_.Clear();
@@ -512,6 +518,17 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       "pushing the update",
       task.round(), outcome.num_samples, outcome.metrics.train_seconds(),
       outcome.metrics.train_loss());
+  if (trainer_.num_samples() != declared_samples_ ||
+      trainer_.boards() != declared_boards_) {
+    // A gateway whose boards changed: the server bounds the update's weight
+    // by what was declared. Joining again keeps this task (same name).
+    spdlog::info("round {}: now {} samples of {} boards; joining again",
+                 task.round(), trainer_.num_samples(), trainer_.boards());
+    if (absl::Status s = Join(); !s.ok()) {
+      spdlog::warn("joining again failed ({}); pushing as joined before",
+                   s.ToString());
+    }
+  }
   // A push that fails in transit is retried while the round may still be
   // open; the server refuses a duplicate, so a retry is never counted twice.
   int handovers = 0;

@@ -129,6 +129,8 @@ class ClientAgent {
   std::unique_ptr<v1::Federation::StubInterface> stub_;
   Backoff backoff_;
   std::string client_id_;
+  uint64_t declared_samples_ = 0;  // at the last join
+  uint32_t declared_boards_ = 0;
   std::string plan_error_;  // why this board's data does not fit the plan
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};

@@ -33,6 +33,7 @@ struct TaskRef {
   uint64_t round = 0;
   std::string task_id;
   const RoundData* data = nullptr;  // null: no data moves this round
+  uint32_t total_rounds = 0;        // the job's, as the server said
 };
 
 struct TrainOutcome {
@@ -55,8 +56,12 @@ class LocalTrainer {
                                const runtime::VerifiedModelFile* model_file) {
     return absl::OkStatus();
   }
-  // Samples this board holds (sent at join).
+  // Samples this board holds (sent at join). When it changes (a site
+  // gateway whose boards came or went), the agent joins again before its
+  // next update, so the server weighs the update by what it declared.
   virtual uint64_t num_samples() const = 0;
+  // A site gateway (tiers): the boards it speaks for; 0: a board.
+  virtual uint32_t boards() const { return 0; }
   // One sample's size on the wire, for planning data moves (0: this
   // trainer cannot move data).
   virtual uint64_t sample_bytes() const { return 0; }

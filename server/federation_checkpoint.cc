@@ -217,7 +217,8 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                        {"name", c.name},
                        {"num_samples", c.num_samples},
                        {"allow_data_moves", c.allow_data_moves},
-                       {"sample_bytes", c.sample_bytes}});
+                       {"sample_bytes", c.sample_bytes},
+                       {"boards", c.boards}});
   }
   nlohmann::json names = nlohmann::json::array();
   for (const auto& t : *snapshot.global) names.push_back(t.name);
@@ -278,12 +279,13 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     // Absent from checkpoints written before strategies kept state.
     strategy_names = j.value("strategy_tensors", std::vector<std::string>{});
     for (const auto& c : j.at("clients")) {
-      // The data-move fields are absent from older checkpoints.
+      // The data-move and gateway fields are absent from older checkpoints.
       out.snapshot.clients.push_back({c.at("id").get<std::string>(),
                                       c.at("name").get<std::string>(),
                                       c.at("num_samples").get<uint64_t>(),
                                       c.value("allow_data_moves", false),
-                                      c.value("sample_bytes", uint64_t{0})});
+                                      c.value("sample_bytes", uint64_t{0}),
+                                      c.value("boards", uint32_t{0})});
     }
     for (const auto& r : j.at("history")) {
       out.snapshot.history.push_back(FromJson(r));

@@ -37,10 +37,10 @@ absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits) {
     return absl::InvalidArgumentError("join request has an empty client_name");
   }
   if (name.size() > limits.max_name_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "client_name is ", name.size(), " bytes; at most ",
-        limits.max_name_bytes, " are allowed (it starts ",
-        runtime::Printable(name, 32), ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("client_name is ", name.size(), " bytes; at most ",
+                     limits.max_name_bytes, " are allowed (it starts ",
+                     runtime::Printable(name, 32), ")"));
   }
   if (size_t at = runtime::FirstUnprintable(name);
       at != absl::string_view::npos) {
@@ -51,14 +51,19 @@ absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits) {
   }
   if (request.num_samples() > limits.max_declared_samples) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "join request declares ", request.num_samples(),
-        " samples; at most ", limits.max_declared_samples, " are allowed"));
+        "join request declares ", request.num_samples(), " samples; at most ",
+        limits.max_declared_samples, " are allowed"));
   }
   if (request.sample_bytes() > limits.max_sample_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "join request declares samples of ", request.sample_bytes(),
+        " bytes; at most ", limits.max_sample_bytes, " are allowed"));
+  }
+  if (request.boards() > limits.max_gateway_boards) {
     return absl::InvalidArgumentError(
-        absl::StrCat("join request declares samples of ",
-                     request.sample_bytes(), " bytes; at most ",
-                     limits.max_sample_bytes, " are allowed"));
+        absl::StrCat("join request speaks for ", request.boards(),
+                     " boards; a gateway may speak for at most ",
+                     limits.max_gateway_boards));
   }
   v1::DeviceInfo& d = *request.mutable_device();
   for (std::string* s :
@@ -83,8 +88,7 @@ absl::Status CheckTrainMetrics(const v1::TrainMetrics& m) {
     return bad("train_accuracy", m.train_accuracy(), "within [0, 1]");
   }
   if (!(m.train_seconds() >= 0 && m.train_seconds() <= kMaxSeconds)) {
-    return bad("train_seconds", m.train_seconds(),
-               "finite and not negative");
+    return bad("train_seconds", m.train_seconds(), "finite and not negative");
   }
   return absl::OkStatus();
 }
@@ -122,9 +126,11 @@ std::vector<std::string> SanitizeResources(v1::ResourceMetrics& r) {
 }
 
 uint64_t MaxUpdateWeight(const v1::TrainConfig& task, uint64_t declared,
-                         uint64_t received) {
+                         uint64_t received, uint32_t boards) {
   if (task.local_steps() > 0) {
-    return uint64_t{task.local_steps()} * std::max<uint32_t>(1, task.batch_size());
+    return uint64_t{task.local_steps()} *
+           std::max<uint32_t>(1, task.batch_size()) *
+           std::max<uint32_t>(1, boards);
   }
   return uint64_t{std::max<uint32_t>(1, task.local_epochs())} *
          (declared + received);
@@ -138,7 +144,8 @@ absl::Status CheckUpdateWeight(uint64_t claimed, uint64_t allowed) {
   if (claimed > allowed) {
     return absl::InvalidArgumentError(absl::StrCat(
         "update claims ", claimed, " samples; its task allows at most ",
-        allowed, " (the samples declared at join and received by data moves, "
+        allowed,
+        " (the samples declared at join and received by data moves, "
         "times the epochs, or steps x batch)"));
   }
   return absl::OkStatus();

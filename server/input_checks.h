@@ -22,6 +22,7 @@ struct InputLimits {
   size_t max_device_text_bytes = 256;  // each DeviceInfo string
   uint64_t max_declared_samples = uint64_t{1} << 40;
   uint64_t max_sample_bytes = uint64_t{1} << 30;  // one sample's size
+  uint32_t max_gateway_boards = 1000000;  // boards one gateway speaks for
 };
 
 // OK for a name of 1..max_name_bytes printable ASCII bytes, a sample count
@@ -38,10 +39,10 @@ absl::Status CheckTrainMetrics(const v1::TrainMetrics& metrics);
 std::vector<std::string> SanitizeResources(v1::ResourceMetrics& resources);
 
 // The most samples an update may claim to weigh: the task's steps x batch
-// in step mode, else epochs x (samples declared at join + samples received
-// by data moves).
+// (times the boards a gateway speaks for) in step mode, else epochs x
+// (samples declared at join + samples received by data moves).
 uint64_t MaxUpdateWeight(const v1::TrainConfig& task, uint64_t declared,
-                         uint64_t received);
+                         uint64_t received, uint32_t boards = 0);
 
 // OK for 1 <= claimed <= allowed; InvalidArgument otherwise.
 absl::Status CheckUpdateWeight(uint64_t claimed, uint64_t allowed);

@@ -218,4 +218,34 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   return job;
 }
 
+absl::StatusOr<JobPlan> JobPlanFromParent(
+    const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file) {
+  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  JobPlan job;
+  job.plan = plan;
+  std::optional<runtime::VerifiedModelFile> served;
+  if (file != nullptr) {
+    std::shared_ptr<const std::string> bytes = file->bytes();
+    if (!bytes) {
+      ASSIGN_OR_RETURN(std::string read, ReadFile(file->path()));
+      bytes = std::make_shared<const std::string>(std::move(read));
+    }
+    // What this gateway serves its boards is what it checked.
+    served = runtime::VerifiedModelFile::InMemory(file->path(), bytes);
+    if (served->sha256() != plan.model_sha256()) {
+      return absl::DataLossError(absl::StrCat(
+          "model file ", file->path(), " has SHA-256 ", served->sha256(),
+          "; the parent's plan says ", plan.model_sha256()));
+    }
+    job.model_file = std::move(bytes);
+  }
+  ASSIGN_OR_RETURN(
+      job.model,
+      runtime::MakePlanModel(plan, served ? &*served : nullptr, &job.warnings));
+  ASSIGN_OR_RETURN(runtime::Objective objective,
+                   runtime::ObjectiveOf(plan, *job.model));
+  job.objective = std::move(objective);
+  return job;
+}
+
 }  // namespace fedberry::server

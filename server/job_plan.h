@@ -16,6 +16,7 @@
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/dataset.h"
 #include "runtime/model.h"
+#include "runtime/model_file.h"
 #include "runtime/objective.h"
 
 namespace fedberry::server {
@@ -65,6 +66,12 @@ struct JobPlan {
 // RNG (seed it first). InvalidArgument / NotFound with one message naming
 // the model, the data and the shapes when something does not fit.
 absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& request);
+
+// The job a site gateway serves (tiers): its parent's plan and model file
+// (null for a built-in model), with the model built from them, whose layout
+// checks the boards' updates. No evaluation: the parent evaluates.
+absl::StatusOr<JobPlan> JobPlanFromParent(
+    const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file);
 
 // Parses "3,32,32" / "0.5,0.25" / "a,b" flag values. InvalidArgument
 // naming `flag` for a value that is not a number.

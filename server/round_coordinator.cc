@@ -45,7 +45,9 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
-  if (options_.rounds <= 0) state_ = State::kDone;
+  train_ = options_.train;
+  total_rounds_ = static_cast<uint32_t>(std::max(0, options_.rounds));
+  if (options_.rounds <= 0 && !options_.relay) state_ = State::kDone;
   auto strategy = MakeStrategy(options_.strategy, *global_);
   if (!strategy.ok()) {
     spdlog::error("aggregation strategy: {}; aggregating with fedavg",
@@ -131,11 +133,15 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.last_seen = info.joined;
   info.allow_data_moves = request.allow_data_moves();
   info.sample_bytes = request.sample_bytes();
+  info.boards = request.boards();
   clients_[id] = info;
-  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{})",
+  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{}{})",
                info.name, id, info.num_samples, request.device().cores(),
                runtime::Printable(request.device().architecture()),
-               info.allow_data_moves ? ", allows data moves" : "");
+               info.allow_data_moves ? ", allows data moves" : "",
+               info.boards > 0
+                   ? absl::StrCat(", a gateway for ", info.boards, " boards")
+                   : "");
   work_pending_ = true;
   changed_.SignalAll();
   v1::JoinResponse response;
@@ -168,7 +174,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
   it->second.polled = true;
   it->second.heard = true;
   v1::GetTaskResponse response;
-  response.set_total_rounds(options_.rounds);
+  response.set_total_rounds(total_rounds_);
   response.set_round(round_);
   if (state_ == State::kDone) {
     it->second.told_done = true;
@@ -179,9 +185,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
       !reported_.count(client_id)) {
     response.set_action(v1::GetTaskResponse::TRAIN);
     response.set_task_id(task_id_);
-    *response.mutable_config() = options_.train;
-    // Each client and round gets its own data order.
-    response.mutable_config()->set_seed(options_.seed * 7919 + round_);
+    *response.mutable_config() = train_;
     if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
       response.mutable_config()->set_local_steps(
           static_cast<uint32_t>(p->second));
@@ -359,7 +363,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
                      " already sent its update for round ", header.round()));
   }
   const ClientInfo& info = clients_.at(header.client_id());
-  v1::TrainConfig task = options_.train;
+  v1::TrainConfig task = train_;
   if (auto p = planned_steps_.find(header.client_id());
       p != planned_steps_.end()) {
     task.set_local_steps(static_cast<uint32_t>(p->second));
@@ -367,7 +371,8 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   uint64_t received = 0;
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
   RETURN_IF_ERROR(CheckUpdateWeight(
-      header.num_samples(), MaxUpdateWeight(task, info.num_samples, received)));
+      header.num_samples(),
+      MaxUpdateWeight(task, info.num_samples, received, info.boards)));
   return CheckTrainMetrics(header.metrics());
 }
 
@@ -485,9 +490,41 @@ void RoundCoordinator::ClearCohortLocked() {
   refused_.clear();
 }
 
+absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
+  if (!options_.relay) {
+    return absl::FailedPreconditionError(
+        "this server runs its own rounds; it takes none from a parent");
+  }
+  if (!round.global) {
+    return absl::InvalidArgumentError("the parent's round has no model");
+  }
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = CheckUpdateLayout(*global_, *round.global); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the parent's model does not fit this gateway's plan: ", s.message()));
+  }
+  offer_ = std::move(round);
+  work_pending_ = true;
+  changed_.SignalAll();
+  return absl::OkStatus();
+}
+
 bool RoundCoordinator::TryOpenRoundLocked() {
   PruneLocked();
   const absl::Time now = clock_.Now();
+  if (options_.relay) {
+    // A gateway runs the parent's rounds, with the parent's model.
+    if (!offer_) return false;
+    if (round_ != offer_->round || global_ != offer_->global) attempt_ = 0;
+    round_ = offer_->round;
+    global_ = offer_->global;
+    train_ = offer_->train;
+    total_rounds_ = offer_->total_rounds;
+  } else {
+    train_ = options_.train;
+    // Each round gets its own data order.
+    train_.set_seed(options_.seed * 7919 + round_);
+  }
   std::vector<std::string> available;
   for (const auto& [id, info] : clients_) {
     if (info.polled && now - info.last_seen <= options_.liveness) {
@@ -554,7 +591,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   state_ = State::kCollecting;
   for (const std::string& id : cohort_) polls_.Wake(id);
   spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
-               round_, options_.rounds, k, n, task_id_,
+               round_, total_rounds_, k, n, task_id_,
                needed_ < cohort_.size()
                    ? absl::StrCat("; the first ", needed_, " updates close it")
                    : "");
@@ -596,7 +633,7 @@ void RoundCoordinator::PlanRoundLocked() {
     planned.push_back({info.name, info.num_samples});
     id_of[info.name] = id;
   }
-  auto plan = planner_->PlanRound(planned, options_.train);
+  auto plan = planner_->PlanRound(planned, train_);
   if (!plan.ok()) {
     // Not expected (the request is built within its bounds); the round
     // runs the job's config rather than not at all.
@@ -633,7 +670,7 @@ void RoundCoordinator::PlanMovesLocked() {
     planned.push_back({info.name, info.num_samples, info.allow_data_moves,
                        info.sample_bytes});
   }
-  auto plan = planner_->PlanMoves(planned, options_.train);
+  auto plan = planner_->PlanMoves(planned, train_);
   if (!plan.ok()) {
     spdlog::error("round {}: planning data moves failed, none this round: {}",
                   round_, plan.status().ToString());
@@ -845,9 +882,12 @@ void RoundCoordinator::CloseRound(bool abandon) {
     snapshot.strategy_state = strategy_->State();
     for (const auto& [id, info] : clients_) {
       snapshot.clients.push_back({id, info.name, info.num_samples,
-                                  info.allow_data_moves, info.sample_bytes});
+                                  info.allow_data_moves, info.sample_bytes,
+                                  info.boards});
     }
-    finished = shutdown_ || round_ > static_cast<uint64_t>(options_.rounds);
+    // A gateway's job ends when its parent's does (Shutdown).
+    finished = shutdown_ || (!options_.relay &&
+                             round_ > static_cast<uint64_t>(options_.rounds));
     // The end of the job is announced only once the last round is durable:
     // clients that hear "done" exit, and a server that crashed before its
     // checkpoint would redo the round without them.
@@ -859,6 +899,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
   // the two loses no round.
   if (snapshot_sink_) snapshot_sink_(snapshot);
   if (sink_) sink_(report);
+  if (options_.relay) RelayResult(report, next);
   if (finished) {
     absl::MutexLock lock(&mu_);
     state_ = State::kDone;
@@ -895,6 +936,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     info.num_samples = c.num_samples;
     info.allow_data_moves = c.allow_data_moves;
     info.sample_bytes = c.sample_bytes;
+    info.boards = c.boards;
     info.joined = now;
     info.last_seen = now;  // give restored clients a chance to come back
     info.heard = false;
@@ -905,8 +947,9 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     next_client_ = std::max<uint64_t>(
         next_client_, std::strtoull(c.id.c_str() + 1, nullptr, 10) + 1);
   }
-  state_ = round_ > static_cast<uint64_t>(options_.rounds) ? State::kDone
-                                                           : State::kWaiting;
+  state_ = !options_.relay && round_ > static_cast<uint64_t>(options_.rounds)
+               ? State::kDone
+               : State::kWaiting;
   work_pending_ = true;
   return absl::OkStatus();
 }
@@ -954,6 +997,51 @@ int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
     n += !info.told_done && info.heard && info.last_seen >= since;
   }
   return n;
+}
+
+uint64_t RoundCoordinator::registered_samples() const {
+  absl::MutexLock lock(&mu_);
+  uint64_t n = 0;
+  for (const auto& [id, info] : clients_) n += info.num_samples;
+  return n;
+}
+
+void RoundCoordinator::RelayResult(
+    const RoundReport& report,
+    std::shared_ptr<const runtime::NamedTensors> next) {
+  RelayedRound out;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!offer_) return;
+    out.upstream_task_id = offer_->task_id;
+    offer_.reset();  // run once; the parent's next task brings the next
+  }
+  double loss = 0, accuracy = 0;
+  uint64_t steps = 0;
+  for (const ClientRoundReport& c : report.clients) {
+    const double w = static_cast<double>(c.num_samples);
+    out.weight += c.num_samples;
+    loss += w * c.metrics.train_loss();
+    accuracy += w * c.metrics.train_accuracy();
+    steps += c.metrics.steps();
+  }
+  out.participants = report.participants;
+  if (out.weight > 0) {
+    out.metrics.set_train_loss(loss / static_cast<double>(out.weight));
+    out.metrics.set_train_accuracy(accuracy / static_cast<double>(out.weight));
+  }
+  // The parent's planner reads the rest of its round as transfer time.
+  out.metrics.set_train_seconds(report.round_seconds);
+  out.metrics.set_steps(steps);
+  if (next && out.weight > 0) {
+    out.mean = *next;
+  } else {
+    out.mean = absl::InternalError(
+        absl::StrCat("round ", report.round, " of this gateway gave no model: ",
+                     report.refused_result.empty() ? "no accepted update"
+                                                   : report.refused_result));
+  }
+  if (options_.relay_sink) options_.relay_sink(std::move(out));
 }
 
 int RoundCoordinator::registered_clients() const {

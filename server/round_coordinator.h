@@ -39,8 +39,36 @@
 
 namespace fedberry::server {
 
+// Tiers: a round handed down by the parent of a site gateway
+// (fedberry-server --upstream), which the gateway runs with its own boards.
+struct UpstreamRound {
+  uint64_t round = 0;   // the parent's round number
+  std::string task_id;  // the parent's task for this gateway
+  uint32_t total_rounds = 0;
+  v1::TrainConfig train;  // what the parent asked: the boards train that
+  std::shared_ptr<const runtime::NamedTensors> global;  // the parent's model
+};
+
+// What a site gateway's round gives its parent: the weighted mean of its
+// boards' models and their weights summed, so FedAvg over the tiers equals
+// FedAvg over every board.
+struct RelayedRound {
+  std::string upstream_task_id;
+  absl::StatusOr<runtime::NamedTensors> mean;  // error: no result
+  uint64_t weight = 0;
+  v1::TrainMetrics metrics;  // its boards' figures, weighted means
+  int participants = 0;
+};
+using RelaySink = std::function<void(RelayedRound)>;
+
 struct CoordinatorOptions {
   int rounds = 5;
+  // Tiers: rounds come from OfferRound (the parent's tasks) instead of
+  // 1..rounds; each closed round's weighted mean goes to `relay_sink` and
+  // the job ends with Shutdown (the parent said DONE). The strategy must be
+  // fedavg: the parent applies the job's own.
+  bool relay = false;
+  RelaySink relay_sink;
   // Told of each board whose data does not fit the job's plan (it joined
   // with a plan_error), with its name and reason, both escaped. May be
   // empty.
@@ -146,6 +174,7 @@ struct RegisteredClient {
   uint64_t num_samples = 0;
   bool allow_data_moves = false;
   uint64_t sample_bytes = 0;
+  uint32_t boards = 0;  // a site gateway: the boards it speaks for
 };
 
 // What the server must persist after a round to continue the job after a
@@ -271,6 +300,11 @@ class RoundCoordinator {
   // (it waits for the next round), so the round closes on the others.
   void CountRefusedUpdate(const v1::UpdateHeader& header);
 
+  // Tiers (options.relay): the round to run next, with the parent's model
+  // and config; it replaces an offer not yet run. InvalidArgument when the
+  // model's layout is not this job's.
+  absl::Status OfferRound(UpstreamRound round);
+
   // One step of the round driver: opens a round when enough clients are
   // available, closes it when complete or past its deadline. Returns true if
   // it changed state.
@@ -291,6 +325,8 @@ class RoundCoordinator {
   // they ask): boards that will still ask.
   int clients_awaiting_done(absl::Duration heard_within) const;
   int registered_clients() const;
+  // Samples the registered clients declared, summed.
+  uint64_t registered_samples() const;
 
  private:
   enum class State { kWaiting, kCollecting, kClosing, kDone };
@@ -312,6 +348,7 @@ class RoundCoordinator {
     v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
     bool allow_data_moves = false;
     uint64_t sample_bytes = 0;
+    uint32_t boards = 0;
   };
 
   // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
@@ -329,6 +366,9 @@ class RoundCoordinator {
   void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands a relayed round's result to the parent's link (tiers).
+  void RelayResult(const RoundReport& report,
+                   std::shared_ptr<const runtime::NamedTensors> next);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -345,6 +385,12 @@ class RoundCoordinator {
   State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
   uint64_t round_ ABSL_GUARDED_BY(mu_) = 1;
   std::string task_id_ ABSL_GUARDED_BY(mu_);
+  // What the open round's boards train (the job's config, seeded per
+  // round, or the parent's), and the job's rounds as boards are told.
+  v1::TrainConfig train_ ABSL_GUARDED_BY(mu_);
+  uint32_t total_rounds_ ABSL_GUARDED_BY(mu_) = 0;
+  // Tiers: the parent's round to run, until its result is relayed.
+  std::optional<UpstreamRound> offer_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <atomic>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,11 +12,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "checkpoint/checkpoint_store.h"
+#include "client/client_agent.h"
+#include "client/round_meter.h"
+#include "proto/wire.h"
 #include "runtime/command_line.h"
+#include "runtime/device_facts.h"
 #include "runtime/fd_limit.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
+#include "runtime/proc_files.h"
 #include "runtime/shutdown_signal.h"
 #include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
@@ -28,6 +34,7 @@
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
 #include "server/server_metrics.h"
+#include "tiers/gateway_trainer.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "Address to listen on; port 0 picks a free port (written to "
@@ -214,6 +221,28 @@ ABSL_FLAG(double, topk_fraction, 0.01,
           "topk: share of each tensor's values sent, in (0, 1].");
 ABSL_FLAG(std::string, model_encoding, "raw",
           "How the server sends the global model: raw or fp16.");
+ABSL_FLAG(std::string, upstream, "",
+          "Tiers: make this server a site gateway of the parent server at "
+          "HOST:PORT. It takes the parent's plan, joins it as one board that "
+          "speaks for its own boards, runs each of the parent's rounds with "
+          "them and sends up their weighted mean (weighing their samples "
+          "summed). The job's rounds, strategy and evaluation are the "
+          "parent's; --min_clients_to_start boards must join here first.");
+ABSL_FLAG(std::string, upstream_name, "",
+          "The name this gateway joins its parent under (default: the "
+          "certificate's name, else gateway-HOSTNAME); stable across "
+          "restarts.");
+ABSL_FLAG(std::string, upstream_tls_ca, "",
+          "CA certificate (PEM) the parent's certificate must chain to; turns "
+          "TLS on towards the parent.");
+ABSL_FLAG(std::string, upstream_tls_cert, "",
+          "This gateway's certificate towards the parent (mutual TLS; e.g. "
+          "fedberry-pki board NAME on the parent's CA).");
+ABSL_FLAG(std::string, upstream_tls_key, "",
+          "The private key of --upstream_tls_cert.");
+ABSL_FLAG(std::string, upstream_tls_server_name, "",
+          "The name the parent's certificate must carry (default: the host "
+          "of --upstream).");
 ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
           "How long a receiving client's pull waits for its sender's "
           "samples.");
@@ -298,48 +327,62 @@ absl::StatusOr<server::JobPlanRequest> PlanRequestFromFlags(
   return r;
 }
 
-int Run() {
-  if (absl::GetFlag(FLAGS_threads) > 0) {
-    torch::set_num_threads(absl::GetFlag(FLAGS_threads));
-  }
+// What a serving server holds until its job ends, in the order it must
+// let go of it (members are destroyed last first).
+struct Serving {
+  std::unique_ptr<checkpoint::CheckpointStore> store;
+  std::unique_ptr<server::MetricsLog> metrics;
+  std::unique_ptr<security::RevocationList> revoked;
+  std::unique_ptr<server::FederationServer> server;
+  std::unique_ptr<runtime::FdUsageWatch> fd_watch;
+  std::unique_ptr<runtime::PeriodicSampler> fd_sampler;
+  std::unique_ptr<runtime::PeriodicSampler> revocation_watch;
+  std::unique_ptr<server::MetricsHttpServer> metrics_http;
+  v1::TrainingPlan plan;
+  std::string script_source;  // TorchScript: the module the weights go in
+  int rounds = 0;             // the job's; 0: a gateway's (its parent's)
+};
+
+// Exit codes: 2 for what the command line or the files get wrong, 3 when
+// the server cannot start.
+int ExitCodeOf(const absl::Status& s) {
+  return absl::IsUnavailable(s) || absl::IsAlreadyExists(s) ? 3 : 2;
+}
+
+// Resumes from the checkpoints, wires the coordinator's options, sinks and
+// transport, and starts serving `job`. A gateway's coordinator (tiers)
+// relays each round's result to `relay_sink`; null: this server runs the
+// job's rounds itself.
+absl::StatusOr<std::unique_ptr<Serving>> StartServing(
+    server::JobPlan job, server::RelaySink relay_sink,
+    std::string script_source) {
+  auto serving = std::make_unique<Serving>();
+  const bool relay = static_cast<bool>(relay_sink);
   const std::string output = absl::GetFlag(FLAGS_output);
   checkpoint::StoreOptions store_options;
   store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
-  checkpoint::CheckpointStore store(output + "/checkpoints",
-                                    checkpoint::FileSystem::Default(),
-                                    store_options);
-  // The plan first: a model or data that does not fit fails here, before
-  // any board joins.
-  torch::manual_seed(absl::GetFlag(FLAGS_seed));
-  auto plan_request = PlanRequestFromFlags(output);
-  if (!plan_request.ok()) {
-    spdlog::error("{}", std::string(plan_request.status().message()));
-    return 2;
-  }
-  auto job = server::BuildJobPlan(*plan_request);
-  if (!job.ok()) {
-    spdlog::error("{}", std::string(job.status().message()));
-    return 2;
-  }
-  for (const auto& w : job->warnings) spdlog::warn("{}", w);
-  spdlog::info("plan: {}", runtime::DescribePlan(job->plan));
+  serving->store = std::make_unique<checkpoint::CheckpointStore>(
+      output + "/checkpoints", checkpoint::FileSystem::Default(),
+      store_options);
+  serving->plan = job.plan;
+  serving->script_source = std::move(script_source);
 
   std::optional<server::FederationSnapshot> restore;
   if (absl::GetFlag(FLAGS_resume)) {
-    auto loaded = store.LoadLatest();
+    auto loaded = serving->store->LoadLatest();
     if (loaded.ok()) {
       for (const auto& s : loaded->skipped) {
         spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
       }
       auto decoded = server::DecodeFederationCheckpoint(*loaded);
       if (!decoded.ok()) {
-        spdlog::error("cannot resume: {}", decoded.status().ToString());
-        return 2;
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot resume: ", decoded.status().ToString()));
       }
-      if (absl::Status same = server::CheckSamePlan(*decoded, job->plan);
+      if (absl::Status same = server::CheckSamePlan(*decoded, job.plan);
           !same.ok()) {
-        spdlog::error("cannot resume: {}", std::string(same.message()));
-        return 2;
+        return absl::InvalidArgumentError(
+            absl::StrCat("cannot resume: ", same.message()));
       }
       spdlog::info(
           "resuming the job from checkpoint {}: {} rounds done, next round {}, "
@@ -353,62 +396,60 @@ int Run() {
       spdlog::warn("starting a new job: {}", loaded.status().ToString());
     }
   }
-  auto metrics = server::MetricsLog::Open(
-      output, restore ? restore->history : std::vector<server::RoundReport>{});
-  if (!metrics.ok()) {
-    spdlog::error("{}", std::string(metrics.status().message()));
-    return 2;
-  }
+  ASSIGN_OR_RETURN(serving->metrics,
+                   server::MetricsLog::Open(
+                       output, restore ? restore->history
+                                       : std::vector<server::RoundReport>{}));
 
-  const runtime::NamedTensors initial = job->model->State();
+  const runtime::NamedTensors initial = job.model->State();
   // Model::State lists parameters first: the server optimizers step those.
-  const int parameter_count = static_cast<int>(job->model->Parameters().size());
+  const int parameter_count = static_cast<int>(job.model->Parameters().size());
   server::Evaluator evaluator;
-  if (job->eval) {
-    spdlog::info("evaluation set: {}", job->eval->Describe());
-    evaluator = [model = std::shared_ptr<runtime::Model>(std::move(job->model)),
-                 eval = std::shared_ptr<runtime::Dataset>(std::move(job->eval)),
-                 objective =
-                     *job->objective](const runtime::NamedTensors& state)
+  if (job.eval) {
+    spdlog::info("evaluation set: {}", job.eval->Describe());
+    evaluator = [model = std::shared_ptr<runtime::Model>(std::move(job.model)),
+                 eval = std::shared_ptr<runtime::Dataset>(std::move(job.eval)),
+                 objective = *job.objective](const runtime::NamedTensors& state)
         -> absl::StatusOr<runtime::EvalResult> {
       if (absl::Status s = model->LoadState(state); !s.ok()) return s;
       return runtime::Evaluate(*model, *eval, objective);
     };
   }
 
-  auto transport = security::MakeServerTransport(
-      {absl::GetFlag(FLAGS_listen),
-       {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-        absl::GetFlag(FLAGS_client_ca)},
-       absl::GetFlag(FLAGS_revoked),
-       absl::GetFlag(FLAGS_insecure)},
-      absl::Now());
-  if (!transport.ok()) {
-    spdlog::error("{}", std::string(transport.status().message()));
-    return 2;
-  }
+  ASSIGN_OR_RETURN(
+      security::ServerTransport transport,
+      security::MakeServerTransport(
+          {absl::GetFlag(FLAGS_listen),
+           {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+            absl::GetFlag(FLAGS_client_ca)},
+           absl::GetFlag(FLAGS_revoked),
+           absl::GetFlag(FLAGS_insecure)},
+          absl::Now()));
+  serving->revoked = std::move(transport.revoked);
   server::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
-  options.credentials = transport->credentials;
-  options.access = transport->access;
+  options.credentials = transport.credentials;
+  options.access = transport.access;
   options.restore = std::move(restore);
-  options.plan = {job->plan, job->model_file};
-  options.snapshot_sink =
-      [&store, plan = job->plan](const server::FederationSnapshot& snapshot) {
-        auto files = server::EncodeFederationCheckpoint(snapshot, plan);
-        auto saved = files.ok() ? store.Save(*files)
-                                : absl::StatusOr<std::string>(files.status());
-        if (saved.ok()) {
-          spdlog::info("federation state after round {} saved as {}",
-                       snapshot.next_round - 1, *saved);
-        } else {
-          // The job goes on; a restart would redo this round.
-          spdlog::error("federation checkpoint after round {} failed: {}",
-                        snapshot.next_round - 1, saved.status().ToString());
-        }
-      };
+  options.plan = {job.plan, job.model_file};
+  options.snapshot_sink = [store = serving->store.get(), plan = job.plan](
+                              const server::FederationSnapshot& snapshot) {
+    auto files = server::EncodeFederationCheckpoint(snapshot, plan);
+    auto saved = files.ok() ? store->Save(*files)
+                            : absl::StatusOr<std::string>(files.status());
+    if (saved.ok()) {
+      spdlog::info("federation state after round {} saved as {}",
+                   snapshot.next_round - 1, *saved);
+    } else {
+      // The job goes on; a restart would redo this round.
+      spdlog::error("federation checkpoint after round {} failed: {}",
+                    snapshot.next_round - 1, saved.status().ToString());
+    }
+  };
   server::CoordinatorOptions& c = options.coordinator;
   c.rounds = absl::GetFlag(FLAGS_rounds);
+  c.relay = relay;
+  c.relay_sink = std::move(relay_sink);
   c.fraction = absl::GetFlag(FLAGS_fraction);
   c.target_updates = absl::GetFlag(FLAGS_target_updates);
   c.over_select = absl::GetFlag(FLAGS_over_select);
@@ -418,7 +459,7 @@ int Run() {
   c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
   c.paused_grace = absl::GetFlag(FLAGS_paused_grace);
   c.seed = absl::GetFlag(FLAGS_seed);
-  c.train.set_model(job->plan.model_name());
+  c.train.set_model(job.plan.model_name());
   c.train.set_local_epochs(absl::GetFlag(FLAGS_local_epochs));
   c.train.set_local_steps(absl::GetFlag(FLAGS_local_steps));
   c.train.set_batch_size(absl::GetFlag(FLAGS_batch_size));
@@ -434,20 +475,22 @@ int Run() {
   c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
   c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
-  c.strategy = StrategyOptionsFromFlags(output);
+  // A gateway averages its boards; the parent applies the job's strategy
+  // to the gateways' averages.
+  c.strategy =
+      relay ? server::StrategyOptions{} : StrategyOptionsFromFlags(output);
   c.strategy.parameter_count = parameter_count;
-  c.update_encoding = job->plan.update_encoding();
-  c.topk_fraction = job->plan.topk_fraction();
-  c.model_encoding = job->plan.model_encoding();
+  c.update_encoding = job.plan.update_encoding();
+  c.topk_fraction = job.plan.topk_fraction();
+  c.model_encoding = job.plan.model_encoding();
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
   options.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
   options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
   if (c.planning.data_moves && c.train.local_steps() > 0) {
-    spdlog::error(
-        "--data_moves plans whole epochs: use --local_steps=0 (got {})",
-        c.train.local_steps());
-    return 2;
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data_moves plans whole epochs: use --local_steps=0 (got ",
+        c.train.local_steps(), ")"));
   }
   if (c.planning.data_moves) {
     spdlog::warn(
@@ -463,54 +506,56 @@ int Run() {
     if (absl::Status s =
             server::ValidateStrategyOptions(c.strategy, min_updates);
         !s.ok()) {
-      spdlog::error("invalid strategy settings: {}", std::string(s.message()));
-      return 2;
+      return absl::InvalidArgumentError(
+          absl::StrCat("invalid strategy settings: ", s.message()));
     }
   }
   if (auto p = server::planner::RoundPlanner::Create(c.planning); !p.ok()) {
-    spdlog::error("invalid planner settings: {}",
-                  std::string(p.status().message()));
-    return 2;
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid planner settings: ", p.status().message()));
   }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
       c.fraction > 1 || !(c.max_update_ratio >= 0) || c.max_clients < 1 ||
       options.max_threads < 4 || options.max_inflight_updates < 0 ||
       c.target_updates < 0 || !(c.over_select >= 1) || c.over_select > 100 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
-    spdlog::error(
+    return absl::InvalidArgumentError(
         "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1, "
         "local_epochs or local_steps >= 1, max_update_ratio >= 0, "
         "max_clients >= 1, max_threads >= 4, max_inflight_updates >= 0, "
         "target_updates >= 0 and "
         "1 <= over_select <= 100");
-    return 2;
   }
 
-  server::MetricsLog* log = metrics->get();
+  server::MetricsLog* log = serving->metrics.get();
   c.refused_board_sink = [log](const std::string& name,
                                const std::string& reason) {
     log->WriteRefusedBoard(name, reason);
   };
-  const int rounds = c.rounds;
+  serving->rounds = relay ? 0 : c.rounds;
   auto figures = std::make_shared<server::ServerMetrics>();
-  auto sink = [log, rounds, figures](const server::RoundReport& r) {
+  auto sink = [log, rounds = serving->rounds,
+               figures](const server::RoundReport& r) {
     log->Write(r);
     figures->Record(r);
+    const std::string round = rounds > 0
+                                  ? absl::StrCat(r.round, "/", rounds)
+                                  : absl::StrCat(r.round, " (the parent's)");
     if (r.eval && r.eval->regression) {
       spdlog::info(
-          "round {}/{} done: {} of {} clients, test RMSE {:.4f}, MAE {:.4f}, "
+          "round {} done: {} of {} clients, test RMSE {:.4f}, MAE {:.4f}, "
           "loss {:.4f}, {:.2f} s",
-          r.round, rounds, r.participants, r.selected, r.eval->rmse,
-          r.eval->mae, r.eval->mean_loss, r.round_seconds);
+          round, r.participants, r.selected, r.eval->rmse, r.eval->mae,
+          r.eval->mean_loss, r.round_seconds);
     } else if (r.eval) {
       spdlog::info(
-          "round {}/{} done: {} of {} clients, test accuracy {:.4f}, loss "
+          "round {} done: {} of {} clients, test accuracy {:.4f}, loss "
           "{:.4f}, {:.2f} s",
-          r.round, rounds, r.participants, r.selected, r.eval->accuracy,
+          round, r.participants, r.selected, r.eval->accuracy,
           r.eval->mean_loss, r.round_seconds);
     } else {
-      spdlog::info("round {}/{} done: {} of {} clients, {:.2f} s", r.round,
-                   rounds, r.participants, r.selected, r.round_seconds);
+      spdlog::info("round {} done: {} of {} clients, {:.2f} s", round,
+                   r.participants, r.selected, r.round_seconds);
     }
   };
 
@@ -519,92 +564,214 @@ int Run() {
   } else {
     spdlog::warn("{}", std::string(raised.status().message()));
   }
-  auto server =
+  auto started =
       server::FederationServer::Start(options, initial, evaluator, sink);
-  if (!server.ok()) {
-    spdlog::error("{}", std::string(server.status().message()));
-    return 3;
+  if (!started.ok()) {
+    return absl::UnavailableError(std::string(started.status().message()));
   }
+  serving->server = *std::move(started);
   {
     std::ofstream addr(output + "/server.addr.tmp");
-    addr << (*server)->address() << "\n";
+    addr << serving->server->address() << "\n";
     addr.close();
     fs::rename(output + "/server.addr.tmp", output + "/server.addr");
   }
   spdlog::info(
-      "fedberry-server listening on {}, {} ({} rounds of {}, output {})",
-      (*server)->address(), transport->description, c.rounds, c.train.model(),
+      "fedberry-server listening on {}, {} ({}, output {})",
+      serving->server->address(), transport.description,
+      relay ? absl::StrCat("a site gateway of ", absl::GetFlag(FLAGS_upstream),
+                           ", ", job.plan.model_name())
+            : absl::StrCat(c.rounds, " rounds of ", c.train.model()),
       output);
   // Each board holds a descriptor: say when they near the limit, since
   // gRPC then refuses connections without a word.
-  runtime::FdUsageWatch fd_watch(
+  serving->fd_watch = std::make_unique<runtime::FdUsageWatch>(
       runtime::FdLimitSystem::Real(),
       [](const std::string& what) { spdlog::error("{}", what); });
-  runtime::PeriodicSampler fd_sampler(absl::Seconds(1),
-                                      [&fd_watch] { fd_watch.Check(); });
+  serving->fd_sampler = std::make_unique<runtime::PeriodicSampler>(
+      absl::Seconds(1), [w = serving->fd_watch.get()] { w->Check(); });
   // A revoked board is refused from its next call on, without a restart.
-  security::RevocationList* revoked = transport->revoked.get();
-  std::unique_ptr<runtime::PeriodicSampler> revocation_watch;
-  if (revoked != nullptr) {
-    revocation_watch = std::make_unique<runtime::PeriodicSampler>(
+  if (security::RevocationList* revoked = serving->revoked.get()) {
+    serving->revocation_watch = std::make_unique<runtime::PeriodicSampler>(
         absl::Seconds(2), [revoked] { revoked->Refresh(); });
   }
-  std::unique_ptr<server::MetricsHttpServer> metrics_http;
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    server::RoundCoordinator* coordinator = &(*server)->coordinator();
-    auto started = server::MetricsHttpServer::Start(
+    server::RoundCoordinator* coordinator = &serving->server->coordinator();
+    auto metrics_http = server::MetricsHttpServer::Start(
         absl::GetFlag(FLAGS_metrics_listen),
-        {[coordinator, rounds] {
+        {[coordinator, rounds = c.rounds] {
            return server::StatusOf(*coordinator, rounds);
          },
          [figures](const server::JobStatus& s) { return figures->Render(s); }});
-    if (!started.ok()) {
-      spdlog::error("{}", std::string(started.status().message()));
-      return 3;
+    if (!metrics_http.ok()) {
+      return absl::UnavailableError(
+          std::string(metrics_http.status().message()));
     }
-    metrics_http = *std::move(started);
+    serving->metrics_http = *std::move(metrics_http);
     spdlog::info("metrics on http://{}/metrics, health on /healthz",
-                 metrics_http->address());
+                 serving->metrics_http->address());
   }
+  return serving;
+}
 
-  ShutdownSignal signal(
-      [&](int sig) {
-        spdlog::warn("signal {} received: stopping the job", sig);
-        (*server)->Stop();
-      },
-      [revoked] {
-        if (revoked == nullptr) {
-          spdlog::info("SIGHUP: no --revoked file to re-read");
-          return;
-        }
-        spdlog::info("SIGHUP: re-reading {}", revoked->path());
-        (void)revoked->Reload();
-      });
-  (*server)->Wait();
-  (*server)->Stop();
-  const auto history = (*server)->coordinator().history();
-  if (absl::Status s = SaveModel(*(*server)->coordinator().global_model(),
-                                 output + "/global_model.pt");
+// SIGHUP re-reads the revocation list.
+void ReloadRevoked(security::RevocationList* revoked) {
+  if (revoked == nullptr) {
+    spdlog::info("SIGHUP: no --revoked file to re-read");
+    return;
+  }
+  spdlog::info("SIGHUP: re-reading {}", revoked->path());
+  (void)revoked->Reload();
+}
+
+// Stops serving and writes the final model (and the trained TorchScript
+// module). Returns the exit code.
+int Finish(Serving& serving, bool signalled) {
+  serving.server->Stop();
+  const std::string output = absl::GetFlag(FLAGS_output);
+  server::RoundCoordinator& coordinator = serving.server->coordinator();
+  const auto history = coordinator.history();
+  if (absl::Status s =
+          SaveModel(*coordinator.global_model(), output + "/global_model.pt");
       !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return 1;
   }
-  spdlog::info(
-      "job ended after {} of {} rounds; global model in {}/global_model.pt",
-      history.size(), rounds, output);
-  if (job->plan.model_format() == runtime::kTorchScriptFormat) {
+  spdlog::info("job ended after {} rounds{}; {} model in {}/global_model.pt",
+               history.size(),
+               serving.rounds > 0 ? absl::StrCat(" of ", serving.rounds) : "",
+               serving.rounds > 0 ? "global" : "this gateway's last", output);
+  if (serving.plan.model_format() == runtime::kTorchScriptFormat) {
     // The user's module with the trained weights: torch.jit.load() in Python.
     const std::string script = output + "/global_model.script.pt";
     if (absl::Status s = runtime::SaveTorchScriptWithState(
-            absl::GetFlag(FLAGS_model),
-            *(*server)->coordinator().global_model(), script);
+            serving.script_source, *coordinator.global_model(), script);
         s.ok()) {
       spdlog::info("the trained TorchScript module is in {}", script);
     } else {
       spdlog::error("{}", std::string(s.message()));
     }
   }
-  return signal.received() ? 130 : 0;
+  return signalled ? 130 : 0;
+}
+
+// The job's own rounds, on the plan the flags give.
+int RunJob() {
+  const std::string output = absl::GetFlag(FLAGS_output);
+  // The plan first: a model or data that does not fit fails here, before
+  // any board joins.
+  torch::manual_seed(absl::GetFlag(FLAGS_seed));
+  auto plan_request = PlanRequestFromFlags(output);
+  if (!plan_request.ok()) {
+    spdlog::error("{}", std::string(plan_request.status().message()));
+    return 2;
+  }
+  auto job = server::BuildJobPlan(*plan_request);
+  if (!job.ok()) {
+    spdlog::error("{}", std::string(job.status().message()));
+    return 2;
+  }
+  for (const auto& w : job->warnings) spdlog::warn("{}", w);
+  spdlog::info("plan: {}", runtime::DescribePlan(job->plan));
+  auto serving =
+      StartServing(*std::move(job), nullptr, absl::GetFlag(FLAGS_model));
+  if (!serving.ok()) {
+    spdlog::error("{}", std::string(serving.status().message()));
+    return ExitCodeOf(serving.status());
+  }
+  server::FederationServer* server = (*serving)->server.get();
+  ShutdownSignal signal(
+      [server](int sig) {
+        spdlog::warn("signal {} received: stopping the job", sig);
+        server->Stop();
+      },
+      [revoked = (*serving)->revoked.get()] { ReloadRevoked(revoked); });
+  server->Wait();
+  return Finish(**serving, signal.received());
+}
+
+// A site gateway (tiers): joins the parent at --upstream as one board and
+// runs each of the parent's rounds with its own boards, on the parent's
+// plan.
+int RunGateway() {
+  const std::string output = absl::GetFlag(FLAGS_output);
+  auto transport = security::MakeClientTransport(
+      {absl::GetFlag(FLAGS_upstream),
+       {absl::GetFlag(FLAGS_upstream_tls_ca),
+        absl::GetFlag(FLAGS_upstream_tls_cert),
+        absl::GetFlag(FLAGS_upstream_tls_key),
+        absl::GetFlag(FLAGS_upstream_tls_server_name)},
+       absl::GetFlag(FLAGS_insecure)},
+      wire::ClientChannelArguments(), absl::Now());
+  if (!transport.ok()) {
+    spdlog::error("--upstream: {}", std::string(transport.status().message()));
+    return 2;
+  }
+  std::unique_ptr<Serving> serving;  // set on the agent's thread, once
+  std::atomic<security::RevocationList*> revoked{nullptr};  // for SIGHUP
+  tiers::GatewayOptions gateway;
+  gateway.min_boards = std::max(1, absl::GetFlag(FLAGS_min_clients_to_start));
+  tiers::GatewayTrainer trainer(
+      gateway,
+      [&](const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
+          server::RelaySink sink) -> absl::StatusOr<server::RoundCoordinator*> {
+        ASSIGN_OR_RETURN(server::JobPlan job,
+                         server::JobPlanFromParent(plan, file));
+        for (const auto& w : job.warnings) spdlog::warn("{}", w);
+        spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
+        ASSIGN_OR_RETURN(serving,
+                         StartServing(std::move(job), std::move(sink),
+                                      file != nullptr ? file->path() : ""));
+        revoked = serving->revoked.get();
+        return &serving->server->coordinator();
+      });
+  client::AgentOptions agent_options;
+  agent_options.device = client::ToDeviceInfo(
+      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
+  agent_options.name = absl::GetFlag(FLAGS_upstream_name);
+  if (agent_options.name.empty()) {
+    agent_options.name =
+        !transport->certificate_name.empty()
+            ? transport->certificate_name
+            : absl::StrCat("gateway-", agent_options.device.hostname());
+  }
+  agent_options.model_cache_dir = output + "/cache";
+  agent_options.probe_transport = transport->probe;
+  agent_options.seed = absl::GetFlag(FLAGS_seed);
+  client::ClientAgent agent(agent_options, trainer,
+                            v1::Federation::NewStub(transport->channel));
+  spdlog::info("site gateway '{}': joining {} ({})", agent_options.name,
+               absl::GetFlag(FLAGS_upstream), transport->description);
+  ShutdownSignal signal(
+      [&](int sig) {
+        spdlog::warn("signal {} received: stopping the gateway", sig);
+        agent.Stop();
+        trainer.Stop();
+      },
+      [&revoked] { ReloadRevoked(revoked.load()); });
+  const absl::Status done = agent.Run();
+  if (!serving) {
+    spdlog::error("the gateway never served: {}", done.ToString());
+    return signal.received() ? 130 : 1;
+  }
+  if (done.ok()) {
+    spdlog::info(
+        "the parent says the job is done; telling this gateway's "
+        "boards");
+    trainer.JobDone();
+    serving->server->Wait();
+  } else if (!signal.received()) {
+    spdlog::error("the link to the parent ended: {}", done.ToString());
+  }
+  const int code = Finish(*serving, signal.received());
+  return done.ok() || signal.received() ? code : 1;
+}
+
+int Run() {
+  if (absl::GetFlag(FLAGS_threads) > 0) {
+    torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  }
+  return absl::GetFlag(FLAGS_upstream).empty() ? RunJob() : RunGateway();
 }
 
 }  // namespace
@@ -619,7 +786,9 @@ int main(int argc, char** argv) {
       "--tls_key=server.key --client_ca=fleet-ca.crt --rounds=5 "
       "--output=out\n"
       "       fedberry-server --model=model.pt --eval_data=csv:test.csv "
-      "--label_column=target --optimizer=adam --lr=0.01 ...",
+      "--label_column=target --optimizer=adam --lr=0.01 ...\n"
+      "       fedberry-server --upstream=central:50051 --listen=0.0.0.0:50051 "
+      "...   (a site gateway of a parent server)",
       "server_main");
   // Before gRPC's and the driver's threads start, so a signal reaches the
   // ShutdownSignal made after them instead of killing the process.

@@ -114,6 +114,11 @@ ABSL_FLAG(std::string, fleet_profile, "",
           "Emulate a heterogeneous fleet: a file with one line per client of "
           "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
           "README); sets the number of clients. Empty: identical clients.");
+ABSL_FLAG(int, tiers, 1,
+          "1: the clients join the server. 2: they join --gateways site "
+          "gateways (fedberry-server --upstream), which join the server as "
+          "one weighted board each.");
+ABSL_FLAG(int, gateways, 2, "Site gateways with --tiers=2.");
 ABSL_FLAG(std::string, bin_dir, "",
           "Folder of fedberry-server and fedberry-client (default: this "
           "program's folder).");
@@ -232,7 +237,26 @@ int Run() {
                  n);
     return 2;
   }
-  const int min_clients = absl::GetFlag(FLAGS_min_clients) > 0
+  const int tiers = absl::GetFlag(FLAGS_tiers);
+  const int gateways = tiers == 2 ? absl::GetFlag(FLAGS_gateways) : 0;
+  if (tiers < 1 || tiers > 2 ||
+      (tiers == 2 && (gateways < 1 || gateways > n))) {
+    std::fprintf(stderr,
+                 "fedberry-sim: --tiers is 1 or 2, and --gateways between 1 "
+                 "and the number of clients (%d)\n",
+                 n);
+    return 2;
+  }
+  if (tiers == 2 && (absl::GetFlag(FLAGS_tls) || !fleet.empty())) {
+    std::fprintf(stderr,
+                 "fedberry-sim: --tiers=2 runs on loopback without TLS or a "
+                 "fleet profile\n");
+    return 2;
+  }
+  // With gateways the server's boards are the gateways; each gateway waits
+  // for all of its own clients.
+  const int min_clients = gateways > 0 ? gateways
+                          : absl::GetFlag(FLAGS_min_clients) > 0
                               ? absl::GetFlag(FLAGS_min_clients)
                               : n;
   const std::string out = absl::GetFlag(FLAGS_output);
@@ -246,6 +270,14 @@ int Run() {
     fs::remove_all(out + "/client-checkpoints", ec);
   }
   fs::remove(out + "/report.html", ec);
+  for (int g = 0; g < gateways; ++g) {
+    const std::string dir = absl::StrCat(out, "/gateway-", g);
+    fs::remove(dir + "/server.addr", ec);
+    fs::remove(dir + "/rounds.jsonl", ec);
+    fs::remove(dir + "/clients.jsonl", ec);
+    if (!absl::GetFlag(FLAGS_resume)) fs::remove_all(dir + "/checkpoints", ec);
+    fs::create_directories(dir, ec);
+  }
   fs::create_directories(out + "/logs", ec);
   if (ec) {
     std::fprintf(stderr, "fedberry-sim: cannot create %s/logs: %s\n",
@@ -254,6 +286,7 @@ int Run() {
   }
   const absl::Time start = absl::Now();
   std::vector<Process> procs;
+  std::vector<std::string> names;  // of procs, for the table
   std::atomic<bool> interrupted{false};
   fedberry::ShutdownSignal signal([&](int) { interrupted = true; });
 
@@ -347,31 +380,74 @@ int Run() {
     return 2;
   }
   procs.push_back(*server);
+  names.push_back("server");
   std::printf("fedberry-sim: server started (log %s/logs/server.log)\n",
               out.c_str());
 
-  // The server writes its bound address once it listens.
-  std::string address;
-  while (address.empty()) {
-    std::ifstream f(out + "/server.addr");
-    std::getline(f, address);
-    if (!address.empty()) break;
-    if (procs[0].Poll() || interrupted) {
-      std::fprintf(stderr,
-                   "fedberry-sim: the server exited before listening; see "
-                   "%s/logs/server.log\n",
-                   out.c_str());
+  // A server writes its bound address once it listens.
+  const auto address_of = [&](const std::string& dir, Process& p,
+                              const std::string& name) -> std::string {
+    std::string address;
+    while (address.empty()) {
+      std::ifstream f(dir + "/server.addr");
+      std::getline(f, address);
+      if (!address.empty()) break;
+      if (p.Poll() || interrupted) {
+        std::fprintf(stderr,
+                     "fedberry-sim: the %s exited before listening; see "
+                     "%s/logs/%s.log\n",
+                     name.c_str(), out.c_str(), name.c_str());
+        return "";
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return address;
+  };
+  const std::string address = address_of(out, procs[0], "server");
+  if (address.empty()) return 1;
+  // Tiers: each gateway takes the server's plan, then listens for its own
+  // clients (client i joins gateway i % gateways).
+  std::vector<std::string> gateway_ports;
+  for (int g = 0; g < gateways; ++g) {
+    const int boards = n / gateways + (g < n % gateways ? 1 : 0);
+    const std::string dir = absl::StrCat(out, "/gateway-", g);
+    const std::string name = absl::StrCat("gateway-", g);
+    auto p = Process::Spawn(
+        {bin + "/fedberry-server", absl::StrCat("--upstream=", address),
+         absl::StrCat("--upstream_name=sim-gateway-", g),
+         "--listen=127.0.0.1:0", absl::StrCat("--output=", dir),
+         absl::StrCat("--min_clients=", boards),
+         absl::StrCat("--min_clients_to_start=", boards),
+         absl::StrCat("--round_deadline=", absl::FormatDuration(absl::GetFlag(
+                                               FLAGS_round_deadline))),
+         absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)), "--eval_data="},
+        absl::StrCat(out, "/logs/", name, ".log"));
+    if (!p.ok()) {
+      std::fprintf(stderr, "fedberry-sim: %s\n",
+                   std::string(p.status().message()).c_str());
+      for (auto& q : procs) q.Signal(SIGTERM);
+      return 2;
+    }
+    procs.push_back(*p);
+    names.push_back(name);
+    const std::string at = address_of(dir, procs.back(), name);
+    if (at.empty()) {
+      for (auto& q : procs) q.Signal(SIGTERM);
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    gateway_ports.push_back(at.substr(at.rfind(':') + 1));
+    std::printf("fedberry-sim: %s on %s for %d clients (log %s/logs/%s.log)\n",
+                name.c_str(), at.c_str(), boards, out.c_str(), name.c_str());
   }
   std::unique_ptr<fedberry::sim::LinkShaper> shaper;
   if (shaped) {
     shaper =
         std::make_unique<fedberry::sim::LinkShaper>(out + "/logs/netns.log");
   }
-  const std::string port = address.substr(address.rfind(':') + 1);
+  const std::string server_port = address.substr(address.rfind(':') + 1);
   for (int i = 0; i < n; ++i) {
+    const std::string& port =
+        gateways > 0 ? gateway_ports[i % gateways] : server_port;
     std::optional<fedberry::sim::ShapedLink> link;
     if (shaper && fleet[i].bandwidth_mbit > 0) {
       auto added = shaper->Add(i, fleet[i].bandwidth_mbit);
@@ -436,9 +512,14 @@ int Run() {
       return 2;
     }
     procs.push_back(*p);
+    names.push_back(absl::StrCat("client-", i));
   }
-  std::printf("fedberry-sim: %d clients on %s, %d rounds of %s, planner %s\n",
-              n, address.c_str(), rounds, absl::GetFlag(FLAGS_model).c_str(),
+  std::printf("fedberry-sim: %d clients on %s%s, %d rounds of %s, planner %s\n",
+              n, address.c_str(),
+              gateways > 0
+                  ? absl::StrCat(" through ", gateways, " gateways").c_str()
+                  : "",
+              rounds, absl::GetFlag(FLAGS_model).c_str(),
               absl::GetFlag(FLAGS_planner).c_str());
   for (size_t i = 0; i < fleet.size(); ++i) {
     std::printf(
@@ -499,9 +580,8 @@ int Run() {
   int failures = 0;
   for (size_t i = 0; i < procs.size(); ++i) {
     const auto& e = *procs[i].exit();
-    std::printf("%-10s %-10d %-14.1f\n",
-                i == 0 ? "server" : absl::StrCat("client-", i - 1).c_str(),
-                e.code, e.max_rss_kib / 1024.0);
+    std::printf("%-10s %-10d %-14.1f\n", names[i].c_str(), e.code,
+                e.max_rss_kib / 1024.0);
     failures += e.code != 0;
   }
   PrintResourceTable(out);
@@ -539,7 +619,9 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry simulator: runs a server and N clients on loopback on "
       "Fashion-MNIST and prints a per-round table.\nUsage: fedberry-sim "
-      "--clients=4 --rounds=5 --output=out",
+      "--clients=4 --rounds=5 --output=out\n"
+      "       fedberry-sim --tiers=2 --gateways=2 --clients=4   (boards join "
+      "site gateways, which join the server)",
       "sim_main");
   return Run();
 }

@@ -95,6 +95,8 @@ TEST(UpdateWeight, IsBoundedByTheTask) {
   steps.set_local_steps(50);
   steps.set_batch_size(32);
   EXPECT_EQ(MaxUpdateWeight(steps, 10, 0), 1600u);
+  // A gateway's boards each train the steps: it weighs them all.
+  EXPECT_EQ(MaxUpdateWeight(steps, 10, 0, /*boards=*/3), 4800u);
   v1::TrainConfig epochs;
   epochs.set_local_epochs(2);
   EXPECT_EQ(MaxUpdateWeight(epochs, 1000, 200), 2400u);

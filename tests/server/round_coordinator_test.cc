@@ -75,6 +75,12 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.max_clients = max_clients_;
     o.target_updates = target_updates_;
     o.over_select = over_select_;
+    if (relay_) {
+      o.relay = true;
+      o.relay_sink = [this](RelayedRound r) {
+        relayed_.push_back(std::move(r));
+      };
+    }
     coordinator_ = std::make_unique<RoundCoordinator>(
         o, Model(0, 0),
         [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
@@ -171,7 +177,87 @@ class RoundCoordinatorTest : public ::testing::Test {
   int evaluations_ = 0;
   int target_updates_ = 0;
   double over_select_ = 1.0;
+  bool relay_ = false;  // a site gateway's coordinator (tiers)
+  std::vector<RelayedRound> relayed_;
 };
+
+// The parent's round 7 as a site gateway receives it.
+UpstreamRound ParentRound(NamedTensors global) {
+  UpstreamRound up;
+  up.round = 7;
+  up.task_id = "parent-task";
+  up.total_rounds = 9;
+  up.train.set_model("test");
+  up.train.set_local_steps(3);
+  up.train.set_batch_size(4);
+  up.train.set_seed(42);
+  up.global = std::make_shared<const NamedTensors>(std::move(global));
+  return up;
+}
+
+// A site gateway (tiers) runs its parent's round: the parent's round number,
+// config and model. Its result is its boards' weighted mean, weighing their
+// weights summed, handed to the relay sink; it has no end of its own.
+TEST_F(RoundCoordinatorTest, AGatewayRunsItsParentsRoundAndRelaysTheMean) {
+  relay_ = true;
+  Make(2, /*rounds=*/1);
+  const std::string a = Join("a"), b = Join("b");
+  EXPECT_FALSE(coordinator_->RunOnce());  // nothing from the parent yet
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(coordinator_->OfferRound(ParentRound(Model(1, 1))).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse ta = Task(a), tb = Task(b);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta.round(), 7u);
+  EXPECT_EQ(ta.total_rounds(), 9u);
+  EXPECT_EQ(ta.config().seed(), 42u);
+  EXPECT_EQ(ta.config().local_steps(), 3u);
+  v1::PullModelRequest pull;
+  pull.set_client_id(a);
+  pull.set_round(ta.round());
+  pull.set_task_id(ta.task_id());
+  auto pulled = coordinator_->ModelFor(pull);
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_TRUE(SameModel(**pulled, Model(1, 1)));
+  // The parent's steps x batch bound each board: 12 samples.
+  EXPECT_EQ(Submit(Header(a, ta, 13), Model(2, 2)).code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::UpdateHeader ha = Header(a, ta, 4), hb = Header(b, tb, 12);
+  ha.mutable_metrics()->set_train_loss(1.0);
+  ha.mutable_metrics()->set_train_accuracy(0.5);
+  hb.mutable_metrics()->set_train_loss(2.0);
+  hb.mutable_metrics()->set_train_accuracy(0.9);
+  ASSERT_TRUE(Submit(ha, Model(2, 2)).ok());
+  ASSERT_TRUE(Submit(hb, Model(6, 6)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(relayed_.size(), 1u);
+  const RelayedRound& r = relayed_[0];
+  EXPECT_EQ(r.upstream_task_id, "parent-task");
+  EXPECT_EQ(r.weight, 16u);
+  EXPECT_EQ(r.participants, 2);
+  ASSERT_TRUE(r.mean.ok()) << r.mean.status();
+  EXPECT_TRUE(SameModel(*r.mean, Model(5, 5)));  // (4*2 + 12*6) / 16
+  EXPECT_DOUBLE_EQ(r.metrics.train_loss(), 1.75);
+  EXPECT_DOUBLE_EQ(r.metrics.train_accuracy(), 0.8);
+  // Its rounds are the parent's: none opens until the next one comes,
+  // and the job ends when the parent's does.
+  EXPECT_FALSE(coordinator_->done());
+  EXPECT_FALSE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  coordinator_->Shutdown();
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+}
+
+TEST_F(RoundCoordinatorTest, OnlyAGatewayTakesAParentsRoundAndOnlyOfItsModel) {
+  Make(2);
+  EXPECT_EQ(coordinator_->OfferRound(ParentRound(Model(1, 1))).code(),
+            absl::StatusCode::kFailedPrecondition);
+  relay_ = true;
+  Make(2);
+  EXPECT_EQ(
+      coordinator_->OfferRound(ParentRound({{"w", at::zeros({3})}})).code(),
+      absl::StatusCode::kInvalidArgument);
+}
 
 TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
   Make(2, /*rounds=*/2);

@@ -1,0 +1,208 @@
+// Tiers of gateways with real processes: site gateways (fedberry-server
+// --upstream) between the server and the boards. FedAvg carries over the
+// tiers when weights do, so two tiers end with the flat federation's model;
+// a gateway and the server killed mid-job resume from their checkpoints.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim/process.h"
+#include "tests/test_files.h"
+
+namespace fedberry {
+namespace {
+
+using sim::Process;
+const std::string kBin = FEDBERRY_BIN_DIR;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+int Lines(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) n += !line.empty();
+  return n;
+}
+
+std::vector<torch::Tensor> ModelOf(const std::string& path) {
+  torch::serialize::InputArchive a;
+  a.load_from(path);
+  std::vector<torch::Tensor> out;
+  for (const auto& key : a.keys()) {
+    torch::Tensor t;
+    a.read(key, t);
+    out.push_back(t);
+  }
+  return out;
+}
+
+sim::ExitInfo WaitExit(Process& p, int seconds = 300) {
+  for (int i = 0; i < seconds * 20 && !p.Poll(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!p.exit()) {
+    p.Signal(SIGKILL);
+    while (!p.Poll()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  return *p.exit();
+}
+
+std::string AddressOf(const std::string& out, Process& p) {
+  for (int i = 0; i < 1200; ++i) {
+    std::ifstream in(out + "/server.addr");
+    std::string addr;
+    if (in >> addr) return addr;
+    if (p.Poll()) return "";
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return "";
+}
+
+// Waits until `path` has at least `n` lines; false if `p` ended first.
+bool WaitForLines(const std::string& path, int n, Process& p) {
+  for (int i = 0; i < 6000; ++i) {
+    if (Lines(path) >= n) return true;
+    if (p.Poll()) return Lines(path) >= n;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+Process Spawn(const std::vector<std::string>& argv, const std::string& log) {
+  auto p = Process::Spawn(argv, log);
+  EXPECT_TRUE(p.ok()) << p.status();
+  return *std::move(p);
+}
+
+// The same 4 boards, data and seeds, once joined to the server and once
+// through two gateways of two boards each: the final models agree to
+// float rounding (the sums are grouped differently). The gateways join as
+// one board each, weighing their boards' samples together.
+TEST(Tiers, ATwoTierFederationEndsWithTheFlatFederationsModel) {
+  testing::TempDir dir;
+  const std::vector<std::string> job = {"--clients=4", "--rounds=2",
+                                        "--local_steps=20"};
+  for (const std::string tiers : {"1", "2"}) {
+    std::vector<std::string> argv = {kBin + "/fedberry-sim", "--tiers=" + tiers,
+                                     "--output=" + (dir / ("tiers-" + tiers))};
+    argv.insert(argv.end(), job.begin(), job.end());
+    Process sim = Spawn(argv, dir / ("sim-" + tiers + ".log"));
+    ASSERT_EQ(WaitExit(sim).code, 0)
+        << ReadAll(dir / ("sim-" + tiers + ".log"));
+  }
+  const std::string tiered = dir / "tiers-2";
+  EXPECT_NE(ReadAll(tiered + "/logs/server.log").find("a gateway for 2 boards"),
+            std::string::npos);
+  for (int g = 0; g < 2; ++g) {
+    const std::string gateway = tiered + "/gateway-" + std::to_string(g);
+    EXPECT_EQ(Lines(gateway + "/rounds.jsonl"), 2) << gateway;
+  }
+  const auto flat = ModelOf(dir / "tiers-1/global_model.pt");
+  const auto two = ModelOf(tiered + "/global_model.pt");
+  const auto one_gateway = ModelOf(tiered + "/gateway-0/global_model.pt");
+  ASSERT_EQ(flat.size(), two.size());
+  ASSERT_FALSE(flat.empty());
+  double largest = 0, farthest_gateway = 0;
+  for (size_t i = 0; i < flat.size(); ++i) {
+    largest = std::max(largest, (flat[i] - two[i]).abs().max().item<double>());
+    farthest_gateway =
+        std::max(farthest_gateway,
+                 (flat[i] - one_gateway[i]).abs().max().item<double>());
+  }
+  std::printf(
+      "largest difference from the flat model: %g (one gateway's "
+      "own last average: %g)\n",
+      largest, farthest_gateway);
+  EXPECT_LT(largest, 1e-5);
+  // One gateway's average alone is not the federation's: the comparison
+  // can tell models apart.
+  EXPECT_GT(farthest_gateway, 1e-3);
+}
+
+// A gateway SIGKILLed while its boards train, then the server SIGKILLed a
+// round later: each restarts on its address from its checkpoint (the
+// gateway rejoins its parent under its name; its boards and the gateway
+// retry), and the job completes every round.
+TEST(Tiers, AGatewayAndTheServerKilledMidJobResumeAndTheJobCompletes) {
+  testing::TempDir dir;
+  const std::string central = dir / "central";
+  const std::string site = dir / "site";
+  const auto central_args = [&](const std::string& listen) {
+    return std::vector<std::string>{kBin + "/fedberry-server",
+                                    "--listen=" + listen,
+                                    "--rounds=4",
+                                    "--local_steps=40",
+                                    "--min_clients=1",
+                                    "--min_clients_to_start=1",
+                                    "--eval_data=",
+                                    "--output=" + central};
+  };
+  const auto site_args = [&](const std::string& upstream,
+                             const std::string& listen) {
+    return std::vector<std::string>{
+        kBin + "/fedberry-server", "--upstream=" + upstream,
+        "--upstream_name=site-a",  "--listen=" + listen,
+        "--min_clients=2",         "--min_clients_to_start=2",
+        "--output=" + site};
+  };
+  Process server = Spawn(central_args("127.0.0.1:0"), dir / "central-1.log");
+  const std::string address = AddressOf(central, server);
+  ASSERT_FALSE(address.empty()) << ReadAll(dir / "central-1.log");
+  Process gateway =
+      Spawn(site_args(address, "127.0.0.1:0"), dir / "site-1.log");
+  const std::string site_address = AddressOf(site, gateway);
+  ASSERT_FALSE(site_address.empty()) << ReadAll(dir / "site-1.log");
+  std::vector<Process> boards;
+  for (int i = 0; i < 2; ++i) {
+    boards.push_back(
+        Spawn({kBin + "/fedberry-client", "--server=" + site_address,
+               "--partition_index=" + std::to_string(i), "--partition_count=2",
+               "--name=board-" + std::to_string(i), "--give_up_after=120s",
+               "--checkpoint_dir=" + (dir / ("board-" + std::to_string(i)))},
+              dir / ("board-" + std::to_string(i) + ".log")));
+  }
+  // Round 1 done: the gateway dies while its boards train round 2.
+  ASSERT_TRUE(WaitForLines(central + "/rounds.jsonl", 1, server))
+      << ReadAll(dir / "central-1.log");
+  gateway.Signal(SIGKILL);
+  WaitExit(gateway);
+  gateway = Spawn(site_args(address, site_address), dir / "site-2.log");
+  // Round 2 done: the server dies.
+  ASSERT_TRUE(WaitForLines(central + "/rounds.jsonl", 2, server))
+      << ReadAll(dir / "central-1.log");
+  server.Signal(SIGKILL);
+  WaitExit(server);
+  server = Spawn(central_args(address), dir / "central-2.log");
+
+  EXPECT_EQ(WaitExit(server).code, 0) << ReadAll(dir / "central-2.log");
+  EXPECT_EQ(WaitExit(gateway).code, 0) << ReadAll(dir / "site-2.log");
+  for (auto& b : boards) EXPECT_EQ(WaitExit(b).code, 0);
+  EXPECT_EQ(Lines(central + "/rounds.jsonl"), 4)
+      << ReadAll(central + "/rounds.jsonl");
+  EXPECT_NE(
+      ReadAll(dir / "site-2.log").find("resuming the job from checkpoint"),
+      std::string::npos)
+      << ReadAll(dir / "site-2.log");
+  EXPECT_NE(
+      ReadAll(dir / "central-2.log").find("resuming the job from checkpoint"),
+      std::string::npos)
+      << ReadAll(dir / "central-2.log");
+  EXPECT_NE(ReadAll(dir / "central-2.log").find("round 4/4 done"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fedberry

@@ -1,0 +1,139 @@
+#include "tiers/gateway_trainer.h"
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/plan_trainer.h"
+#include "runtime/status_macros.h"
+#include "runtime/training_plan.h"
+
+namespace fedberry::tiers {
+
+GatewayTrainer::GatewayTrainer(GatewayOptions options, SiteStarter start)
+    : options_(options), start_(std::move(start)) {}
+
+void GatewayTrainer::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopped_ = true;
+}
+
+server::RoundCoordinator* GatewayTrainer::site() const {
+  absl::MutexLock lock(&mu_);
+  return site_;
+}
+
+absl::Status GatewayTrainer::UsePlan(
+    const v1::TrainingPlan& plan,
+    const runtime::VerifiedModelFile* model_file) {
+  if (plan_) {
+    // The agent asks the plan again whenever it joins again.
+    if (runtime::PlanFingerprint(plan) == runtime::PlanFingerprint(*plan_)) {
+      return absl::OkStatus();
+    }
+    return absl::FailedPreconditionError(
+        "the parent's plan changed (a new job); restart this gateway to serve "
+        "it");
+  }
+  ASSIGN_OR_RETURN(server::RoundCoordinator * site,
+                   start_(plan, model_file, [this](server::RelayedRound round) {
+                     Deliver(std::move(round));
+                   }));
+  plan_ = plan;
+  {
+    absl::MutexLock lock(&mu_);
+    site_ = site;
+  }
+  // The gateway declares its boards' samples when it joins the parent.
+  absl::Time logged = absl::InfinitePast();
+  while (site->registered_clients() < options_.min_boards) {
+    if (absl::Now() - logged > absl::Seconds(30)) {
+      spdlog::info(
+          "waiting for {} board(s) to join before joining the parent "
+          "({} so far)",
+          options_.min_boards, site->registered_clients());
+      logged = absl::Now();
+    }
+    absl::MutexLock lock(&mu_);
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopped_), options_.poll)) {
+      return absl::CancelledError("the gateway was stopped");
+    }
+  }
+  return absl::OkStatus();
+}
+
+uint64_t GatewayTrainer::num_samples() const {
+  server::RoundCoordinator* s = site();
+  return s ? s->registered_samples() : 0;
+}
+
+uint32_t GatewayTrainer::boards() const {
+  server::RoundCoordinator* s = site();
+  return s ? static_cast<uint32_t>(s->registered_clients()) : 0;
+}
+
+void GatewayTrainer::Deliver(server::RelayedRound round) {
+  absl::MutexLock lock(&mu_);
+  result_ = std::move(round);
+}
+
+absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
+    const client::TaskRef& task, const v1::TrainConfig& config,
+    const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
+  server::RoundCoordinator* s = site();
+  if (s == nullptr || !plan_) {
+    return absl::FailedPreconditionError(
+        "this gateway serves no plan yet; it cannot run a round");
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    result_.reset();
+  }
+  server::UpstreamRound round;
+  round.round = task.round;
+  round.task_id = task.task_id;
+  round.total_rounds = task.total_rounds;
+  round.train = config;
+  round.global = std::make_shared<const runtime::NamedTensors>(global);
+  RETURN_IF_ERROR(s->OfferRound(std::move(round)));
+  spdlog::info(
+      "round {}: running the parent's task {} with this gateway's "
+      "boards",
+      task.round, task.task_id);
+  server::RelayedRound result;
+  {
+    absl::MutexLock lock(&mu_);
+    const auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return stopped_ || stop.load() ||
+             (result_ && result_->upstream_task_id == task.task_id);
+    };
+    while (!ready())
+      mu_.AwaitWithTimeout(absl::Condition(&ready), options_.poll);
+    if (!(result_ && result_->upstream_task_id == task.task_id)) {
+      return absl::CancelledError("the gateway was stopped mid-round");
+    }
+    result = *std::move(result_);
+    result_.reset();
+  }
+  RETURN_IF_ERROR(result.mean.status());
+  client::TrainOutcome out;
+  out.model = *std::move(result.mean);
+  out.num_samples = result.weight;
+  out.metrics = result.metrics;
+  runtime::NamedTensors residual_next;
+  ASSIGN_OR_RETURN(out.encoded,
+                   client::EncodeUpdate(*plan_, out.model, global, residual_,
+                                        &residual_next));
+  residual_ = std::move(residual_next);
+  spdlog::info("round {}: {} board(s) of this gateway weigh {} samples",
+               task.round, result.participants, result.weight);
+  return out;
+}
+
+void GatewayTrainer::JobDone() {
+  if (server::RoundCoordinator* s = site()) s->Shutdown();
+}
+
+}  // namespace fedberry::tiers

@@ -1,0 +1,78 @@
+// A site gateway's side of tiers (fedberry-server --upstream=PARENT). To its
+// parent the gateway is one board: a client::ClientAgent joins, polls, pulls
+// the parent's model and pushes an update. Its "training" is a round of its
+// own boards, run by the gateway's RoundCoordinator in relay mode; the
+// update is their weighted mean, weighing what they weighed together, so
+// FedAvg over the tiers is FedAvg over every board.
+// Thread-safety: Train, UsePlan and JobDone on the agent's thread; Deliver
+// from the coordinator's driver; Stop from any thread.
+#ifndef FEDBERRY_TIERS_GATEWAY_TRAINER_H_
+#define FEDBERRY_TIERS_GATEWAY_TRAINER_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "client/local_trainer.h"
+#include "server/round_coordinator.h"
+
+namespace fedberry::tiers {
+
+struct GatewayOptions {
+  // Boards that must have joined this gateway before it joins its parent
+  // (it declares their samples).
+  int min_boards = 1;
+  absl::Duration poll = absl::Milliseconds(200);
+};
+
+class GatewayTrainer final : public client::LocalTrainer {
+ public:
+  // Starts the gateway's own server for the parent's plan, with `sink` as
+  // its coordinator's relay sink, and returns that coordinator (which must
+  // outlive this trainer's use of it).
+  using SiteStarter = std::function<absl::StatusOr<server::RoundCoordinator*>(
+      const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
+      server::RelaySink sink)>;
+
+  GatewayTrainer(GatewayOptions options, SiteStarter start);
+
+  // Ends a wait in UsePlan or Train soon.
+  void Stop();
+  // The coordinator, once the site serves (null before).
+  server::RoundCoordinator* site() const;
+
+  // Starts the site for the parent's plan (once; the same plan again is
+  // fine, another one is refused) and returns once min_boards have joined.
+  absl::Status UsePlan(const v1::TrainingPlan& plan,
+                       const runtime::VerifiedModelFile* model_file) override;
+  uint64_t num_samples() const override;
+  uint32_t boards() const override;
+  // Runs the parent's task as a round of this gateway's boards and returns
+  // their weighted mean (encoded as the plan asks). Cancelled when stopped.
+  absl::StatusOr<client::TrainOutcome> Train(
+      const client::TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global,
+      const std::atomic<bool>& stop) override;
+  // The parent's job is done: so is this gateway's (its boards hear DONE).
+  void JobDone() override;
+
+ private:
+  void Deliver(server::RelayedRound round);
+
+  const GatewayOptions options_;
+  const SiteStarter start_;
+  std::optional<v1::TrainingPlan> plan_;  // the agent's thread only
+  // Top-k leftovers: what the last update left out (the agent's thread).
+  runtime::NamedTensors residual_;
+  mutable absl::Mutex mu_;
+  server::RoundCoordinator* site_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::optional<server::RelayedRound> result_ ABSL_GUARDED_BY(mu_);
+  bool stopped_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace fedberry::tiers
+
+#endif  // FEDBERRY_TIERS_GATEWAY_TRAINER_H_
