@@ -2,8 +2,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -57,17 +61,16 @@ nlohmann::json DeviceJson(const v1::DeviceInfo& d) {
 
 constexpr char kPlanRefused[] = "plan_refused";
 
-// The plan_refused lines of an existing clients.jsonl: a resumed job keeps
-// them (they are not part of the round history it rewrites the file from).
-std::vector<std::string> RefusedBoardLines(const std::string& path) {
-  std::vector<std::string> out;
+// The lines of an existing JSON-lines file that `keep` accepts, parsed.
+std::vector<std::pair<std::string, nlohmann::json>> KeptLines(
+    const std::string& path,
+    const std::function<bool(const nlohmann::json&)>& keep) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
   std::ifstream in(path);
   std::string line;
   while (std::getline(in, line)) {
     auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_object() && j.value("event", "") == kPlanRefused) {
-      out.push_back(line);
-    }
+    if (j.is_object() && keep(j)) out.emplace_back(line, std::move(j));
   }
   return out;
 }
@@ -87,13 +90,38 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     // Replace, not append: lines of rounds after the checkpoint are redone.
     std::ofstream rounds(dir + "/rounds.jsonl.tmp", std::ios::trunc);
     std::ofstream clients(dir + "/clients.jsonl.tmp", std::ios::trunc);
+    std::set<uint64_t> done;
+    for (const auto& r : history) done.insert(r.round);
+    const auto in_history = [&](const nlohmann::json& j) {
+      return j.contains("round") && j["round"].is_number_unsigned() &&
+             done.count(j["round"].get<uint64_t>()) > 0;
+    };
     if (!history.empty()) {
-      for (const std::string& line :
-           RefusedBoardLines(dir + "/clients.jsonl")) {
+      for (const auto& [line, j] :
+           KeptLines(dir + "/clients.jsonl", [&](const nlohmann::json& j) {
+             return j.value("event", "") == kPlanRefused || in_history(j);
+           })) {
         clients << line << "\n";
+        if (j.contains("device") && j.contains("client_id") &&
+            j["client_id"].is_string()) {
+          log->described_.insert(j["client_id"].get<std::string>());
+        }
       }
     }
-    for (const auto& r : history) Format(r, rounds, clients, log->described_);
+    std::map<uint64_t, std::string> kept_rounds;
+    if (!history.empty()) {
+      for (auto& [line, j] : KeptLines(dir + "/rounds.jsonl", in_history)) {
+        kept_rounds.emplace(j["round"].get<uint64_t>(), std::move(line));
+      }
+    }
+    for (const auto& r : history) {
+      if (auto it = kept_rounds.find(r.round); it != kept_rounds.end()) {
+        rounds << it->second << "\n";
+      } else {
+        // Lost from the file: the summary the checkpoint kept.
+        Format(r, rounds, clients, log->described_);
+      }
+    }
     if (!rounds || !clients) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot write metrics files in ", dir));

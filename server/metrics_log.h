@@ -21,8 +21,11 @@ namespace fedberry::server {
 class MetricsLog {
  public:
   // Opens the files in `dir` (creating it), first rewriting them to hold
-  // exactly `history` (empty for a new job; a resumed job's rounds so far)
-  // and, when resuming, the plan_refused lines they held.
+  // exactly the rounds of `history` (empty for a new job; a resumed job's
+  // rounds so far, as summaries): their lines are kept from the files (the
+  // per-board lines are only there), lines of later rounds (redone after a
+  // restart) are dropped, a round missing from rounds.jsonl is written from
+  // its summary, and the plan_refused lines stay.
   // InvalidArgument when the folder cannot be created or written.
   static absl::StatusOr<std::unique_ptr<MetricsLog>> Open(
       const std::string& dir, const std::vector<RoundReport>& history = {});

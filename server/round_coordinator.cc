@@ -871,7 +871,11 @@ void RoundCoordinator::CloseRound(bool abandon) {
       strategy_->Commit(*sum);  // only a published result moves its state
     }
     sum.reset();
+    // The per-board entries went to the report sink (clients.jsonl): the
+    // history, which every snapshot holds, keeps the round's summary only,
+    // so it grows with rounds, not with boards x rounds.
     history_.push_back(report);
+    history_.back().clients.clear();
     ClearCohortLocked();
     ++round_;
     attempt_ = 0;

@@ -183,6 +183,8 @@ struct FederationSnapshot {
   uint64_t next_round = 1;
   std::shared_ptr<const runtime::NamedTensors> global;
   std::vector<RegisteredClient> clients;
+  // Each round's summary, without its per-board entries (those are in
+  // clients.jsonl): it grows with rounds, not with boards x rounds.
   std::vector<RoundReport> history;
   // The work planner's capacity readings, by client name: a restarted
   // server plans with them instead of uniformly until it measures again.
@@ -319,6 +321,8 @@ class RoundCoordinator {
   bool done() const;
   uint64_t current_round() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
+  // The closed rounds' summaries (their per-board entries went to the
+  // ReportSink only).
   std::vector<RoundReport> history() const;
   // Registered clients not yet told the job is DONE that asked for a task
   // within `heard_within` (boards restored from a checkpoint count once

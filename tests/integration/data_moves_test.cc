@@ -126,8 +126,12 @@ std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
   o.coordinator.planning.data_moves = server_moves;
   o.max_poll = absl::Milliseconds(500);
   o.done_grace = absl::Seconds(5);
-  auto server =
-      server::FederationServer::Start(o, (*net)->State(), nullptr, nullptr);
+  // Reports as the sink hears them: the coordinator's history keeps no
+  // per-board entries.
+  auto reports = std::make_shared<std::vector<server::RoundReport>>();
+  auto server = server::FederationServer::Start(
+      o, (*net)->State(), nullptr,
+      [reports](const server::RoundReport& r) { reports->push_back(r); });
   EXPECT_TRUE(server.ok()) << server.status();
   std::vector<std::unique_ptr<client::ClientAgent>> agents;
   for (Board& b : boards) {
@@ -151,7 +155,8 @@ std::vector<server::RoundReport> RunJob(std::vector<Board>& boards,
   for (auto& t : threads) t.join();
   (*server)->Wait();
   for (const auto& s : done) EXPECT_TRUE(s.ok()) << s;
-  return (*server)->coordinator().history();
+  EXPECT_EQ(reports->size(), (*server)->coordinator().history().size());
+  return *reports;
 }
 
 std::vector<Board> Fleet(double slowdown) {

@@ -161,5 +161,24 @@ TEST(TensorCodec, CheckFiniteNamesTheTensor) {
   EXPECT_FALSE(CheckFinite(m).ok());
 }
 
+// Every value of every layout is looked at: the last of an odd-sized
+// float32 tensor, -Inf, the largest finite value (finite), a NaN in a
+// non-contiguous view, float64.
+TEST(TensorCodec, CheckFiniteSeesEveryValue) {
+  at::Tensor t = at::zeros({1001});
+  t[1000] = -std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(CheckFinite({{"t", t}}).ok());
+  t[1000] = std::numeric_limits<float>::max();
+  t[0] = -std::numeric_limits<float>::max();
+  EXPECT_TRUE(CheckFinite({{"t", t}}).ok());
+  at::Tensor wide = at::zeros({4, 6});
+  wide[3][1] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(CheckFinite({{"view", wide.t()}}).ok());
+  EXPECT_TRUE(CheckFinite({{"view", wide.t().slice(0, 2)}}).ok());
+  at::Tensor d = at::zeros({3}, at::kDouble);
+  d[2] = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(CheckFinite({{"d", d}}).ok());
+}
+
 }  // namespace
 }  // namespace fedberry::runtime

@@ -30,6 +30,13 @@ RoundReport Round(uint64_t n) {
   return r;
 }
 
+// What a checkpoint's history holds: the round without its boards.
+RoundReport Summary(uint64_t n) {
+  RoundReport r = Round(n);
+  r.clients.clear();
+  return r;
+}
+
 TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
   fedberry::testing::TempDir dir;
   const std::string out = dir / "out";
@@ -41,7 +48,9 @@ TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
     (*log)->Write(Round(2));  // past the checkpoint: redone after a restart
   }
   {
-    auto log = MetricsLog::Open(out, {Round(1)});
+    // The checkpoint's history has no per-board entries: round 1's board
+    // line is kept from the file.
+    auto log = MetricsLog::Open(out, {Summary(1)});
     ASSERT_TRUE(log.ok()) << log.status();
   }
   EXPECT_EQ(Lines(out + "/rounds.jsonl").size(), 1u);
@@ -50,6 +59,18 @@ TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
   EXPECT_NE(clients[0].find("\"plan_refused\""), std::string::npos);
   EXPECT_NE(clients[0].find("board-9"), std::string::npos);
   EXPECT_NE(clients[1].find("\"round\":1"), std::string::npos) << clients[1];
+
+  // A round the checkpoint holds but the file lost is written from its
+  // summary; the board lines it had are gone with the file.
+  {
+    std::ofstream(out + "/rounds.jsonl", std::ios::trunc);
+    auto log = MetricsLog::Open(out, {Summary(1)});
+    ASSERT_TRUE(log.ok()) << log.status();
+  }
+  const auto rounds = Lines(out + "/rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 1u);
+  EXPECT_NE(rounds[0].find("\"round\":1"), std::string::npos) << rounds[0];
+  EXPECT_EQ(Lines(out + "/clients.jsonl").size(), 2u);
 
   // A new job in the same folder starts both files afresh.
   ASSERT_TRUE(MetricsLog::Open(out).ok());

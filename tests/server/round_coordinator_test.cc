@@ -181,6 +181,29 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::vector<RelayedRound> relayed_;
 };
 
+// Every snapshot holds the history: per-board entries there would grow it
+// with boards x rounds (810 bytes a board a round) and be rewritten whole
+// each round. They go to the report sink (clients.jsonl) only.
+TEST_F(RoundCoordinatorTest, TheSnapshotsHistoryKeepsNoPerBoardEntries) {
+  Make(2, /*rounds=*/2);
+  std::vector<FederationSnapshot> snapshots;
+  coordinator_->SetSnapshotSink(
+      [&](const FederationSnapshot& s) { snapshots.push_back(s); });
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(a, Task(a), 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, Task(b), 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].clients.size(), 2u);  // the sink hears the boards
+  ASSERT_EQ(snapshots.size(), 1u);
+  ASSERT_EQ(snapshots[0].history.size(), 1u);
+  EXPECT_EQ(snapshots[0].history[0].participants, 2);
+  EXPECT_TRUE(snapshots[0].history[0].clients.empty());
+  EXPECT_EQ(snapshots[0].clients.size(), 2u);  // the registry: O(boards)
+  EXPECT_TRUE(coordinator_->history()[0].clients.empty());
+}
+
 // The parent's round 7 as a site gateway receives it.
 UpstreamRound ParentRound(NamedTensors global) {
   UpstreamRound up;
