@@ -378,12 +378,27 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
 
 absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
-  absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-  RETURN_IF_ERROR(CheckUpdateLayout(*global_, update));
+  std::shared_ptr<const runtime::NamedTensors> global;
+  std::shared_ptr<const UpdateBound> bound;
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    global = global_;
+    bound = bound_;
+  }
+  // The checks read only the round's model and bound: outside the lock, so
+  // joins, polls and other pushes do not queue behind a large update's.
+  RETURN_IF_ERROR(CheckUpdateLayout(*global, update));
   double distance = 0;
-  if (bound_) {
-    ASSIGN_OR_RETURN(distance, bound_->Check(update));
+  if (bound) {
+    ASSIGN_OR_RETURN(distance, bound->Check(update));
+  }
+  absl::MutexLock lock(&mu_);
+  // The round may have closed (or the board rejoined) meanwhile.
+  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  if (global_ != global) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", untrusted.round(), " moved on while the update was checked"));
   }
   RETURN_IF_ERROR(
       aggregate_->Add(update, static_cast<double>(untrusted.num_samples())));
@@ -579,7 +594,8 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
   aggregate_ = *std::move(aggregate);
-  bound_ = std::make_unique<UpdateBound>(global_, options_.max_update_ratio);
+  bound_ =
+      std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
   pending_ = RoundReport{};
   pending_.round = round_;
   pending_.selected = k;

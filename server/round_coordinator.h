@@ -411,7 +411,8 @@ class RoundCoordinator {
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
-  std::unique_ptr<UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
+  // Immutable once made: SubmitUpdate checks with it outside mu_.
+  std::shared_ptr<const UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
