@@ -10,6 +10,7 @@
 #   bench/scale_bench.sh [--boards="100 1000 3000 10000"]
 #                        [--models="lenet5 wide-mlp"] [--rounds=3]
 #                        [--max_inflight_updates=16] [--max_streams=32]
+#                        [--max_threads=2048]
 #                        [--out=bench-scale-out]
 #
 # lenet5 is 247 KB, wide-mlp 4.8 MB. No evaluation (--eval_data=), the
@@ -23,6 +24,7 @@ models="lenet5 wide-mlp"
 rounds=3
 inflight=16
 streams=32
+threads_max=2048
 out=bench-scale-out
 for arg in "$@"; do
   case "$arg" in
@@ -31,6 +33,7 @@ for arg in "$@"; do
     --rounds=*) rounds=${arg#*=} ;;
     --max_inflight_updates=*) inflight=${arg#*=} ;;
     --max_streams=*) streams=${arg#*=} ;;
+    --max_threads=*) threads_max=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
     -h|--help) sed -n 2,18p "$0"; exit 0 ;;
     *) echo "scale_bench: unknown argument $arg" >&2; exit 2 ;;
@@ -50,7 +53,7 @@ for model in $models; do
       --listen=127.0.0.1:0 --rounds="$rounds" --min_clients="$n" \
       --min_clients_to_start="$n" --max_clients=$((n + 10)) \
       --model="$model" --eval_data= --max_inflight_updates="$inflight" --max_streams="$streams" \
-      --output="$run/out" >"$run/server.log" 2>&1 &
+      --max_threads="$threads_max" --output="$run/out" >"$run/server.log" 2>&1 &
     time_pid=$!
     for _ in $(seq 300); do
       [[ -s $run/out/server.addr ]] && break
