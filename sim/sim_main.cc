@@ -373,14 +373,22 @@ int Run() {
     // Shaped clients dial a veth address, not loopback.
     server_argv.push_back("--insecure");
   }
-  auto server = Process::Spawn(server_argv, out + "/logs/server.log");
-  if (!server.ok()) {
-    std::fprintf(stderr, "fedberry-sim: %s\n",
-                 std::string(server.status().message()).c_str());
-    return 2;
-  }
-  procs.push_back(*server);
-  names.push_back("server");
+  // Starts a process of the federation, logging to logs/NAME.log; on
+  // failure says why and stops those already started.
+  const auto launch = [&](const std::vector<std::string>& argv,
+                          const std::string& name) {
+    auto p = Process::Spawn(argv, absl::StrCat(out, "/logs/", name, ".log"));
+    if (!p.ok()) {
+      std::fprintf(stderr, "fedberry-sim: %s\n",
+                   std::string(p.status().message()).c_str());
+      for (auto& q : procs) q.Signal(SIGTERM);
+      return false;
+    }
+    procs.push_back(*p);
+    names.push_back(name);
+    return true;
+  };
+  if (!launch(server_argv, "server")) return 2;
   std::printf("fedberry-sim: server started (log %s/logs/server.log)\n",
               out.c_str());
 
@@ -412,24 +420,19 @@ int Run() {
     const int boards = n / gateways + (g < n % gateways ? 1 : 0);
     const std::string dir = absl::StrCat(out, "/gateway-", g);
     const std::string name = absl::StrCat("gateway-", g);
-    auto p = Process::Spawn(
-        {bin + "/fedberry-server", absl::StrCat("--upstream=", address),
-         absl::StrCat("--upstream_name=sim-gateway-", g),
-         "--listen=127.0.0.1:0", absl::StrCat("--output=", dir),
-         absl::StrCat("--min_clients=", boards),
-         absl::StrCat("--min_clients_to_start=", boards),
-         absl::StrCat("--round_deadline=", absl::FormatDuration(absl::GetFlag(
-                                               FLAGS_round_deadline))),
-         absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)), "--eval_data="},
-        absl::StrCat(out, "/logs/", name, ".log"));
-    if (!p.ok()) {
-      std::fprintf(stderr, "fedberry-sim: %s\n",
-                   std::string(p.status().message()).c_str());
-      for (auto& q : procs) q.Signal(SIGTERM);
+    if (!launch({bin + "/fedberry-server", absl::StrCat("--upstream=", address),
+                 absl::StrCat("--upstream_name=sim-gateway-", g),
+                 "--listen=127.0.0.1:0", absl::StrCat("--output=", dir),
+                 absl::StrCat("--min_clients=", boards),
+                 absl::StrCat("--min_clients_to_start=", boards),
+                 absl::StrCat(
+                     "--round_deadline=",
+                     absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
+                 absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
+                 "--eval_data="},
+                name)) {
       return 2;
     }
-    procs.push_back(*p);
-    names.push_back(name);
     const std::string at = address_of(dir, procs.back(), name);
     if (at.empty()) {
       for (auto& q : procs) q.Signal(SIGTERM);
@@ -503,16 +506,7 @@ int Run() {
           absl::StrCat("--compute_slowdown=", fleet[i].compute_slowdown));
     }
     if (link) argv = shaper->Wrap(*link, argv);
-    auto p =
-        Process::Spawn(argv, absl::StrCat(out, "/logs/client-", i, ".log"));
-    if (!p.ok()) {
-      std::fprintf(stderr, "fedberry-sim: %s\n",
-                   std::string(p.status().message()).c_str());
-      for (auto& q : procs) q.Signal(SIGTERM);
-      return 2;
-    }
-    procs.push_back(*p);
-    names.push_back(absl::StrCat("client-", i));
+    if (!launch(argv, absl::StrCat("client-", i))) return 2;
   }
   std::printf("fedberry-sim: %d clients on %s%s, %d rounds of %s, planner %s\n",
               n, address.c_str(),

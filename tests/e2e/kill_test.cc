@@ -23,6 +23,7 @@
 
 #include "sim/local_pki.h"
 #include "sim/process.h"
+#include "tests/saved_model.h"
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
 
@@ -135,15 +136,7 @@ class KillTest : public ::testing::Test {
   }
 
   static std::vector<torch::Tensor> Model(const std::string& path) {
-    torch::serialize::InputArchive a;
-    a.load_from(path);
-    std::vector<torch::Tensor> out;
-    for (const auto& key : a.keys()) {
-      torch::Tensor t;
-      a.read(key, t);
-      out.push_back(t);
-    }
-    return out;
+    return testing::ReadSavedModel(path);
   }
 
   static void ExpectSameModel(const std::string& a, const std::string& b) {

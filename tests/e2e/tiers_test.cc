@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/process.h"
+#include "tests/saved_model.h"
 #include "tests/test_files.h"
 
 namespace fedberry {
@@ -33,18 +34,6 @@ int Lines(const std::string& path) {
   int n = 0;
   while (std::getline(in, line)) n += !line.empty();
   return n;
-}
-
-std::vector<torch::Tensor> ModelOf(const std::string& path) {
-  torch::serialize::InputArchive a;
-  a.load_from(path);
-  std::vector<torch::Tensor> out;
-  for (const auto& key : a.keys()) {
-    torch::Tensor t;
-    a.read(key, t);
-    out.push_back(t);
-  }
-  return out;
 }
 
 sim::ExitInfo WaitExit(Process& p, int seconds = 300) {
@@ -110,9 +99,10 @@ TEST(Tiers, ATwoTierFederationEndsWithTheFlatFederationsModel) {
     const std::string gateway = tiered + "/gateway-" + std::to_string(g);
     EXPECT_EQ(Lines(gateway + "/rounds.jsonl"), 2) << gateway;
   }
-  const auto flat = ModelOf(dir / "tiers-1/global_model.pt");
-  const auto two = ModelOf(tiered + "/global_model.pt");
-  const auto one_gateway = ModelOf(tiered + "/gateway-0/global_model.pt");
+  const auto flat = testing::ReadSavedModel(dir / "tiers-1/global_model.pt");
+  const auto two = testing::ReadSavedModel(tiered + "/global_model.pt");
+  const auto one_gateway =
+      testing::ReadSavedModel(tiered + "/gateway-0/global_model.pt");
   ASSERT_EQ(flat.size(), two.size());
   ASSERT_FALSE(flat.empty());
   double largest = 0, farthest_gateway = 0;

@@ -29,6 +29,7 @@
 #include <thread>
 
 #include "sim/process.h"
+#include "tests/saved_model.h"
 #include "tests/test_files.h"
 
 namespace fedberry {
@@ -84,15 +85,7 @@ bool WaitForLine(Process& p, const std::string& log,
 }
 
 std::vector<torch::Tensor> Model(const std::string& path) {
-  torch::serialize::InputArchive a;
-  a.load_from(path);
-  std::vector<torch::Tensor> out;
-  for (const auto& key : a.keys()) {
-    torch::Tensor t;
-    a.read(key, t);
-    out.push_back(t);
-  }
-  return out;
+  return testing::ReadSavedModel(path);
 }
 
 void ExpectSameModel(const std::string& a, const std::string& b) {
