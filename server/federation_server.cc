@@ -35,6 +35,9 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   wire::ConfigureServerBuilder(builder);
   grpc::ResourceQuota quota("fedberry-server");
   quota.SetMaxThreads(options.max_threads);
+  if (options.max_transport_bytes > 0) {
+    quota.Resize(options.max_transport_bytes);
+  }
   builder.SetResourceQuota(quota);
   builder.experimental().SetInterceptorCreators(DecodeFailureInterceptors());
   int port = 0;

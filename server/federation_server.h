@@ -25,6 +25,12 @@ struct ServerOptions {
   // RPC threads at most (gRPC resource quota): each long poll and stream
   // holds one, so this bounds what many or stalled callers can take.
   int max_threads = 2048;
+  // Memory gRPC's transport may take for all connections (its resource
+  // quota): under pressure it shrinks read buffers and windows instead of
+  // holding about 2 MB per board of a 4.8 MB model (1,000 such boards
+  // peaked at 2.2 GiB without it, 0.9 GiB with 256 MiB, and rounds were
+  // faster). Zero: no bound.
+  size_t max_transport_bytes = size_t{256} << 20;
   // Model and sample streams at once, and how long one may last before it
   // is cancelled (a stalled client lets go of its thread); see
   // StreamLimiter. Zero: no limit.

@@ -163,6 +163,10 @@ ABSL_FLAG(int, max_threads, 2048,
           "RPC threads at most (gRPC resource quota); a call beyond it is "
           "refused with RESOURCE_EXHAUSTED, which clients retry with "
           "backoff.");
+ABSL_FLAG(int, max_transport_mib, 256,
+          "MiB gRPC's transport may hold for all board connections (its "
+          "memory quota); near it gRPC shrinks buffers and windows instead "
+          "of holding a model's worth per connection. 0: no bound.");
 ABSL_FLAG(int, max_streams, 32,
           "Model and sample streams served at once (each holds a thread and "
           "a chunk or two of the model); one beyond it is refused with "
@@ -484,6 +488,9 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   c.topk_fraction = job.plan.topk_fraction();
   c.model_encoding = job.plan.model_encoding();
   options.max_threads = absl::GetFlag(FLAGS_max_threads);
+  options.max_transport_bytes =
+      static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_transport_mib)))
+      << 20;
   options.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
   options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
