@@ -518,12 +518,13 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       "pushing the update",
       task.round(), outcome.num_samples, outcome.metrics.train_seconds(),
       outcome.metrics.train_loss());
-  if (trainer_.num_samples() != declared_samples_ ||
-      trainer_.boards() != declared_boards_) {
+  if (const uint64_t samples = trainer_.num_samples(),
+      boards = trainer_.boards();
+      samples != declared_samples_ || boards != declared_boards_) {
     // A gateway whose boards changed: the server bounds the update's weight
     // by what was declared. Joining again keeps this task (same name).
     spdlog::info("round {}: now {} samples of {} boards; joining again",
-                 task.round(), trainer_.num_samples(), trainer_.boards());
+                 task.round(), samples, boards);
     if (absl::Status s = Join(); !s.ok()) {
       spdlog::warn("joining again failed ({}); pushing as joined before",
                    s.ToString());

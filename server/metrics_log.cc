@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
       return j.contains("round") && j["round"].is_number_unsigned() &&
              done.count(j["round"].get<uint64_t>()) > 0;
     };
+    std::map<uint64_t, std::string> kept_rounds;
     if (!history.empty()) {
       for (const auto& [line, j] :
            KeptLines(dir + "/clients.jsonl", [&](const nlohmann::json& j) {
@@ -107,9 +108,6 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
           log->described_.insert(j["client_id"].get<std::string>());
         }
       }
-    }
-    std::map<uint64_t, std::string> kept_rounds;
-    if (!history.empty()) {
       for (auto& [line, j] : KeptLines(dir + "/rounds.jsonl", in_history)) {
         kept_rounds.emplace(j["round"].get<uint64_t>(), std::move(line));
       }

@@ -46,7 +46,9 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
   train_ = options_.train;
-  total_rounds_ = static_cast<uint32_t>(std::max(0, options_.rounds));
+  // A gateway learns the job's rounds from its parent's first offer.
+  total_rounds_ =
+      options_.relay ? 0 : static_cast<uint32_t>(std::max(0, options_.rounds));
   if (options_.rounds <= 0 && !options_.relay) state_ = State::kDone;
   auto strategy = MakeStrategy(options_.strategy, *global_);
   if (!strategy.ok()) {
@@ -996,6 +998,11 @@ bool RoundCoordinator::done() const {
 uint64_t RoundCoordinator::current_round() const {
   absl::MutexLock lock(&mu_);
   return round_;
+}
+
+uint32_t RoundCoordinator::total_rounds() const {
+  absl::MutexLock lock(&mu_);
+  return total_rounds_;
 }
 
 std::shared_ptr<const runtime::NamedTensors> RoundCoordinator::global_model()

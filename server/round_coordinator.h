@@ -320,6 +320,9 @@ class RoundCoordinator {
 
   bool done() const;
   uint64_t current_round() const;
+  // The job's rounds: the options' own, or a gateway's parent's as its
+  // last offer said (0 before the first).
+  uint32_t total_rounds() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
   // The closed rounds' summaries (their per-board entries went to the
   // ReportSink only).

@@ -606,9 +606,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     server::RoundCoordinator* coordinator = &serving->server->coordinator();
     auto metrics_http = server::MetricsHttpServer::Start(
         absl::GetFlag(FLAGS_metrics_listen),
-        {[coordinator, rounds = c.rounds] {
-           return server::StatusOf(*coordinator, rounds);
-         },
+        {[coordinator] { return server::StatusOf(*coordinator); },
          [figures](const server::JobStatus& s) { return figures->Render(s); }});
     if (!metrics_http.ok()) {
       return absl::UnavailableError(

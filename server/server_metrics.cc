@@ -12,11 +12,11 @@ void Accumulate(std::optional<T>& total, bool has, T value) {
 
 }  // namespace
 
-JobStatus StatusOf(const RoundCoordinator& coordinator, int rounds) {
+JobStatus StatusOf(const RoundCoordinator& coordinator) {
   JobStatus s;
   s.running = !coordinator.done();
   s.current_round = coordinator.current_round();
-  s.rounds = rounds;
+  s.rounds = static_cast<int>(coordinator.total_rounds());
   s.registered_clients = coordinator.registered_clients();
   return s;
 }

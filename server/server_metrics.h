@@ -27,7 +27,7 @@ struct JobStatus {
 };
 
 // The coordinator's state as a JobStatus.
-JobStatus StatusOf(const RoundCoordinator& coordinator, int rounds);
+JobStatus StatusOf(const RoundCoordinator& coordinator);
 
 class ServerMetrics {
  public:

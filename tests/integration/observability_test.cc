@@ -68,7 +68,7 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   server::RoundCoordinator* coordinator = &(*server)->coordinator();
   auto http = server::MetricsHttpServer::Start(
       "127.0.0.1:0",
-      {[&] { return server::StatusOf(*coordinator, kRounds); },
+      {[&] { return server::StatusOf(*coordinator); },
        [&](const server::JobStatus& s) { return figures.Render(s); }});
   ASSERT_TRUE(http.ok()) << http.status();
   httplib::Client web("127.0.0.1", (*http)->port());

@@ -227,8 +227,10 @@ TEST_F(RoundCoordinatorTest, AGatewayRunsItsParentsRoundAndRelaysTheMean) {
   const std::string a = Join("a"), b = Join("b");
   EXPECT_FALSE(coordinator_->RunOnce());  // nothing from the parent yet
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  EXPECT_EQ(coordinator_->total_rounds(), 0u);  // not its own: unknown yet
   ASSERT_TRUE(coordinator_->OfferRound(ParentRound(Model(1, 1))).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(coordinator_->total_rounds(), 9u);
   const v1::GetTaskResponse ta = Task(a), tb = Task(b);
   ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
   EXPECT_EQ(ta.round(), 7u);
