@@ -34,11 +34,7 @@ constexpr size_t kMaxFieldBytes = 16 << 20;
 constexpr double kMaxClassLabel = 16777216.0;
 // Bump when the record layout or the metadata changes: old caches then get
 // another key and are rebuilt.
-constexpr char kCacheFormat[] = "fedberry csv rows 1";
-
-absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
-  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
-}
+constexpr char kCsvCacheFormat[] = "fedberry csv rows 1";
 
 // A field or name as quoted in messages: cut short (at a UTF-8 character
 // boundary), with quotes, backslashes and control bytes escaped so a message
@@ -89,7 +85,7 @@ struct CsvSummary {
 };
 
 std::string EncodeSummary(const CsvSummary& s) {
-  return EncodeRowCacheFields({{"format", kCacheFormat},
+  return EncodeRowCacheFields({{"format", kCsvCacheFormat},
                                {"features", absl::StrCat(s.features)},
                                {"label", s.label_name},
                                {"label_max", absl::StrCat(s.label_max)},
@@ -100,7 +96,7 @@ std::string EncodeSummary(const CsvSummary& s) {
 std::optional<CsvSummary> DecodeSummary(const RowCache& cache) {
   auto fields = DecodeRowCacheFields(cache.metadata());
   CsvSummary s;
-  if (fields["format"] != kCacheFormat ||
+  if (fields["format"] != kCsvCacheFormat ||
       !absl::SimpleAtoi(fields["features"], &s.features) ||
       !absl::SimpleAtoi(fields["label_max"], &s.label_max) ||
       !absl::SimpleAtoi(fields["skipped"], &s.skipped) ||
@@ -525,7 +521,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
   std::filesystem::path canonical = std::filesystem::canonical(file, ec);
   if (ec) canonical = std::filesystem::absolute(file, ec);
   RowCacheKey k;
-  k.Add(kCacheFormat)
+  k.Add(kCsvCacheFormat)
       .Add(canonical.string())
       .Add(static_cast<int64_t>(st.st_size))
       .Add(static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 +

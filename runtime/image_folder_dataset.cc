@@ -23,13 +23,9 @@ namespace {
 namespace fs = std::filesystem;
 
 // Bump when the record layout changes: old caches then get another key.
-constexpr char kCacheFormat[] = "fedberry image rows 1";
+constexpr char kImageCacheFormat[] = "fedberry image rows 1";
 constexpr int64_t kMaxSide = 16384;
 constexpr size_t kClassesShown = 8;
-
-absl::Status WithPrefix(const absl::Status& s, const std::string& prefix) {
-  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
-}
 
 struct ImageFile {
   std::string path;
@@ -279,7 +275,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
   fs::path canonical = fs::canonical(dir, ec);
   if (ec) canonical = fs::absolute(dir, ec);
   RowCacheKey k;
-  k.Add(kCacheFormat)
+  k.Add(kImageCacheFormat)
       .Add(canonical.string())
       .Add(channels)
       .Add(height)
@@ -313,7 +309,7 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
       return WithPrefix(writer.status(), absl::StrCat(spec, ": "));
     }
     writer->set_metadata(EncodeRowCacheFields(
-        {{"format", kCacheFormat},
+        {{"format", kImageCacheFormat},
          {"shape", absl::StrJoin(shape, ",")},
          {"classes", absl::StrJoin(data->class_names_, "\n")}}));
     std::vector<uint8_t> interleaved, planar(values);

@@ -6,6 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 #define FEDBERRY_CONCAT_INNER_(a, b) a##b
 #define FEDBERRY_CONCAT_(a, b) FEDBERRY_CONCAT_INNER_(a, b)
@@ -26,5 +28,14 @@
   auto statusor = (expr);                           \
   if (!statusor.ok()) return statusor.status();     \
   lhs = std::move(statusor).value()
+
+namespace fedberry::runtime {
+
+// `s` with `prefix` put before its message (same code), to say where it arose.
+inline absl::Status WithPrefix(const absl::Status& s, absl::string_view prefix) {
+  return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
+}
+
+}  // namespace fedberry::runtime
 
 #endif  // FEDBERRY_RUNTIME_STATUS_MACROS_H_

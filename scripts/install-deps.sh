@@ -6,7 +6,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make ccache pkg-config
+  cmake ninja-build g++ make ccache pkg-config
   libtorch-dev
   libgrpc++-dev protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
   libabsl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
