@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh --cross
 FEDBERRY_SYSROOT=$(scripts/make-sysroot.sh)
 export FEDBERRY_SYSROOT
-cmake --preset rpi3 -DFEDBERRY_SYSROOT="$FEDBERRY_SYSROOT" >/dev/null
+scripts/configure.sh rpi3 -DFEDBERRY_SYSROOT="$FEDBERRY_SYSROOT" >/dev/null
 cmake --build --preset rpi3 "$@"

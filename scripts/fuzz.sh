@@ -14,7 +14,7 @@ if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(get_plan pull_model_file join get_task heartbeat pull_model
            pull_samples push_update push_samples)
 fi
-cmake --preset fuzz >/dev/null
+scripts/configure.sh fuzz >/dev/null
 cmake --build --preset fuzz
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1}
 failed=()

@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake --preset default -DFEDBERRY_BUILD_TESTS=OFF >/dev/null
+scripts/configure.sh default -DFEDBERRY_BUILD_TESTS=OFF >/dev/null
 cmake --build --preset default --target fedberry-sim
 exec build/bin/fedberry-sim "$@"

@@ -19,7 +19,7 @@ if ((rpi3)); then
 else
   scripts/install-deps.sh --test
 fi
-cmake --preset default -DFEDBERRY_BUILD_TESTS=ON >/dev/null
+scripts/configure.sh default -DFEDBERRY_BUILD_TESTS=ON >/dev/null
 cmake --build --preset default
 ctest --preset default -j2 -LE soak "$@"
 # Every RPC handler under libFuzzer for a bounded time (FUZZ_SECONDS each).
