@@ -32,7 +32,8 @@
 namespace fedberry::runtime {
 
 // `s` with `prefix` put before its message (same code), to say where it arose.
-inline absl::Status WithPrefix(const absl::Status& s, absl::string_view prefix) {
+inline absl::Status WithPrefix(const absl::Status& s,
+                               absl::string_view prefix) {
   return absl::Status(s.code(), absl::StrCat(prefix, s.message()));
 }
 
