@@ -6,13 +6,15 @@ FFmpeg entries), their relocated (private) pages, the heap and other
 anonymous memory, against VmRSS and VmHWM.
 
   bench/memory_breakdown.py                # a client that waits for a server
-                                           # that is not there: the floor
+                                           # that is not there, its shard of
+                                           # the default job loaded: the floor
   bench/memory_breakdown.py --pid PID      # a running process (e.g. a client
                                            # of fedberry-sim, mid-round)
 
 Prints figures, asserts nothing.
 """
 import argparse
+import functools
 import os
 import re
 import subprocess
@@ -28,12 +30,11 @@ LIB_DIRS = ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
             "/lib", "/usr/lib"]
 
 
-def needed(path, cache={}):
-    if path not in cache:
-        out = subprocess.run(["objdump", "-p", path], capture_output=True,
-                             text=True).stdout
-        cache[path] = re.findall(r"^\s+NEEDED\s+(\S+)", out, re.M)
-    return cache[path]
+@functools.lru_cache(maxsize=None)
+def needed(path):
+    out = subprocess.run(["objdump", "-p", path], capture_output=True,
+                         text=True).stdout
+    return re.findall(r"^\s+NEEDED\s+(\S+)", out, re.M)
 
 
 def resolve(soname, extra_dirs):
@@ -147,15 +148,17 @@ def main():
         return
     with tempfile.TemporaryDirectory() as tmp:
         # Port 9 (discard) has no fedberry server: the client loads its
-        # libraries and then backs off, retrying, with no model or data.
+        # libraries and its shard (1 of 4, as a board of the default job),
+        # then backs off and retries, with no plan or model.
         proc = subprocess.Popen(
-            [a.client, "--server=127.0.0.1:9", f"--checkpoint_dir={tmp}"],
+            [a.client, "--server=127.0.0.1:9", f"--checkpoint_dir={tmp}",
+             "--partition_index=0", "--partition_count=4"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
             time.sleep(a.wait)
             if proc.poll() is not None:
                 sys.exit(f"{a.client} exited early ({proc.returncode})")
-            print("a client waiting for its server (no model, no data):")
+            print("a client waiting for its server (its shard, no model):")
             report(proc.pid)
         finally:
             proc.kill()
