@@ -37,7 +37,8 @@ std::string RandomHex(int bytes) {
 RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                                    runtime::NamedTensors initial,
                                    Evaluator evaluator, ReportSink sink,
-                                   Clock& clock)
+                                   Clock& clock,
+                                   std::unique_ptr<Strategy> strategy)
     : options_(std::move(options)),
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
@@ -50,13 +51,17 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   total_rounds_ =
       options_.relay ? 0 : static_cast<uint32_t>(std::max(0, options_.rounds));
   if (options_.rounds <= 0 && !options_.relay) state_ = State::kDone;
-  auto strategy = MakeStrategy(options_.strategy, *global_);
-  if (!strategy.ok()) {
-    spdlog::error("aggregation strategy: {}; aggregating with fedavg",
-                  strategy.status().ToString());
-    strategy = MakeStrategy(StrategyOptions{}, *global_);
+  if (strategy) {
+    strategy_ = std::move(strategy);
+  } else {
+    auto made = MakeStrategy(options_.strategy, *global_);
+    if (!made.ok()) {
+      spdlog::error("aggregation strategy: {}; aggregating with fedavg",
+                    made.status().ToString());
+      made = MakeStrategy(StrategyOptions{}, *global_);
+    }
+    strategy_ = *std::move(made);
   }
-  strategy_ = *std::move(strategy);
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
     planner_ = *std::move(planner);
@@ -395,23 +400,55 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   if (bound) {
     ASSIGN_OR_RETURN(distance, bound->Check(update));
   }
-  absl::MutexLock lock(&mu_);
-  // The round may have closed (or the board rejoined) meanwhile.
-  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-  if (global_ != global) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "round ", untrusted.round(), " moved on while the update was checked"));
+  RoundAggregator* sum;
+  std::string name;
+  {
+    absl::MutexLock lock(&mu_);
+    // The round may have closed (or the board rejoined) meanwhile.
+    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    if (global_ != global) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("round ", untrusted.round(),
+                       " moved on while the update was checked"));
+    }
+    // Claimed before it is added, so a second push of this board is
+    // refused meanwhile; the round waits for its adds before it closes.
+    reported_.insert(untrusted.client_id());
+    ++adds_in_flight_;
+    sum = aggregate_.get();
+    name = clients_.at(untrusted.client_id()).name;
   }
-  RETURN_IF_ERROR(
-      aggregate_->Add(update, static_cast<double>(untrusted.num_samples())));
+  // The add, the costly part, runs outside mu_: joins, polls and the
+  // other pushes' checks do not queue behind it; adds queue on add_mu_.
+  absl::Status added;
+  {
+    absl::MutexLock add_lock(&add_mu_);
+    added = sum->Add(update, static_cast<double>(untrusted.num_samples()));
+  }
+  absl::MutexLock lock(&mu_);
+  --adds_in_flight_;
+  // The board may have joined again meanwhile (its claim moved to its new
+  // id): what follows names it by its current id.
+  std::string id = untrusted.client_id();
+  if (!clients_.count(id)) {
+    for (const auto& [other, info] : clients_) {
+      if (info.name == name) id = other;
+    }
+  }
+  if (!added.ok()) {
+    reported_.erase(id);
+    work_pending_ = true;
+    changed_.SignalAll();
+    return added;
+  }
   v1::UpdateHeader header = untrusted;
-  ClientInfo& info = clients_[header.client_id()];
+  header.set_client_id(id);
+  ClientInfo& info = clients_[id];
   if (auto cleared = SanitizeResources(*header.mutable_resources());
       !cleared.empty()) {
     spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
                  round_, info.name, absl::StrJoin(cleared, ", "));
   }
-  reported_.insert(header.client_id());
   info.last_seen = clock_.Now();
   last_update_ = clock_.Now();
   if (planner_) {
@@ -428,7 +465,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
                                  m.data_move_seconds();
       reading.download_bytes = m.rpc_received_bytes();
     }
-    if (auto u = upload_start_.find(header.client_id());
+    if (auto u = upload_start_.find(id);
         u != upload_start_.end() && m.has_rpc_sent_bytes()) {
       reading.upload_seconds = absl::ToDoubleSeconds(clock_.Now() - u->second);
       reading.upload_bytes = m.rpc_sent_bytes();
@@ -808,7 +845,11 @@ void RoundCoordinator::CloseRound(bool abandon) {
   std::unique_ptr<RoundAggregator> sum;
   RoundReport report;
   {
-    absl::MutexLock lock(&mu_);
+    // Updates being added are part of the round: wait for them (their adds
+    // take milliseconds; no new one starts once the round is closing).
+    absl::MutexLock lock(&mu_, absl::Condition(
+                                   +[](int* adds) { return *adds == 0; },
+                                   &adds_in_flight_));
     sum = std::move(aggregate_);
     bound_.reset();
     report = std::move(pending_);

@@ -203,9 +203,11 @@ using SnapshotSink = std::function<void(const FederationSnapshot&)>;
 class RoundCoordinator {
  public:
   // `evaluator` and `sink` may be empty. `clock` must outlive this object.
+  // `strategy`: the job's aggregation; null: the one options.strategy names.
   RoundCoordinator(CoordinatorOptions options, runtime::NamedTensors initial,
                    Evaluator evaluator, ReportSink sink,
-                   Clock& clock = Clock::Real());
+                   Clock& clock = Clock::Real(),
+                   std::unique_ptr<Strategy> strategy = nullptr);
 
   // Continues a job from a snapshot: global model, round, registry, history
   // and the strategy's state. Call before serving. InvalidArgument when the
@@ -270,7 +272,8 @@ class RoundCoordinator {
   // data moves to send whose samples the server does not hold.
   absl::StatusOr<UpdateExpectation> BeginUpdate(const v1::UpdateHeader& header);
 
-  // Re-checks the header and folds the update into the round's sum. Returns
+  // Re-checks the header and folds the update into the round's sum, outside
+  // the coordinator's lock (other calls do not wait for the add). Returns
   // the number of updates the round holds. Errors as BeginUpdate, plus
   // InvalidArgument for bad tensors (wrong names/shapes, NaN/Inf, a distance
   // from the global model beyond max_update_ratio); a refused update leaves
@@ -414,6 +417,12 @@ class RoundCoordinator {
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
+  // Updates claimed (in reported_) whose add into aggregate_ runs outside
+  // mu_; CloseRound takes aggregate_ only when none is left.
+  int adds_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  // Serializes those adds (an aggregator is not thread-safe); taken
+  // without mu_ held.
+  absl::Mutex add_mu_;
   // Immutable once made: SubmitUpdate checks with it outside mu_.
   std::shared_ptr<const UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);

@@ -25,7 +25,8 @@
 // Updates reach Add already checked against the round's layout
 // (CheckUpdateLayout) and the update bound.
 // Thread-safety: a Strategy and its aggregators are used by one thread at a
-// time (the coordinator's lock, then its driver thread).
+// time (the coordinator's add lock for Add, taken outside its main lock;
+// its driver thread for the rest, once the round's adds are done).
 #ifndef FEDBERRY_SERVER_STRATEGY_STRATEGY_H_
 #define FEDBERRY_SERVER_STRATEGY_STRATEGY_H_
 

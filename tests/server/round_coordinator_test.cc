@@ -7,6 +7,7 @@
 #include <deque>
 #include <limits>
 #include <string_view>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -92,7 +93,8 @@ class RoundCoordinatorTest : public ::testing::Test {
           }
           return runtime::EvalResult{10, 0.5, 0.75};
         },
-        [this](const RoundReport& r) { reports_.push_back(r); }, clock_);
+        [this](const RoundReport& r) { reports_.push_back(r); }, clock_,
+        std::move(strategy_));
   }
 
   // Joins and asks for a task once, as a real board does: boards that
@@ -178,6 +180,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   int target_updates_ = 0;
   double over_select_ = 1.0;
   bool relay_ = false;  // a site gateway's coordinator (tiers)
+  std::unique_ptr<Strategy> strategy_;  // null: options' (fedavg)
   std::vector<RelayedRound> relayed_;
 };
 
@@ -866,6 +869,103 @@ TEST_F(RoundCoordinatorTest, RejoinAfterPushKeepsTheRoundWaitingForOthers) {
   ASSERT_EQ(reports_.size(), 1u);
   EXPECT_EQ(reports_[0].participants, 3);
   EXPECT_EQ(reports_[0].dropped, 0);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(6, 6)));
+}
+
+// FedAvg whose second Add blocks until released: an add in progress.
+class SecondAddBlocks final : public Strategy {
+ public:
+  explicit SecondAddBlocks(const NamedTensors& model)
+      : fedavg_(*MakeStrategy(StrategyOptions{}, model)) {}
+  absl::Notification entered, release;
+
+  const std::string& name() const override { return fedavg_->name(); }
+  absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
+      std::shared_ptr<const NamedTensors> global) override {
+    auto inner = fedavg_->BeginRound(std::move(global));
+    if (!inner.ok()) return inner.status();
+    return std::make_unique<Sum>(*this, *std::move(inner));
+  }
+
+ private:
+  class Sum final : public RoundAggregator {
+   public:
+    Sum(SecondAddBlocks& outer, std::unique_ptr<RoundAggregator> inner)
+        : outer_(outer), inner_(std::move(inner)) {}
+    absl::Status Add(const NamedTensors& update, double weight) override {
+      if (++adds_ == 2) {
+        outer_.entered.Notify();
+        outer_.release.WaitForNotification();
+      }
+      return inner_->Add(update, weight);
+    }
+    int updates() const override { return inner_->updates(); }
+    absl::StatusOr<NamedTensors> Result() override { return inner_->Result(); }
+
+   private:
+    SecondAddBlocks& outer_;
+    std::unique_ptr<RoundAggregator> inner_;
+    int adds_ = 0;
+  };
+  std::unique_ptr<Strategy> fedavg_;
+};
+
+TEST_F(RoundCoordinatorTest, AnUpdateIsAddedOutsideTheLockAndTheCloseWaits) {
+  auto strategy = std::make_unique<SecondAddBlocks>(Model(0, 0));
+  SecondAddBlocks& blocking = *strategy;
+  strategy_ = std::move(strategy);
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  std::thread push([&] {
+    EXPECT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  });
+  blocking.entered.WaitForNotification();
+  // a's add is under way: the coordinator still serves, a second push of
+  // a is refused as a duplicate, and a board joins.
+  EXPECT_TRUE(absl::IsAlreadyExists(Submit(Header(a, ta, 5), Model(9, 9))));
+  std::string c = Join("c");
+  EXPECT_FALSE(c.empty());
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::WAIT);
+  // Both selected boards are in: the close starts and waits for a's add.
+  absl::Notification closed;
+  std::thread driver([&] {
+    EXPECT_TRUE(coordinator_->RunOnce());
+    closed.Notify();
+  });
+  EXPECT_FALSE(closed.WaitForNotificationWithTimeout(absl::Milliseconds(200)));
+  blocking.release.Notify();
+  push.join();
+  driver.join();
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 2);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+}
+
+TEST_F(RoundCoordinatorTest, ABoardThatRejoinsDuringItsAddStaysCounted) {
+  auto strategy = std::make_unique<SecondAddBlocks>(Model(0, 0));
+  SecondAddBlocks& blocking = *strategy;
+  strategy_ = std::move(strategy);
+  Make(3);
+  std::string a = Join("a"), b = Join("b"), c = Join("c");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b), tc = Task(c);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  std::thread push([&] {
+    EXPECT_TRUE(Submit(Header(a, ta, 5), Model(6, 6)).ok());
+  });
+  blocking.entered.WaitForNotification();
+  std::string a2 = Join("a");  // a restarts while its update is added
+  blocking.release.Notify();
+  push.join();
+  EXPECT_EQ(Task(a2).action(), v1::GetTaskResponse::WAIT);  // it reported
+  EXPECT_FALSE(coordinator_->RunOnce());                    // c is out
+  ASSERT_TRUE(Submit(Header(c, tc, 5), Model(9, 9)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 3);
   EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(6, 6)));
 }
 
