@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -84,10 +85,43 @@ absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state) {
   return specs;
 }
 
-absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
-                         const std::string& task_id,
-                         const std::function<bool(const v1::ModelChunk&)>& sink,
-                         int chunk_bytes, v1::Encoding encoding) {
+ModelChunker::ModelChunker(const std::vector<EncodedTensor>& tensors,
+                           uint64_t round, std::string task_id, int chunk_bytes)
+    : tensors_(tensors),
+      round_(round),
+      task_id_(std::move(task_id)),
+      chunk_bytes_(std::max(1, chunk_bytes)) {}
+
+bool ModelChunker::Next(v1::ModelChunk& chunk) {
+  if (index_ >= tensors_.size()) return false;
+  const EncodedTensor& tensor = tensors_[index_];
+  const absl::string_view bytes = tensor.payload();
+  const int64_t total = static_cast<int64_t>(bytes.size());
+  chunk.Clear();
+  chunk.set_round(round_);
+  chunk.set_task_id(task_id_);
+  chunk.set_tensor_index(static_cast<uint32_t>(index_));
+  chunk.set_tensor_count(static_cast<uint32_t>(tensors_.size()));
+  if (offset_ == 0) *chunk.mutable_spec() = tensor.spec;
+  const int64_t n = std::min(chunk_bytes_, total - offset_);
+  chunk.set_offset(static_cast<uint64_t>(offset_));
+  chunk.set_data(bytes.data() + offset_, static_cast<size_t>(n));
+  last_ = index_;
+  offset_ += n;
+  if (offset_ >= total) {  // an empty tensor still takes one chunk
+    ++index_;
+    offset_ = 0;
+  }
+  return true;
+}
+
+const std::string& ModelChunker::tensor_name() const {
+  static const std::string* const kNone = new std::string;
+  return last_ < tensors_.size() ? tensors_[last_].spec.name() : *kNone;
+}
+
+absl::StatusOr<std::vector<EncodedTensor>> EncodeModelTensors(
+    const NamedTensors& state, v1::Encoding encoding) {
   std::vector<EncodedTensor> tensors;
   tensors.reserve(state.size());
   for (const auto& t : state) {
@@ -95,6 +129,15 @@ absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
                      EncodeTensor(t.name, t.tensor, encoding, nullptr));
     tensors.push_back(std::move(e));
   }
+  return tensors;
+}
+
+absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
+                         const std::string& task_id,
+                         const std::function<bool(const v1::ModelChunk&)>& sink,
+                         int chunk_bytes, v1::Encoding encoding) {
+  ASSIGN_OR_RETURN(std::vector<EncodedTensor> tensors,
+                   EncodeModelTensors(state, encoding));
   return EncodeTensors(tensors, round, task_id, sink, chunk_bytes);
 }
 
@@ -102,28 +145,14 @@ absl::Status EncodeTensors(
     const std::vector<EncodedTensor>& tensors, uint64_t round,
     const std::string& task_id,
     const std::function<bool(const v1::ModelChunk&)>& sink, int chunk_bytes) {
+  ModelChunker chunker(tensors, round, task_id, chunk_bytes);
   v1::ModelChunk chunk;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const absl::string_view bytes = tensors[i].payload();
-    const int64_t total = static_cast<int64_t>(bytes.size());
-    int64_t offset = 0;
-    do {
-      chunk.Clear();
-      chunk.set_round(round);
-      chunk.set_task_id(task_id);
-      chunk.set_tensor_index(static_cast<uint32_t>(i));
-      chunk.set_tensor_count(static_cast<uint32_t>(tensors.size()));
-      if (offset == 0) *chunk.mutable_spec() = tensors[i].spec;
-      const int64_t n = std::min<int64_t>(chunk_bytes, total - offset);
-      chunk.set_offset(static_cast<uint64_t>(offset));
-      chunk.set_data(bytes.data() + offset, static_cast<size_t>(n));
-      if (!sink(chunk)) {
-        return absl::CancelledError(
-            absl::StrCat("model stream was cancelled at tensor '",
-                         tensors[i].spec.name(), "'"));
-      }
-      offset += n;
-    } while (offset < total);
+  while (chunker.Next(chunk)) {
+    if (!sink(chunk)) {
+      return absl::CancelledError(
+          absl::StrCat("model stream was cancelled at tensor '",
+                       chunker.tensor_name(), "'"));
+    }
   }
   return absl::OkStatus();
 }

@@ -26,6 +26,33 @@ namespace fedberry::runtime {
 // InvalidArgument for a dtype the wire cannot carry.
 absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state);
 
+// Cuts encoded tensors into a stream's chunks one at a time, for writers
+// that send the next chunk when the last is out (gRPC's callback API).
+// `tensors` must outlive the chunker.
+class ModelChunker {
+ public:
+  ModelChunker(const std::vector<EncodedTensor>& tensors, uint64_t round,
+               std::string task_id, int chunk_bytes = wire::kChunkBytes);
+
+  // Fills `chunk` with the next one; false when every chunk is out.
+  bool Next(v1::ModelChunk& chunk);
+  // The tensor the last chunk belonged to (for messages).
+  const std::string& tensor_name() const;
+
+ private:
+  const std::vector<EncodedTensor>& tensors_;
+  const uint64_t round_;
+  const std::string task_id_;
+  const int64_t chunk_bytes_;
+  size_t index_ = 0;    // the tensor the next chunk is cut from
+  int64_t offset_ = 0;  // and where in its payload
+  size_t last_ = 0;     // the tensor of the last chunk
+};
+
+// Encodes a model's tensors for the wire (RAW or FP16; integer ones RAW).
+absl::StatusOr<std::vector<EncodedTensor>> EncodeModelTensors(
+    const NamedTensors& state, v1::Encoding encoding = v1::ENCODING_RAW);
+
 // Streams `state` as chunks of at most `chunk_bytes` payload bytes, calling
 // `sink` for each; stops early (Cancelled) when `sink` returns false.
 // Floating tensors travel as `encoding` (RAW or FP16; integer ones RAW).

@@ -22,8 +22,9 @@ struct ServerOptions {
   std::string listen = "0.0.0.0:50051";  // port 0 picks a free port
   CoordinatorOptions coordinator;
   absl::Duration max_poll = absl::Seconds(5);
-  // RPC threads at most (gRPC resource quota): each long poll and stream
-  // holds one, so this bounds what many or stalled callers can take.
+  // Threads for the synchronous calls at most (gRPC resource quota): Join,
+  // Heartbeat, GetPlan and the sample streams hold one while they run; task
+  // polls and model and update streams are callbacks and hold none.
   int max_threads = 2048;
   // Memory gRPC's transport may take for all connections (its resource
   // quota): under pressure it shrinks read buffers and windows instead of
@@ -32,7 +33,7 @@ struct ServerOptions {
   // faster). Zero: no bound.
   size_t max_transport_bytes = size_t{256} << 20;
   // Model and sample streams at once, and how long one may last before it
-  // is cancelled (a stalled client lets go of its thread); see
+  // is cancelled (a stalled client lets go of its buffers); see
   // StreamLimiter. Zero: no limit.
   int max_streams = 32;
   absl::Duration max_stream_time = absl::Minutes(10);

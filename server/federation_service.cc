@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +12,7 @@
 #include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/training_plan.h"
+#include "server/outgoing_stream.h"
 
 namespace fedberry::server {
 namespace {
@@ -22,16 +25,24 @@ absl::Duration PollBudget(grpc::ServerContextBase* context,
   return std::clamp(remaining, absl::ZeroDuration(), max);
 }
 
-// Admits a model or sample stream: a stalled one is cancelled at the
-// limiter's deadline, and the call is refused when too many run.
+// Admits a model or sample stream: a stalled one is cancelled (`cancel`)
+// at the limiter's deadline, and the call is refused when too many run.
 absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
-    StreamLimiter* streams, grpc::ServerContext* context, const char* what) {
+    StreamLimiter* streams, grpc::ServerContextBase* context, const char* what,
+    std::function<void()> cancel) {
   if (streams == nullptr) return std::nullopt;
   auto ticket = streams->Admit(
       absl::StrCat(what, " of ", runtime::Printable(context->peer())),
-      [context] { context->TryCancel(); });
+      std::move(cancel));
   if (!ticket.ok()) return ticket.status();
   return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
+}
+
+// A synchronous call's handler outlives any cancellation of its ticket.
+absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
+    StreamLimiter* streams, grpc::ServerContext* context, const char* what) {
+  return AdmitStream(streams, context, what,
+                     [context] { context->TryCancel(); });
 }
 
 // One GetTask call: answered at once, or parked in the coordinator until
@@ -124,32 +135,36 @@ grpc::Status FederationService::GetPlan(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status FederationService::PullModelFile(
-    grpc::ServerContext* context, const v1::PullModelFileRequest* request,
-    grpc::ServerWriter<v1::ModelFileChunk>* writer) {
+grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
+    grpc::CallbackServerContext* context,
+    const v1::PullModelFileRequest* request) {
+  using Stream = OutgoingStream<v1::ModelFileChunk>;
   if (grpc::Status ok = Authorize(context, "PullModelFile"); !ok.ok()) {
-    return ok;
+    return Stream::Refused(ok);
   }
   if (!plan_.model_file ||
       request->model_sha256() != plan_.plan.model_sha256()) {
-    return wire::ToGrpcStatus(absl::NotFoundError(
+    return Stream::Refused(wire::ToGrpcStatus(absl::NotFoundError(
         absl::StrCat("this job has no model file with SHA-256 ",
-                     runtime::Printable(request->model_sha256(), 64))));
+                     runtime::Printable(request->model_sha256(), 64)))));
   }
-  auto ticket = AdmitStream(streams_, context, "PullModelFile");
-  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  const std::string& file = *plan_.model_file;
-  v1::ModelFileChunk chunk;
-  chunk.set_total_bytes(file.size());
-  for (size_t offset = 0; offset < file.size(); offset += wire::kChunkBytes) {
+  auto canceller = std::make_shared<CallCanceller>(context);
+  auto ticket = AdmitStream(streams_, context, "PullModelFile",
+                            CallCanceller::CallbackOf(canceller));
+  if (!ticket.ok()) return Stream::Refused(wire::ToGrpcStatus(ticket.status()));
+  size_t offset = 0;
+  auto next = [file = plan_.model_file,
+               offset](v1::ModelFileChunk& chunk) mutable {
+    if (offset >= file->size()) return false;
+    chunk.set_total_bytes(file->size());
     chunk.set_offset(offset);
-    chunk.set_data(file.substr(offset, wire::kChunkBytes));
-    if (!writer->Write(chunk)) {
-      return grpc::Status(grpc::StatusCode::CANCELLED,
-                          "the client went away during PullModelFile");
-    }
-  }
-  return grpc::Status::OK;
+    chunk.set_data(file->data() + offset,
+                   std::min<size_t>(wire::kChunkBytes, file->size() - offset));
+    offset += wire::kChunkBytes;
+    return true;
+  };
+  return Stream::Start(std::move(next), *std::move(ticket),
+                       std::move(canceller), "PullModelFile");
 }
 
 grpc::Status FederationService::Join(grpc::ServerContext* context,
@@ -181,24 +196,37 @@ grpc::ServerUnaryReactor* FederationService::GetTask(
   return poll;
 }
 
-grpc::Status FederationService::PullModel(
-    grpc::ServerContext* context, const v1::PullModelRequest* request,
-    grpc::ServerWriter<v1::ModelChunk>* writer) {
+grpc::ServerWriteReactor<v1::ModelChunk>* FederationService::PullModel(
+    grpc::CallbackServerContext* context, const v1::PullModelRequest* request) {
+  using Stream = OutgoingStream<v1::ModelChunk>;
   if (grpc::Status ok = Authorize(context, "PullModel", request->client_id());
       !ok.ok()) {
-    return ok;
+    return Stream::Refused(ok);
   }
   auto model = coordinator_.ModelFor(*request);
-  if (!model.ok()) return wire::ToGrpcStatus(model.status());
-  auto ticket = AdmitStream(streams_, context, "the model stream");
-  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  absl::Status sent = runtime::EncodeModel(
-      **model, request->round(), request->task_id(),
-      [&](const v1::ModelChunk& chunk) {
-        return !context->IsCancelled() && writer->Write(chunk);
-      },
-      wire::kChunkBytes, coordinator_.options().model_encoding);
-  return wire::ToGrpcStatus(sent);
+  if (!model.ok()) return Stream::Refused(wire::ToGrpcStatus(model.status()));
+  auto canceller = std::make_shared<CallCanceller>(context);
+  auto ticket = AdmitStream(streams_, context, "the model stream",
+                            CallCanceller::CallbackOf(canceller));
+  if (!ticket.ok()) return Stream::Refused(wire::ToGrpcStatus(ticket.status()));
+  // The encoded tensors and the chunker over them live as long as the
+  // stream (RAW tensors are the global model's, not copies).
+  struct Source {
+    std::vector<runtime::EncodedTensor> tensors;
+    std::optional<runtime::ModelChunker> chunker;
+  };
+  auto source = std::make_shared<Source>();
+  auto tensors = runtime::EncodeModelTensors(
+      **model, coordinator_.options().model_encoding);
+  if (!tensors.ok()) {
+    return Stream::Refused(wire::ToGrpcStatus(tensors.status()));
+  }
+  source->tensors = *std::move(tensors);
+  source->chunker.emplace(source->tensors, request->round(), request->task_id(),
+                          wire::kChunkBytes);
+  return Stream::Start(
+      [source](v1::ModelChunk& chunk) { return source->chunker->Next(chunk); },
+      *std::move(ticket), std::move(canceller), "the model stream");
 }
 
 grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
@@ -218,59 +246,133 @@ grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
   return wire::ToGrpcStatus(status);
 }
 
-grpc::Status FederationService::PushUpdate(
-    grpc::ServerContext* context, grpc::ServerReader<v1::UpdateChunk>* reader,
-    v1::PushUpdateResponse* response) {
-  if (grpc::Status ok = Authorize(context, "PushUpdate"); !ok.ok()) {
-    coordinator_.CountRejected();
-    return ok;
+// One PushUpdate call, a message at a time: the header is checked before
+// any tensor is read (and the board waits for the initial metadata that
+// says it was), then chunks go into the update's staging tensors as they
+// arrive, and the whole update is checked and added at the end. Deletes
+// itself when gRPC is done with the call.
+class FederationService::UpdatePush final
+    : public grpc::ServerReadReactor<v1::UpdateChunk> {
+ public:
+  UpdatePush(FederationService& service, grpc::CallbackServerContext* context,
+             v1::PushUpdateResponse* response)
+      : service_(service),
+        context_(context),
+        response_(response),
+        canceller_(std::make_shared<CallCanceller>(context)) {}
+
+  void Start() {
+    RoundCoordinator& coordinator = service_.coordinator_;
+    if (grpc::Status ok = service_.Authorize(context_, "PushUpdate");
+        !ok.ok()) {
+      coordinator.CountRejected();
+      Finish(ok);
+      return;
+    }
+    auto stream = AdmitStream(service_.streams_, context_, "the update stream",
+                              CallCanceller::CallbackOf(canceller_));
+    if (!stream.ok()) {
+      Finish(wire::ToGrpcStatus(stream.status()));
+      return;
+    }
+    if (*stream) stream_.emplace(std::move(**stream));
+    auto slot = AdmitStream(service_.updates_, context_, "an update",
+                            CallCanceller::CallbackOf(canceller_));
+    if (!slot.ok()) {
+      Finish(wire::ToGrpcStatus(slot.status()));
+      return;
+    }
+    if (*slot) slot_.emplace(std::move(**slot));
+    StartRead(&message_);
   }
-  auto ticket = AdmitStream(streams_, context, "the update stream");
-  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  auto slot = AdmitStream(updates_, context, "an update");
-  if (!slot.ok()) return wire::ToGrpcStatus(slot.status());
-  v1::UpdateChunk message;
-  if (!reader->Read(&message) || !message.has_header()) {
-    coordinator_.CountRejected();
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "an update stream must start with an UpdateHeader");
-  }
-  const v1::UpdateHeader header = message.header();
-  if (grpc::Status ok = Authorize(context, "PushUpdate", header.client_id());
-      !ok.ok()) {
-    coordinator_.CountRejected();
-    return ok;
-  }
-  auto expected = coordinator_.BeginUpdate(header);
-  if (!expected.ok()) {
-    return RefuseUpdate(header, expected.status());
-  }
-  // Admitted: the board waits for this before it sends its chunks, so a
-  // push refused above cost it and the server a header, not an update.
-  reader->SendInitialMetadata();
-  runtime::ModelAssembler assembler(header.round(), header.task_id(),
-                                    std::move(expected->specs),
-                                    std::move(expected->global));
-  absl::Status status;
-  while (status.ok() && reader->Read(&message)) {
-    if (!message.has_chunk()) {
-      status = absl::InvalidArgumentError(
-          "update stream carries a second header; expected model chunks");
+
+  void OnReadDone(bool ok) override {
+    if (!assembler_) {
+      OnHeader(ok);
     } else {
-      status = assembler.Add(message.chunk());
+      OnChunk(ok);
     }
   }
-  absl::StatusOr<int> held(status.ok() ? absl::UnknownError("unset") : status);
-  if (status.ok()) {
-    auto update = assembler.Finish();
-    held = update.ok() ? coordinator_.SubmitUpdate(header, *update)
-                       : absl::StatusOr<int>(update.status());
+
+  void OnDone() override {
+    canceller_->Detach();
+    delete this;
   }
-  if (!held.ok()) {
-    return RefuseUpdate(header, held.status());
+
+ private:
+  void OnHeader(bool ok) {
+    RoundCoordinator& coordinator = service_.coordinator_;
+    if (!ok || !message_.has_header()) {
+      coordinator.CountRejected();
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "an update stream must start with an UpdateHeader"));
+      return;
+    }
+    header_ = message_.header();
+    if (grpc::Status owner =
+            service_.Authorize(context_, "PushUpdate", header_.client_id());
+        !owner.ok()) {
+      coordinator.CountRejected();
+      Finish(owner);
+      return;
+    }
+    auto expected = coordinator.BeginUpdate(header_);
+    if (!expected.ok()) {
+      Finish(service_.RefuseUpdate(header_, expected.status()));
+      return;
+    }
+    assembler_.emplace(header_.round(), header_.task_id(),
+                       std::move(expected->specs), std::move(expected->global));
+    // Admitted: the board waits for this before it sends its chunks, so a
+    // push refused above cost it and the server a header, not an update.
+    StartSendInitialMetadata();
+    StartRead(&message_);
   }
-  response->set_received_updates(static_cast<uint32_t>(*held));
-  return grpc::Status::OK;
+
+  void OnChunk(bool ok) {
+    if (ok) {
+      absl::Status added =
+          message_.has_chunk()
+              ? assembler_->Add(message_.chunk())
+              : absl::InvalidArgumentError(
+                    "update stream carries a second header; expected model "
+                    "chunks");
+      if (added.ok()) {
+        StartRead(&message_);
+      } else {
+        Finish(service_.RefuseUpdate(header_, added));
+      }
+      return;
+    }
+    // The board closed its side: the update is whole, or it ended early.
+    auto update = assembler_->Finish();
+    absl::StatusOr<int> held =
+        update.ok() ? service_.coordinator_.SubmitUpdate(header_, *update)
+                    : absl::StatusOr<int>(update.status());
+    if (!held.ok()) {
+      Finish(service_.RefuseUpdate(header_, held.status()));
+      return;
+    }
+    response_->set_received_updates(static_cast<uint32_t>(*held));
+    Finish(grpc::Status::OK);
+  }
+
+  FederationService& service_;
+  grpc::CallbackServerContext* const context_;
+  v1::PushUpdateResponse* const response_;
+  std::shared_ptr<CallCanceller> canceller_;
+  std::optional<StreamLimiter::Ticket> stream_;
+  std::optional<StreamLimiter::Ticket> slot_;
+  v1::UpdateChunk message_;
+  v1::UpdateHeader header_;
+  std::optional<runtime::ModelAssembler> assembler_;
+};
+
+grpc::ServerReadReactor<v1::UpdateChunk>* FederationService::PushUpdate(
+    grpc::CallbackServerContext* context, v1::PushUpdateResponse* response) {
+  auto* push = new UpdatePush(*this, context, response);
+  push->Start();
+  return push;
 }
 
 grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,

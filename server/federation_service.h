@@ -22,12 +22,19 @@ struct ServedPlan {
   std::shared_ptr<const std::string> model_file;
 };
 
-// GetTask is a callback (reactor) method: a long poll is parked in the
-// coordinator and holds no thread while it waits; the other methods are
-// synchronous, each bounded by its own limit (streams by `streams`).
+// The calls every board makes each round, and the model file pull, are
+// callback (reactor) methods, so neither a waiting long poll nor a model or
+// update stream holds a thread: GetTask is parked in the coordinator;
+// PullModel, PullModelFile and PushUpdate go a message at a time. The
+// rest (Join, Heartbeat, GetPlan, the data moves' sample streams) are
+// synchronous, bounded by the server's thread quota (streams also by
+// `streams`).
 class FederationService final
     : public v1::Federation::WithCallbackMethod_GetTask<
-          v1::Federation::Service> {
+          v1::Federation::WithCallbackMethod_PullModel<
+              v1::Federation::WithCallbackMethod_PushUpdate<
+                  v1::Federation::WithCallbackMethod_PullModelFile<
+                      v1::Federation::Service>>>> {
  public:
   // `coordinator` (and `streams`, when given) must outlive the service.
   // GetTask long polls for at most `max_poll` (clients set their deadline
@@ -48,21 +55,21 @@ class FederationService final
   grpc::Status GetPlan(grpc::ServerContext* context,
                        const v1::GetPlanRequest* request,
                        v1::GetPlanResponse* response) override;
-  grpc::Status PullModelFile(
-      grpc::ServerContext* context, const v1::PullModelFileRequest* request,
-      grpc::ServerWriter<v1::ModelFileChunk>* writer) override;
+  grpc::ServerWriteReactor<v1::ModelFileChunk>* PullModelFile(
+      grpc::CallbackServerContext* context,
+      const v1::PullModelFileRequest* request) override;
   grpc::Status Join(grpc::ServerContext* context,
                     const v1::JoinRequest* request,
                     v1::JoinResponse* response) override;
   grpc::ServerUnaryReactor* GetTask(grpc::CallbackServerContext* context,
                                     const v1::GetTaskRequest* request,
                                     v1::GetTaskResponse* response) override;
-  grpc::Status PullModel(grpc::ServerContext* context,
-                         const v1::PullModelRequest* request,
-                         grpc::ServerWriter<v1::ModelChunk>* writer) override;
-  grpc::Status PushUpdate(grpc::ServerContext* context,
-                          grpc::ServerReader<v1::UpdateChunk>* reader,
-                          v1::PushUpdateResponse* response) override;
+  grpc::ServerWriteReactor<v1::ModelChunk>* PullModel(
+      grpc::CallbackServerContext* context,
+      const v1::PullModelRequest* request) override;
+  grpc::ServerReadReactor<v1::UpdateChunk>* PushUpdate(
+      grpc::CallbackServerContext* context,
+      v1::PushUpdateResponse* response) override;
   grpc::Status Heartbeat(grpc::ServerContext* context,
                          const v1::HeartbeatRequest* request,
                          v1::HeartbeatResponse* response) override;
@@ -74,6 +81,8 @@ class FederationService final
       grpc::ServerWriter<v1::SampleChunk>* writer) override;
 
  private:
+  class UpdatePush;  // one PushUpdate call
+
   // Logs and counts a refused update (see RoundCoordinator::
   // CountRefusedUpdate) and returns its status for the wire.
   grpc::Status RefuseUpdate(const v1::UpdateHeader& header,

@@ -847,9 +847,9 @@ void RoundCoordinator::CloseRound(bool abandon) {
   {
     // Updates being added are part of the round: wait for them (their adds
     // take milliseconds; no new one starts once the round is closing).
-    absl::MutexLock lock(&mu_, absl::Condition(
-                                   +[](int* adds) { return *adds == 0; },
-                                   &adds_in_flight_));
+    absl::MutexLock lock(
+        &mu_, absl::Condition(
+                  +[](int* adds) { return *adds == 0; }, &adds_in_flight_));
     sum = std::move(aggregate_);
     bound_.reset();
     report = std::move(pending_);

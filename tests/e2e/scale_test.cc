@@ -110,8 +110,9 @@ TEST(Scale, ManyBoardsPushingAFiveMegabyteModelStayWithinBounds) {
       "%ld MiB, at most %d threads\n",
       peak_mib, max_threads);
   EXPECT_LT(peak_mib, 800);
-  // Long polls hold no thread: far fewer threads than boards.
-  EXPECT_LT(max_threads, 100);
+  // Long polls and model and update streams hold no thread: a few dozen
+  // for 100 boards (18 here; 51 when the streams held one each).
+  EXPECT_LT(max_threads, 40);
 }
 
 // The descriptor wall: a server started under a low soft limit raises it

@@ -179,7 +179,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   int evaluations_ = 0;
   int target_updates_ = 0;
   double over_select_ = 1.0;
-  bool relay_ = false;  // a site gateway's coordinator (tiers)
+  bool relay_ = false;                  // a site gateway's coordinator (tiers)
   std::unique_ptr<Strategy> strategy_;  // null: options' (fedavg)
   std::vector<RelayedRound> relayed_;
 };
@@ -919,9 +919,8 @@ TEST_F(RoundCoordinatorTest, AnUpdateIsAddedOutsideTheLockAndTheCloseWaits) {
   ASSERT_TRUE(coordinator_->RunOnce());
   auto ta = Task(a), tb = Task(b);
   ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
-  std::thread push([&] {
-    EXPECT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
-  });
+  std::thread push(
+      [&] { EXPECT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok()); });
   blocking.entered.WaitForNotification();
   // a's add is under way: the coordinator still serves, a second push of
   // a is refused as a duplicate, and a board joins.
@@ -953,9 +952,8 @@ TEST_F(RoundCoordinatorTest, ABoardThatRejoinsDuringItsAddStaysCounted) {
   ASSERT_TRUE(coordinator_->RunOnce());
   auto ta = Task(a), tb = Task(b), tc = Task(c);
   ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
-  std::thread push([&] {
-    EXPECT_TRUE(Submit(Header(a, ta, 5), Model(6, 6)).ok());
-  });
+  std::thread push(
+      [&] { EXPECT_TRUE(Submit(Header(a, ta, 5), Model(6, 6)).ok()); });
   blocking.entered.WaitForNotification();
   std::string a2 = Join("a");  // a restarts while its update is added
   blocking.release.Notify();

@@ -1,0 +1,113 @@
+// Server-streaming calls on gRPC's callback API: a reactor sends what a
+// producer makes, one message at a time, and holds no thread while the
+// caller reads. A model stream to a slow board costs its buffers, not a
+// thread.
+#ifndef FEDBERRY_SERVER_OUTGOING_STREAM_H_
+#define FEDBERRY_SERVER_OUTGOING_STREAM_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/synchronization/mutex.h"
+#include "server/stream_limiter.h"
+
+namespace fedberry::server {
+
+// Lets a StreamLimiter cancel a callback call that may end meanwhile: the
+// call's reactor detaches it when gRPC is done with the call (OnDone), and
+// cancelling after that does nothing. Thread-safe.
+class CallCanceller {
+ public:
+  explicit CallCanceller(grpc::ServerContextBase* context)
+      : context_(context) {}
+
+  void Cancel() {
+    absl::MutexLock lock(&mu_);
+    if (context_ != nullptr) context_->TryCancel();
+  }
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    context_ = nullptr;
+  }
+  // For StreamLimiter::Admit.
+  static std::function<void()> CallbackOf(
+      const std::shared_ptr<CallCanceller>& canceller) {
+    return [canceller] { canceller->Cancel(); };
+  }
+
+ private:
+  absl::Mutex mu_;
+  grpc::ServerContextBase* context_ ABSL_GUARDED_BY(mu_);
+};
+
+// Sends each message `next` fills until it returns false, then OK. A caller
+// that stops reading, or a cancelled call, ends it CANCELLED. Holds its
+// limiter ticket until gRPC is done with the call. Deletes itself.
+template <typename Message>
+class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
+ public:
+  using Next = std::function<bool(Message&)>;
+
+  // A call refused before it streams.
+  static OutgoingStream* Refused(const grpc::Status& status) {
+    auto* stream = new OutgoingStream(nullptr, {}, nullptr, "");
+    stream->Finish(status);
+    return stream;
+  }
+
+  // Starts sending. `what` names the stream in its cancellation.
+  static OutgoingStream* Start(Next next,
+                               std::optional<StreamLimiter::Ticket> ticket,
+                               std::shared_ptr<CallCanceller> canceller,
+                               std::string what) {
+    auto* stream = new OutgoingStream(std::move(next), std::move(ticket),
+                                      std::move(canceller), std::move(what));
+    stream->WriteNext();
+    return stream;
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (ok) {
+      WriteNext();
+    } else {
+      this->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                                "the caller went away during " + what_));
+    }
+  }
+
+  void OnDone() override {
+    if (canceller_) canceller_->Detach();
+    delete this;
+  }
+
+ private:
+  OutgoingStream(Next next, std::optional<StreamLimiter::Ticket> ticket,
+                 std::shared_ptr<CallCanceller> canceller, std::string what)
+      : next_(std::move(next)),
+        ticket_(std::move(ticket)),
+        canceller_(std::move(canceller)),
+        what_(std::move(what)) {}
+
+  void WriteNext() {
+    if (next_(message_)) {
+      this->StartWrite(&message_);
+    } else {
+      this->Finish(grpc::Status::OK);
+    }
+  }
+
+  Next next_;
+  std::optional<StreamLimiter::Ticket> ticket_;
+  std::shared_ptr<CallCanceller> canceller_;
+  const std::string what_;
+  Message message_;
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_OUTGOING_STREAM_H_
