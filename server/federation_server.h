@@ -22,9 +22,9 @@ struct ServerOptions {
   std::string listen = "0.0.0.0:50051";  // port 0 picks a free port
   CoordinatorOptions coordinator;
   absl::Duration max_poll = absl::Seconds(5);
-  // Threads for the synchronous calls at most (gRPC resource quota): Join,
-  // Heartbeat, GetPlan and the sample streams hold one while they run; task
-  // polls and model and update streams are callbacks and hold none.
+  // gRPC's resource quota for threads of synchronous calls. Every method of
+  // the service is a callback, so it bounds nothing today (kept for
+  // --max_threads on older command lines).
   int max_threads = 2048;
   // Memory gRPC's transport may take for all connections (its resource
   // quota): under pressure it shrinks read buffers and windows instead of

@@ -1,10 +1,13 @@
 #include "server/federation_service.h"
 
+#include <grpcpp/alarm.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "proto/wire.h"
@@ -38,11 +41,12 @@ absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
   return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
 }
 
-// A synchronous call's handler outlives any cancellation of its ticket.
-absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
-    StreamLimiter* streams, grpc::ServerContext* context, const char* what) {
-  return AdmitStream(streams, context, what,
-                     [context] { context->TryCancel(); });
+// A unary callback call answered at once.
+grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
+                                 const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
 }
 
 // One GetTask call: answered at once, or parked in the coordinator until
@@ -123,16 +127,18 @@ grpc::Status FederationService::Authorize(grpc::ServerContextBase* context,
       access_.CheckOwner(*caller, client_id, *owner, call));
 }
 
-grpc::Status FederationService::GetPlan(grpc::ServerContext* context,
-                                        const v1::GetPlanRequest* request,
-                                        v1::GetPlanResponse* response) {
-  if (grpc::Status ok = Authorize(context, "GetPlan"); !ok.ok()) return ok;
+grpc::ServerUnaryReactor* FederationService::GetPlan(
+    grpc::CallbackServerContext* context, const v1::GetPlanRequest* request,
+    v1::GetPlanResponse* response) {
+  if (grpc::Status ok = Authorize(context, "GetPlan"); !ok.ok()) {
+    return Answer(context, ok);
+  }
   response->set_job_id(coordinator_.options().job_id);
   *response->mutable_plan() =
       plan_.plan.model_format().empty()
           ? runtime::DefaultImagePlan(coordinator_.options().train)
           : plan_.plan;
-  return grpc::Status::OK;
+  return Answer(context, grpc::Status::OK);
 }
 
 grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
@@ -167,19 +173,19 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
                        std::move(canceller), "PullModelFile");
 }
 
-grpc::Status FederationService::Join(grpc::ServerContext* context,
-                                     const v1::JoinRequest* request,
-                                     v1::JoinResponse* response) {
+grpc::ServerUnaryReactor* FederationService::Join(
+    grpc::CallbackServerContext* context, const v1::JoinRequest* request,
+    v1::JoinResponse* response) {
   auto caller = access_.Admit(*context, "Join");
-  if (!caller.ok()) return wire::ToGrpcStatus(caller.status());
+  if (!caller.ok()) return Answer(context, wire::ToGrpcStatus(caller.status()));
   if (absl::Status named = access_.CheckJoin(*caller, request->client_name());
       !named.ok()) {
-    return wire::ToGrpcStatus(named);
+    return Answer(context, wire::ToGrpcStatus(named));
   }
   auto joined = coordinator_.Join(*request);
-  if (!joined.ok()) return wire::ToGrpcStatus(joined.status());
+  if (!joined.ok()) return Answer(context, wire::ToGrpcStatus(joined.status()));
   *response = *std::move(joined);
-  return grpc::Status::OK;
+  return Answer(context, grpc::Status::OK);
 }
 
 grpc::ServerUnaryReactor* FederationService::GetTask(
@@ -344,6 +350,12 @@ class FederationService::UpdatePush final
       }
       return;
     }
+    if (context_->IsCancelled()) {  // gone, or stalled past its time
+      service_.coordinator_.CountRejected();
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the caller went away during PushUpdate"));
+      return;
+    }
     // The board closed its side: the update is whole, or it ended early.
     auto update = assembler_->Finish();
     absl::StatusOr<int> held =
@@ -375,102 +387,288 @@ grpc::ServerReadReactor<v1::UpdateChunk>* FederationService::PushUpdate(
   return push;
 }
 
-grpc::Status FederationService::Heartbeat(grpc::ServerContext* context,
-                                          const v1::HeartbeatRequest* request,
-                                          v1::HeartbeatResponse* response) {
-  if (grpc::Status ok = Authorize(context, "Heartbeat", request->client_id());
-      !ok.ok()) {
-    return ok;
-  }
-  return wire::ToGrpcStatus(coordinator_.Heartbeat(*request));
+grpc::ServerUnaryReactor* FederationService::Heartbeat(
+    grpc::CallbackServerContext* context, const v1::HeartbeatRequest* request,
+    v1::HeartbeatResponse* response) {
+  grpc::Status ok = Authorize(context, "Heartbeat", request->client_id());
+  return Answer(
+      context,
+      ok.ok() ? wire::ToGrpcStatus(coordinator_.Heartbeat(*request)) : ok);
 }
 
-grpc::Status FederationService::PushSamples(
-    grpc::ServerContext* context, grpc::ServerReader<v1::SampleChunk>* reader,
-    v1::PushSamplesResponse* response) {
-  if (grpc::Status ok = Authorize(context, "PushSamples"); !ok.ok()) {
-    return ok;
+// One PushSamples call (a data move's samples, sender to server), a message
+// at a time: the first chunk names the move, which is checked before the
+// rest is read. Deletes itself when gRPC is done with the call.
+class FederationService::SamplePush final
+    : public grpc::ServerReadReactor<v1::SampleChunk> {
+ public:
+  SamplePush(FederationService& service, grpc::CallbackServerContext* context,
+             v1::PushSamplesResponse* response)
+      : service_(service),
+        context_(context),
+        response_(response),
+        canceller_(std::make_shared<CallCanceller>(context)) {}
+
+  void Start() {
+    if (grpc::Status ok = service_.Authorize(context_, "PushSamples");
+        !ok.ok()) {
+      Finish(ok);
+      return;
+    }
+    auto ticket = AdmitStream(service_.streams_, context_, "the sample push",
+                              CallCanceller::CallbackOf(canceller_));
+    if (!ticket.ok()) {
+      Finish(wire::ToGrpcStatus(ticket.status()));
+      return;
+    }
+    if (*ticket) ticket_.emplace(std::move(**ticket));
+    StartRead(&chunk_);
   }
-  auto ticket = AdmitStream(streams_, context, "the sample push");
-  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  v1::SampleChunk chunk;
-  if (!reader->Read(&chunk)) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        "a sample stream must carry at least one chunk");
+
+  void OnReadDone(bool ok) override {
+    if (!assembler_) {
+      OnFirst(ok);
+      return;
+    }
+    absl::Status status;
+    if (ok) {
+      status = assembler_->Add(chunk_);
+      if (status.ok()) {
+        StartRead(&chunk_);
+        return;
+      }
+    } else if (context_->IsCancelled()) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the caller went away during PushSamples"));
+      return;
+    } else {
+      auto samples = assembler_->Finish();
+      status = samples.ok() ? service_.coordinator_.relay().Deposit(
+                                  sender_, ref_.move_id, *std::move(samples))
+                            : samples.status();
+    }
+    if (!status.ok()) {
+      Refuse(status);
+      return;
+    }
+    spdlog::info("round {}: data move {}: received {} samples from {}",
+                 ref_.round, runtime::Printable(ref_.move_id), samples_,
+                 sender_);
+    response_->set_received_samples(samples_);
+    Finish(grpc::Status::OK);
   }
-  const runtime::SampleStreamRef ref{chunk.client_id(), chunk.round(),
-                                     chunk.task_id(), chunk.move_id()};
-  if (grpc::Status ok = Authorize(context, "PushSamples", ref.client_id);
-      !ok.ok()) {
-    return ok;
+
+  void OnDone() override {
+    canceller_->Detach();
+    delete this;
   }
-  auto sender =
-      coordinator_.ClientNameForTask(ref.client_id, ref.round, ref.task_id);
-  // Checked before the stream is read: a retried push of samples already
-  // here, or one the server would refuse, costs no transfer.
-  absl::StatusOr<PlannedMove> move =
-      sender.ok() ? coordinator_.relay().MoveToDeposit(*sender, ref.move_id)
-                  : absl::StatusOr<PlannedMove>(sender.status());
-  absl::Status status = move.status();
-  std::optional<runtime::SampleAssembler> assembler;
-  if (status.ok()) {
-    assembler.emplace(ref, move->samples);
-    do {
-      status = assembler->Add(chunk);
-    } while (status.ok() && reader->Read(&chunk));
+
+ private:
+  void OnFirst(bool ok) {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "a sample stream must carry at least one chunk"));
+      return;
+    }
+    ref_ = {chunk_.client_id(), chunk_.round(), chunk_.task_id(),
+            chunk_.move_id()};
+    if (grpc::Status ok =
+            service_.Authorize(context_, "PushSamples", ref_.client_id);
+        !ok.ok()) {
+      Finish(ok);
+      return;
+    }
+    RoundCoordinator& coordinator = service_.coordinator_;
+    auto sender =
+        coordinator.ClientNameForTask(ref_.client_id, ref_.round, ref_.task_id);
+    // Checked before the stream is read: a retried push of samples already
+    // here, or one the server would refuse, costs no transfer.
+    absl::StatusOr<PlannedMove> move =
+        sender.ok() ? coordinator.relay().MoveToDeposit(*sender, ref_.move_id)
+                    : absl::StatusOr<PlannedMove>(sender.status());
+    if (!move.ok()) {
+      Refuse(move.status());
+      return;
+    }
+    sender_ = *sender;
+    samples_ = move->samples;
+    assembler_.emplace(ref_, move->samples);
+    OnReadDone(true);  // the first chunk carries samples too
   }
-  if (status.ok()) {
-    auto samples = assembler->Finish();
-    status = samples.ok() ? coordinator_.relay().Deposit(*sender, ref.move_id,
-                                                         *std::move(samples))
-                          : samples.status();
-  }
-  if (!status.ok()) {
+
+  void Refuse(const absl::Status& status) {
     if (!absl::IsAlreadyExists(status)) {
       spdlog::warn("refused the samples of data move {} from {}: {}",
-                   runtime::Printable(ref.move_id),
-                   runtime::Printable(ref.client_id),
+                   runtime::Printable(ref_.move_id),
+                   runtime::Printable(ref_.client_id),
                    std::string(status.message()));
     }
-    return wire::ToGrpcStatus(status);
+    Finish(wire::ToGrpcStatus(status));
   }
-  spdlog::info("round {}: data move {}: received {} samples from {}", ref.round,
-               runtime::Printable(ref.move_id), move->samples, *sender);
-  response->set_received_samples(move->samples);
-  return grpc::Status::OK;
+
+  FederationService& service_;
+  grpc::CallbackServerContext* const context_;
+  v1::PushSamplesResponse* const response_;
+  std::shared_ptr<CallCanceller> canceller_;
+  std::optional<StreamLimiter::Ticket> ticket_;
+  v1::SampleChunk chunk_;
+  runtime::SampleStreamRef ref_;
+  std::string sender_;
+  uint64_t samples_ = 0;
+  std::optional<runtime::SampleAssembler> assembler_;
+};
+
+grpc::ServerReadReactor<v1::SampleChunk>* FederationService::PushSamples(
+    grpc::CallbackServerContext* context, v1::PushSamplesResponse* response) {
+  auto* push = new SamplePush(*this, context, response);
+  push->Start();
+  return push;
 }
 
-grpc::Status FederationService::PullSamples(
-    grpc::ServerContext* context, const v1::PullSamplesRequest* request,
-    grpc::ServerWriter<v1::SampleChunk>* writer) {
+// One PullSamples call: waits for the move's sender without a thread (it
+// looks again on a gRPC alarm, after 50 ms, then twice as long each time,
+// at most 1 s), then sends the samples a chunk at a time. Deletes itself when
+// gRPC is done with the call.
+class FederationService::SamplePull final
+    : public grpc::ServerWriteReactor<v1::SampleChunk> {
+ public:
+  SamplePull(FederationService& service, grpc::CallbackServerContext* context,
+             const v1::PullSamplesRequest& request, std::string receiver,
+             absl::Time deadline)
+      : service_(service),
+        context_(context),
+        request_(request),
+        receiver_(std::move(receiver)),
+        deadline_(deadline),
+        canceller_(std::make_shared<CallCanceller>(context)) {}
+
+  // Takes the samples if they are here; else looks again shortly, until
+  // the deadline.
+  void TryTake() {
+    auto samples = service_.coordinator_.relay().Take(
+        receiver_, request_.move_id(), absl::InfinitePast());
+    if (absl::IsDeadlineExceeded(samples.status()) && absl::Now() < deadline_) {
+      absl::MutexLock lock(&mu_);
+      if (!cancelled_) {
+        // A fresh alarm for each look (an alarm is set once); they go with
+        // the call.
+        alarms_.push_back(std::make_unique<grpc::Alarm>());
+        alarms_.back()->Set(std::chrono::system_clock::now() + wait_,
+                            [this](bool ok) {
+                              if (ok && !context_->IsCancelled()) {
+                                TryTake();
+                              } else {
+                                Finish(Gone());
+                              }
+                            });
+        wait_ = std::min(2 * wait_, std::chrono::milliseconds(1000));
+        return;
+      }
+    }
+    if (context_->IsCancelled()) {
+      Finish(Gone());
+      return;
+    }
+    if (!samples.ok()) {
+      Finish(wire::ToGrpcStatus(samples.status()));
+      return;
+    }
+    auto ticket = AdmitStream(service_.streams_, context_, "the sample pull",
+                              CallCanceller::CallbackOf(canceller_));
+    if (!ticket.ok()) {
+      Finish(wire::ToGrpcStatus(ticket.status()));
+      return;
+    }
+    if (*ticket) ticket_.emplace(std::move(**ticket));
+    rows_ = (*samples)->rows;
+    absl::Status encoded =
+        runtime::EncodeSamples(**samples,
+                               {request_.client_id(), request_.round(),
+                                request_.task_id(), request_.move_id()},
+                               [this](const v1::SampleChunk& chunk) {
+                                 chunks_.push_back(chunk);
+                                 return true;
+                               });
+    if (!encoded.ok()) {
+      Finish(wire::ToGrpcStatus(encoded));
+      return;
+    }
+    WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (ok) {
+      WriteNext();
+    } else {
+      Finish(Gone());
+    }
+  }
+
+  void OnCancel() override {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    // A pending look ends the call (its callback gets ok = false).
+    if (!alarms_.empty()) alarms_.back()->Cancel();
+  }
+
+  void OnDone() override {
+    canceller_->Detach();
+    delete this;
+  }
+
+ private:
+  static grpc::Status Gone() {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "the caller went away during PullSamples");
+  }
+
+  void WriteNext() {
+    if (next_ < chunks_.size()) {
+      StartWrite(&chunks_[next_++]);
+      return;
+    }
+    spdlog::info("round {}: data move {}: {} samples sent to {}",
+                 request_.round(), runtime::Printable(request_.move_id()),
+                 rows_, receiver_);
+    Finish(grpc::Status::OK);
+  }
+
+  FederationService& service_;
+  grpc::CallbackServerContext* const context_;
+  const v1::PullSamplesRequest request_;
+  const std::string receiver_;
+  const absl::Time deadline_;
+  std::shared_ptr<CallCanceller> canceller_;
+  std::optional<StreamLimiter::Ticket> ticket_;
+  absl::Mutex mu_;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::unique_ptr<grpc::Alarm>> alarms_ ABSL_GUARDED_BY(mu_);
+  std::chrono::milliseconds wait_{50};  // doubles up to 1 s
+  std::vector<v1::SampleChunk> chunks_;
+  size_t next_ = 0;
+  int64_t rows_ = 0;
+};
+
+grpc::ServerWriteReactor<v1::SampleChunk>* FederationService::PullSamples(
+    grpc::CallbackServerContext* context,
+    const v1::PullSamplesRequest* request) {
+  using Stream = OutgoingStream<v1::SampleChunk>;
   if (grpc::Status ok = Authorize(context, "PullSamples", request->client_id());
       !ok.ok()) {
-    return ok;
+    return Stream::Refused(ok);
   }
   auto receiver = coordinator_.ClientNameForTask(
       request->client_id(), request->round(), request->task_id());
-  if (!receiver.ok()) return wire::ToGrpcStatus(receiver.status());
+  if (!receiver.ok()) {
+    return Stream::Refused(wire::ToGrpcStatus(receiver.status()));
+  }
   // Wait for the sender, but never past the caller's own deadline.
   const absl::Time deadline =
       absl::Now() + PollBudget(context, coordinator_.data_move_wait());
-  auto samples =
-      coordinator_.relay().Take(*receiver, request->move_id(), deadline);
-  if (!samples.ok()) return wire::ToGrpcStatus(samples.status());
-  auto ticket = AdmitStream(streams_, context, "the sample pull");
-  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  absl::Status sent = runtime::EncodeSamples(
-      **samples,
-      {request->client_id(), request->round(), request->task_id(),
-       request->move_id()},
-      [&](const v1::SampleChunk& chunk) {
-        return !context->IsCancelled() && writer->Write(chunk);
-      });
-  if (sent.ok()) {
-    spdlog::info("round {}: data move {}: {} samples sent to {}",
-                 request->round(), runtime::Printable(request->move_id()),
-                 (*samples)->rows, *receiver);
-  }
-  return wire::ToGrpcStatus(sent);
+  auto* pull =
+      new SamplePull(*this, context, *request, *std::move(receiver), deadline);
+  pull->TryTake();
+  return pull;
 }
 
 }  // namespace fedberry::server

@@ -22,19 +22,12 @@ struct ServedPlan {
   std::shared_ptr<const std::string> model_file;
 };
 
-// The calls every board makes each round, and the model file pull, are
-// callback (reactor) methods, so neither a waiting long poll nor a model or
-// update stream holds a thread: GetTask is parked in the coordinator;
-// PullModel, PullModelFile and PushUpdate go a message at a time. The
-// rest (Join, Heartbeat, GetPlan, the data moves' sample streams) are
-// synchronous, bounded by the server's thread quota (streams also by
-// `streams`).
-class FederationService final
-    : public v1::Federation::WithCallbackMethod_GetTask<
-          v1::Federation::WithCallbackMethod_PullModel<
-              v1::Federation::WithCallbackMethod_PushUpdate<
-                  v1::Federation::WithCallbackMethod_PullModelFile<
-                      v1::Federation::Service>>>> {
+// Every method is a callback (reactor) method, so no call holds a thread
+// while it waits for a board or an event: GetTask is parked in the
+// coordinator; the streams go a message at a time; PullSamples looks for
+// its samples on a timer. The server's threads are gRPC's own, a few per
+// core, however many boards are connected.
+class FederationService final : public v1::Federation::CallbackService {
  public:
   // `coordinator` (and `streams`, when given) must outlive the service.
   // GetTask long polls for at most `max_poll` (clients set their deadline
@@ -52,15 +45,15 @@ class FederationService final
                              security::AccessPolicy access = {},
                              StreamLimiter* updates = nullptr);
 
-  grpc::Status GetPlan(grpc::ServerContext* context,
-                       const v1::GetPlanRequest* request,
-                       v1::GetPlanResponse* response) override;
+  grpc::ServerUnaryReactor* GetPlan(grpc::CallbackServerContext* context,
+                                    const v1::GetPlanRequest* request,
+                                    v1::GetPlanResponse* response) override;
   grpc::ServerWriteReactor<v1::ModelFileChunk>* PullModelFile(
       grpc::CallbackServerContext* context,
       const v1::PullModelFileRequest* request) override;
-  grpc::Status Join(grpc::ServerContext* context,
-                    const v1::JoinRequest* request,
-                    v1::JoinResponse* response) override;
+  grpc::ServerUnaryReactor* Join(grpc::CallbackServerContext* context,
+                                 const v1::JoinRequest* request,
+                                 v1::JoinResponse* response) override;
   grpc::ServerUnaryReactor* GetTask(grpc::CallbackServerContext* context,
                                     const v1::GetTaskRequest* request,
                                     v1::GetTaskResponse* response) override;
@@ -70,18 +63,20 @@ class FederationService final
   grpc::ServerReadReactor<v1::UpdateChunk>* PushUpdate(
       grpc::CallbackServerContext* context,
       v1::PushUpdateResponse* response) override;
-  grpc::Status Heartbeat(grpc::ServerContext* context,
-                         const v1::HeartbeatRequest* request,
-                         v1::HeartbeatResponse* response) override;
-  grpc::Status PushSamples(grpc::ServerContext* context,
-                           grpc::ServerReader<v1::SampleChunk>* reader,
-                           v1::PushSamplesResponse* response) override;
-  grpc::Status PullSamples(
-      grpc::ServerContext* context, const v1::PullSamplesRequest* request,
-      grpc::ServerWriter<v1::SampleChunk>* writer) override;
+  grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
+                                      const v1::HeartbeatRequest* request,
+                                      v1::HeartbeatResponse* response) override;
+  grpc::ServerReadReactor<v1::SampleChunk>* PushSamples(
+      grpc::CallbackServerContext* context,
+      v1::PushSamplesResponse* response) override;
+  grpc::ServerWriteReactor<v1::SampleChunk>* PullSamples(
+      grpc::CallbackServerContext* context,
+      const v1::PullSamplesRequest* request) override;
 
  private:
   class UpdatePush;  // one PushUpdate call
+  class SamplePush;  // one PushSamples call
+  class SamplePull;  // one PullSamples call
 
   // Logs and counts a refused update (see RoundCoordinator::
   // CountRefusedUpdate) and returns its status for the wire.

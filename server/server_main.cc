@@ -160,20 +160,18 @@ ABSL_FLAG(int, max_clients, 10000,
           "(RESOURCE_EXHAUSTED) once boards that joined but never asked for "
           "a task are forgotten.");
 ABSL_FLAG(int, max_threads, 2048,
-          "Threads for the synchronous calls at most (Join, Heartbeat, "
-          "GetPlan, data moves' sample streams; gRPC resource quota); a call "
-          "beyond it is refused with RESOURCE_EXHAUSTED, which clients retry "
-          "with backoff. Task polls and model and update streams hold no "
-          "thread.");
+          "gRPC's resource quota for threads of synchronous calls. Every "
+          "call of this server is a callback that holds no thread while it "
+          "waits, so this bounds nothing today; kept so that older command "
+          "lines still start.");
 ABSL_FLAG(int, max_transport_mib, 256,
           "MiB gRPC's transport may hold for all board connections (its "
           "memory quota); near it gRPC shrinks buffers and windows instead "
           "of holding a model's worth per connection. 0: no bound.");
 ABSL_FLAG(int, max_streams, 32,
           "Model and sample streams served at once (each holds a chunk or "
-          "two of the model; a sample stream also a thread); one beyond it "
-          "is refused with RESOURCE_EXHAUSTED and the board retries. 0: no "
-          "limit.");
+          "two of the model, not a thread); one beyond it is refused with "
+          "RESOURCE_EXHAUSTED and the board retries. 0: no limit.");
 ABSL_FLAG(int, max_inflight_updates, 16,
           "Update pushes taken at once; each holds one decoded update until "
           "it is aggregated, so the server's memory stays near the model's "

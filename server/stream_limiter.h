@@ -1,9 +1,8 @@
 // Bounds the model and sample streams a server serves: how many run at once
 // and how long one may last. A client that opens a push and then stalls (or
-// a reader that stops reading) would otherwise hold its buffers (and, for a
-// synchronous sample stream, an RPC thread) until it
+// a reader that stops reading) would otherwise hold its buffers until it
 // chose to let go; past `max_duration` its call is cancelled, which ends
-// the handler's blocked Read or Write. A stream beyond `max_streams` is
+// its pending read or write. A stream beyond `max_streams` is
 // refused at once with ResourceExhausted, which clients retry with backoff.
 // Long polls are not streams and are bounded by their own budget.
 // Thread-safe.
