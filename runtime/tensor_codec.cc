@@ -236,8 +236,16 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   }
   ASSIGN_OR_RETURN(at::ScalarType dtype, FromWire(spec.dtype()));
   const bool raw = spec.encoding() == v1::ENCODING_RAW && !spec.delta();
-  tensors_.push_back(
-      {spec.name(), raw ? at::empty(shape, dtype) : at::Tensor()});
+  at::Tensor into;
+  if (raw && index < reuse_.size()) {
+    at::Tensor& spare = reuse_[index].tensor;
+    if (spare.defined() && spare.scalar_type() == dtype &&
+        spare.sizes().equals(shape) && spare.is_contiguous()) {
+      into = std::move(spare);
+    }
+  }
+  if (raw && !into.defined()) into = at::empty(shape, dtype);
+  tensors_.push_back({spec.name(), std::move(into)});
   spec_ = spec;
   size_ = static_cast<int64_t>(size);
   payload_.clear();

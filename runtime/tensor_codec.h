@@ -88,6 +88,11 @@ class ModelAssembler {
                  std::optional<std::vector<v1::TensorSpec>> expected,
                  std::shared_ptr<const NamedTensors> reference = nullptr);
 
+  // Tensors to fill instead of allocating new ones (a server recycling its
+  // staging buffers): a RAW tensor whose dtype and shape match the one
+  // at its index takes the stream's bytes. Call before the first Add.
+  void Reuse(NamedTensors tensors) { reuse_ = std::move(tensors); }
+
   // Adds the next chunk. InvalidArgument names what is wrong (round, task,
   // order, offset, spec, size); FailedPrecondition for another round's chunk.
   absl::Status Add(const v1::ModelChunk& chunk);
@@ -102,6 +107,7 @@ class ModelAssembler {
   std::string task_id_;
   std::optional<std::vector<v1::TensorSpec>> expected_;
   std::shared_ptr<const NamedTensors> reference_;
+  NamedTensors reuse_;
   NamedTensors tensors_;
   // The current tensor: its spec, payload size and bytes received. RAW
   // bytes go straight into tensors_.back(); other encodings gather in

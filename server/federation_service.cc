@@ -329,6 +329,7 @@ class FederationService::UpdatePush final
     }
     assembler_.emplace(header_.round(), header_.task_id(),
                        std::move(expected->specs), std::move(expected->global));
+    assembler_->Reuse(service_.staging_.Take());
     // Admitted: the board waits for this before it sends its chunks, so a
     // push refused above cost it and the server a header, not an update.
     StartSendInitialMetadata();
@@ -361,6 +362,7 @@ class FederationService::UpdatePush final
     absl::StatusOr<int> held =
         update.ok() ? service_.coordinator_.SubmitUpdate(header_, *update)
                     : absl::StatusOr<int>(update.status());
+    if (update.ok()) service_.staging_.Give(*std::move(update));
     if (!held.ok()) {
       Finish(service_.RefuseUpdate(header_, held.status()));
       return;

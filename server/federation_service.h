@@ -11,6 +11,7 @@
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "security/access_policy.h"
 #include "server/round_coordinator.h"
+#include "server/staging_pool.h"
 #include "server/stream_limiter.h"
 
 namespace fedberry::server {
@@ -94,6 +95,9 @@ class FederationService final : public v1::Federation::CallbackService {
   StreamLimiter* const updates_;
   const ServedPlan plan_;
   const security::AccessPolicy access_;
+  // Update pushes read into recycled tensors (at most 16 idle sets; pushes
+  // in flight bound how many exist).
+  StagingPool staging_{16};
 };
 
 }  // namespace fedberry::server

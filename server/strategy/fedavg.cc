@@ -20,6 +20,26 @@ absl::Status FedAvg::Validate(const runtime::NamedTensors& update) const {
   return CheckUpdateLayout(reference_, update);
 }
 
+namespace {
+
+// sum += weight * update, in float64. The common case (float32 updates, the
+// bulk of every model) is one pass with no temporary: `update.to(kDouble)`
+// made a double copy of each tensor per update.
+void AccumulateInto(at::Tensor& sum, const at::Tensor& update, double weight) {
+  if (update.scalar_type() == at::kFloat && update.is_contiguous() &&
+      sum.scalar_type() == at::kDouble && sum.is_contiguous() &&
+      sum.numel() == update.numel()) {
+    double* s = sum.data_ptr<double>();
+    const float* u = update.data_ptr<float>();
+    const int64_t n = update.numel();
+    for (int64_t j = 0; j < n; ++j) s[j] += weight * static_cast<double>(u[j]);
+    return;
+  }
+  sum.add_(update.to(at::kDouble), weight);
+}
+
+}  // namespace
+
 absl::Status FedAvg::Add(const runtime::NamedTensors& update, double weight) {
   if (absl::Status s = Validate(update); !s.ok()) return s;
   return AddValidated(update, weight);
@@ -33,7 +53,7 @@ absl::Status FedAvg::AddValidated(const runtime::NamedTensors& update,
   }
   at::NoGradGuard no_grad;
   for (size_t i = 0; i < update.size(); ++i) {
-    sum_[i].tensor.add_(update[i].tensor.to(at::kDouble), weight);
+    AccumulateInto(sum_[i].tensor, update[i].tensor, weight);
   }
   ++updates_;
   total_weight_ += weight;

@@ -39,6 +39,26 @@ absl::StatusOr<NamedTensors> Decode(
   return a.Finish();
 }
 
+// A server recycles its staging tensors: a matching RAW tensor is filled in
+// place; one of another shape is left and a new one made.
+TEST(ModelAssembler, FillsTheTensorsItIsGivenToReuse) {
+  const NamedTensors model = Sample();
+  at::Tensor spare_w = at::zeros({3, 4});
+  at::Tensor spare_b = at::zeros({5});  // not b's shape
+  const void* w_bytes = spare_w.data_ptr();
+  ModelAssembler a(3, "t", std::nullopt);
+  a.Reuse({{"w", spare_w}, {"b", spare_b}});
+  spare_w.reset();
+  for (const auto& c : Encode(model, 5)) ASSERT_TRUE(a.Add(c).ok());
+  auto decoded = a.Finish();
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ((*decoded)[0].tensor.data_ptr(), w_bytes);
+  EXPECT_NE((*decoded)[1].tensor.data_ptr(), spare_b.data_ptr());
+  for (size_t i = 0; i < model.size(); ++i) {
+    EXPECT_TRUE((*decoded)[i].tensor.equal(model[i].tensor)) << model[i].name;
+  }
+}
+
 void ExpectEqual(const NamedTensors& a, const NamedTensors& b) {
   ASSERT_EQ(a.size(), b.size());
   for (size_t i = 0; i < a.size(); ++i) {
