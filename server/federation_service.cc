@@ -41,6 +41,19 @@ absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
   return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
 }
 
+// AdmitStream for a reactor that keeps its ticket in `into` (until gRPC is
+// done with the call); the status to finish with when refused.
+grpc::Status AdmitInto(StreamLimiter* streams, grpc::ServerContextBase* context,
+                       const char* what,
+                       const std::shared_ptr<CallCanceller>& canceller,
+                       std::optional<StreamLimiter::Ticket>& into) {
+  auto ticket =
+      AdmitStream(streams, context, what, CallCanceller::CallbackOf(canceller));
+  if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
+  if (*ticket) into.emplace(std::move(**ticket));
+  return grpc::Status::OK;
+}
+
 // A unary callback call answered at once.
 grpc::ServerUnaryReactor* Answer(grpc::CallbackServerContext* context,
                                  const grpc::Status& status) {
@@ -275,20 +288,19 @@ class FederationService::UpdatePush final
       Finish(ok);
       return;
     }
-    auto stream = AdmitStream(service_.streams_, context_, "the update stream",
-                              CallCanceller::CallbackOf(canceller_));
-    if (!stream.ok()) {
-      Finish(wire::ToGrpcStatus(stream.status()));
+    if (grpc::Status admitted =
+            AdmitInto(service_.streams_, context_, "the update stream",
+                      canceller_, stream_);
+        !admitted.ok()) {
+      Finish(admitted);
       return;
     }
-    if (*stream) stream_.emplace(std::move(**stream));
-    auto slot = AdmitStream(service_.updates_, context_, "an update",
-                            CallCanceller::CallbackOf(canceller_));
-    if (!slot.ok()) {
-      Finish(wire::ToGrpcStatus(slot.status()));
+    if (grpc::Status admitted = AdmitInto(service_.updates_, context_,
+                                          "an update", canceller_, slot_);
+        !admitted.ok()) {
+      Finish(admitted);
       return;
     }
-    if (*slot) slot_.emplace(std::move(**slot));
     StartRead(&message_);
   }
 
@@ -417,13 +429,13 @@ class FederationService::SamplePush final
       Finish(ok);
       return;
     }
-    auto ticket = AdmitStream(service_.streams_, context_, "the sample push",
-                              CallCanceller::CallbackOf(canceller_));
-    if (!ticket.ok()) {
-      Finish(wire::ToGrpcStatus(ticket.status()));
+    if (grpc::Status admitted =
+            AdmitInto(service_.streams_, context_, "the sample push",
+                      canceller_, ticket_);
+        !admitted.ok()) {
+      Finish(admitted);
       return;
     }
-    if (*ticket) ticket_.emplace(std::move(**ticket));
     StartRead(&chunk_);
   }
 
@@ -575,13 +587,13 @@ class FederationService::SamplePull final
       Finish(wire::ToGrpcStatus(samples.status()));
       return;
     }
-    auto ticket = AdmitStream(service_.streams_, context_, "the sample pull",
-                              CallCanceller::CallbackOf(canceller_));
-    if (!ticket.ok()) {
-      Finish(wire::ToGrpcStatus(ticket.status()));
+    if (grpc::Status admitted =
+            AdmitInto(service_.streams_, context_, "the sample pull",
+                      canceller_, ticket_);
+        !admitted.ok()) {
+      Finish(admitted);
       return;
     }
-    if (*ticket) ticket_.emplace(std::move(**ticket));
     rows_ = (*samples)->rows;
     absl::Status encoded =
         runtime::EncodeSamples(**samples,
