@@ -10,9 +10,8 @@ uint64_t SampleBytes(const ImageDataset& data) {
   return static_cast<uint64_t>(data.height * data.width) + 1;
 }
 
-absl::Status EncodeSamples(
-    const ImageDataset& data, const SampleStreamRef& ref,
-    const std::function<bool(const v1::SampleChunk&)>& write) {
+absl::StatusOr<SampleChunker> SampleChunker::Make(const ImageDataset& data,
+                                                  const SampleStreamRef& ref) {
   const int64_t pixels = data.height * data.width;
   if (data.rows <= 0 || pixels <= 0 ||
       data.pixels.size() != static_cast<size_t>(data.rows * pixels) ||
@@ -22,22 +21,39 @@ absl::Status EncodeSamples(
         data.height, "x", data.width, " with ", data.pixels.size(),
         " pixel and ", data.labels.size(), " label bytes"));
   }
+  return SampleChunker(data, ref);
+}
+
+bool SampleChunker::Next(v1::SampleChunk& chunk) {
+  if (next_ >= data_.rows) return false;
+  const int64_t pixels = data_.height * data_.width;
+  const int64_t n = std::min(kSamplesPerChunk, data_.rows - next_);
+  chunk.set_client_id(ref_.client_id);
+  chunk.set_round(ref_.round);
+  chunk.set_task_id(ref_.task_id);
+  chunk.set_move_id(ref_.move_id);
+  chunk.set_height(static_cast<uint32_t>(data_.height));
+  chunk.set_width(static_cast<uint32_t>(data_.width));
+  chunk.set_offset(static_cast<uint64_t>(next_));
+  chunk.set_pixels(data_.pixels.data() + next_ * pixels,
+                   static_cast<size_t>(n * pixels));
+  chunk.set_labels(data_.labels.data() + next_, static_cast<size_t>(n));
+  first_ = next_;
+  next_ += n;
+  return true;
+}
+
+absl::Status EncodeSamples(
+    const ImageDataset& data, const SampleStreamRef& ref,
+    const std::function<bool(const v1::SampleChunk&)>& write) {
+  absl::StatusOr<SampleChunker> chunker = SampleChunker::Make(data, ref);
+  if (!chunker.ok()) return chunker.status();
   v1::SampleChunk chunk;
-  chunk.set_client_id(ref.client_id);
-  chunk.set_round(ref.round);
-  chunk.set_task_id(ref.task_id);
-  chunk.set_move_id(ref.move_id);
-  chunk.set_height(static_cast<uint32_t>(data.height));
-  chunk.set_width(static_cast<uint32_t>(data.width));
-  for (int64_t first = 0; first < data.rows; first += kSamplesPerChunk) {
-    const int64_t n = std::min(kSamplesPerChunk, data.rows - first);
-    chunk.set_offset(static_cast<uint64_t>(first));
-    chunk.set_pixels(data.pixels.data() + first * pixels,
-                     static_cast<size_t>(n * pixels));
-    chunk.set_labels(data.labels.data() + first, static_cast<size_t>(n));
+  while (chunker->Next(chunk)) {
     if (!write(chunk)) {
-      return absl::CancelledError(absl::StrCat(
-          "the stream of move ", ref.move_id, " broke at sample ", first));
+      return absl::CancelledError(absl::StrCat("the stream of move ",
+                                               ref.move_id, " broke at sample ",
+                                               chunker->first()));
     }
   }
   return absl::OkStatus();

@@ -31,6 +31,30 @@ inline constexpr int64_t kSamplesPerChunk = 1024;
 // Bytes one sample of `data` takes on the wire (pixels and label).
 uint64_t SampleBytes(const ImageDataset& data);
 
+// Cuts `data`'s samples into a move's chunks one at a time, for writers
+// that send the next chunk when the last is out (gRPC's callback API).
+// `data` must outlive the chunker.
+class SampleChunker {
+ public:
+  // InvalidArgument when `data` holds no samples or its sizes disagree.
+  static absl::StatusOr<SampleChunker> Make(const ImageDataset& data,
+                                            const SampleStreamRef& ref);
+
+  // Fills `chunk` with the next one; false when every chunk is out.
+  bool Next(v1::SampleChunk& chunk);
+  // The first sample of the last chunk (for messages).
+  int64_t first() const { return first_; }
+
+ private:
+  SampleChunker(const ImageDataset& data, const SampleStreamRef& ref)
+      : data_(data), ref_(ref) {}
+
+  const ImageDataset& data_;
+  SampleStreamRef ref_;
+  int64_t next_ = 0;   // the first sample of the next chunk
+  int64_t first_ = 0;  // the first sample of the last chunk
+};
+
 // Streams all samples of `data` (at least one) in chunks. Cancelled when
 // `write` returns false (the stream broke).
 absl::Status EncodeSamples(

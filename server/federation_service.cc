@@ -594,19 +594,15 @@ class FederationService::SamplePull final
       Finish(admitted);
       return;
     }
-    rows_ = (*samples)->rows;
-    absl::Status encoded =
-        runtime::EncodeSamples(**samples,
-                               {request_.client_id(), request_.round(),
-                                request_.task_id(), request_.move_id()},
-                               [this](const v1::SampleChunk& chunk) {
-                                 chunks_.push_back(chunk);
-                                 return true;
-                               });
-    if (!encoded.ok()) {
-      Finish(wire::ToGrpcStatus(encoded));
+    samples_ = *std::move(samples);
+    auto chunker = runtime::SampleChunker::Make(
+        *samples_, {request_.client_id(), request_.round(), request_.task_id(),
+                    request_.move_id()});
+    if (!chunker.ok()) {
+      Finish(wire::ToGrpcStatus(chunker.status()));
       return;
     }
+    chunker_.emplace(*std::move(chunker));
     WriteNext();
   }
 
@@ -637,13 +633,13 @@ class FederationService::SamplePull final
   }
 
   void WriteNext() {
-    if (next_ < chunks_.size()) {
-      StartWrite(&chunks_[next_++]);
+    if (chunker_->Next(chunk_)) {
+      StartWrite(&chunk_);
       return;
     }
     spdlog::info("round {}: data move {}: {} samples sent to {}",
                  request_.round(), runtime::Printable(request_.move_id()),
-                 rows_, receiver_);
+                 samples_->rows, receiver_);
     Finish(grpc::Status::OK);
   }
 
@@ -658,9 +654,10 @@ class FederationService::SamplePull final
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::unique_ptr<grpc::Alarm>> alarms_ ABSL_GUARDED_BY(mu_);
   std::chrono::milliseconds wait_{50};  // doubles up to 1 s
-  std::vector<v1::SampleChunk> chunks_;
-  size_t next_ = 0;
-  int64_t rows_ = 0;
+  // The relay's samples, streamed from where they are.
+  std::shared_ptr<const runtime::ImageDataset> samples_;
+  std::optional<runtime::SampleChunker> chunker_;
+  v1::SampleChunk chunk_;
 };
 
 grpc::ServerWriteReactor<v1::SampleChunk>* FederationService::PullSamples(
