@@ -28,6 +28,7 @@
 #include "runtime/command_line.h"
 #include "runtime/device_facts.h"
 #include "runtime/heap_tuning.h"
+#include "runtime/lock_checks.h"
 #include "runtime/image_dataset.h"
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
@@ -514,6 +515,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForTraining();  // before anything allocates much
+  fedberry::runtime::SkipMutexDeadlockChecks();
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry device agent: fetches the job's training plan, trains on "

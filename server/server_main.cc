@@ -19,6 +19,7 @@
 #include "runtime/device_facts.h"
 #include "runtime/fd_limit.h"
 #include "runtime/heap_tuning.h"
+#include "runtime/lock_checks.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/proc_files.h"
@@ -784,6 +785,7 @@ int Run() {
 
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForServing();  // before anything allocates much
+  fedberry::runtime::SkipMutexDeadlockChecks();
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "

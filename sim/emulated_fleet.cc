@@ -77,8 +77,8 @@ struct Fleet {
   const FleetOptions options;
   Timer timer;
   std::atomic<int> joined{0}, heard_done{0}, gave_up{0}, finished{0};
-  std::atomic<uint64_t> polls{0}, pulls{0}, pushes{0}, busy{0}, refused{0},
-      bytes_pushed{0};
+  std::atomic<uint64_t> polls{0}, pulls{0}, pulls_busy{0}, pushes{0}, busy{0},
+      refused{0}, bytes_pushed{0};
   absl::Mutex mu;
   std::map<std::string, std::shared_ptr<TaskModel>> models ABSL_GUARDED_BY(mu);
 
@@ -225,6 +225,9 @@ class Board {
   }
 
   void Pulled(const grpc::Status& s, std::shared_ptr<TaskModel> model) {
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++fleet_.pulls_busy;
+    }
     if (!s.ok()) return Retry(s, [this] { Poll(); });
     ++fleet_.pulls;
     v1::UpdateHeader header;
@@ -363,12 +366,13 @@ void PushReactor::OnDone(const grpc::Status& status) {
 
 std::string FleetReport::Describe() const {
   return absl::StrFormat(
-      "%d boards: %d joined, %d heard DONE, %d gave up; %d polls, %d pulls, "
-      "%d updates accepted (%.1f MB), %d pushes told to retry later, %d "
+      "%d boards: %d joined, %d heard DONE, %d gave up; %d polls, %d pulls "
+      "(%d told to retry later), %d updates accepted (%.1f MB), %d pushes told "
+      "to retry later, %d "
       "refused; %.1f s",
-      boards, joined, heard_done, gave_up, polls, pulls, pushes,
-      static_cast<double>(bytes_pushed) / 1e6, busy_refusals, other_refusals,
-      absl::ToDoubleSeconds(wall));
+      boards, joined, heard_done, gave_up, polls, pulls, pull_busy_refusals,
+      pushes, static_cast<double>(bytes_pushed) / 1e6, busy_refusals,
+      other_refusals, absl::ToDoubleSeconds(wall));
 }
 
 absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
@@ -391,10 +395,12 @@ absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
         absl::Now() >= next_progress) {
       next_progress += options.progress;
       std::fprintf(stderr,
-                   "[%6.1fs] %d joined, %llu updates accepted, %llu retried, "
-                   "%d done\n",
+                   "[%6.1fs] %d joined, %llu pulled (%llu pulls told to "
+                   "retry), %llu updates accepted, %llu retried, %d done\n",
                    absl::ToDoubleSeconds(absl::Now() - start),
                    fleet.joined.load(),
+                   static_cast<unsigned long long>(fleet.pulls.load()),
+                   static_cast<unsigned long long>(fleet.pulls_busy.load()),
                    static_cast<unsigned long long>(fleet.pushes.load()),
                    static_cast<unsigned long long>(fleet.busy.load()),
                    fleet.heard_done.load());
@@ -407,6 +413,7 @@ absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
   report.gave_up = fleet.gave_up;
   report.polls = fleet.polls;
   report.pulls = fleet.pulls;
+  report.pull_busy_refusals = fleet.pulls_busy;
   report.pushes = fleet.pushes;
   report.busy_refusals = fleet.busy;
   report.other_refusals = fleet.refused;

@@ -37,8 +37,9 @@ struct FleetReport {
   int gave_up = 0;
   uint64_t polls = 0;
   uint64_t pulls = 0;
-  uint64_t pushes = 0;         // accepted
-  uint64_t busy_refusals = 0;  // RESOURCE_EXHAUSTED, retried
+  uint64_t pull_busy_refusals = 0;  // RESOURCE_EXHAUSTED pulls, retried
+  uint64_t pushes = 0;              // accepted
+  uint64_t busy_refusals = 0;       // RESOURCE_EXHAUSTED, retried
   uint64_t other_refusals = 0;
   uint64_t bytes_pushed = 0;
   absl::Duration wall;
