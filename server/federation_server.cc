@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "proto/wire.h"
 #include "server/decode_failure_interceptor.h"
@@ -23,22 +25,24 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
     }
   }
   server->coordinator_->SetSnapshotSink(options.snapshot_sink);
+  // A model pull beyond max_streams waits its turn: at most one per board
+  // the registry holds.
   server->streams_ = std::make_unique<StreamLimiter>(
-      options.max_streams, options.max_stream_time, clock);
+      options.max_streams, options.max_stream_time, clock,
+      "model and sample streams", "--max_streams",
+      options.coordinator.max_clients);
   server->updates_ = std::make_unique<StreamLimiter>(
-      options.max_inflight_updates, absl::ZeroDuration(), clock,
+      options.max_inflight_updates, options.max_stream_time, clock,
       "update pushes", "--max_inflight_updates");
   server->service_ = std::make_unique<FederationService>(
       *server->coordinator_, options.max_poll, server->streams_.get(),
       std::move(options.plan), options.access, server->updates_.get());
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
-  grpc::ResourceQuota quota("fedberry-server");
-  quota.SetMaxThreads(options.max_threads);
-  if (options.max_transport_bytes > 0) {
-    quota.Resize(options.max_transport_bytes);
-  }
-  builder.SetResourceQuota(quota);
+  server->quota_ = std::make_unique<grpc::ResourceQuota>("fedberry-server");
+  server->quota_->SetMaxThreads(options.max_threads);
+  server->SizeTransportQuota();
+  builder.SetResourceQuota(*server->quota_);
   builder.experimental().SetInterceptorCreators(DecodeFailureInterceptors());
   int port = 0;
   builder.AddListeningPort(options.listen,
@@ -62,10 +66,22 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
 
 FederationServer::~FederationServer() { Stop(); }
 
+void FederationServer::SizeTransportQuota() {
+  if (options_.max_transport_bytes == 0) return;  // no bound
+  const int boards = coordinator_->registered_clients();
+  if (boards == quota_boards_) return;
+  quota_boards_ = boards;
+  quota_->Resize(options_.max_transport_bytes +
+                 options_.transport_bytes_per_board *
+                     static_cast<size_t>(std::max(0, boards)));
+}
+
 void FederationServer::Drive() {
   while (!coordinator_->done()) {
     coordinator_->RunOnce();
+    SizeTransportQuota();
     streams_->CancelOverdue();
+    updates_->CancelOverdue();
     coordinator_->WaitForWork(absl::Milliseconds(100));
   }
   // Keep answering while boards that have not heard DONE may still ask.
@@ -73,6 +89,7 @@ void FederationServer::Drive() {
   while (absl::Now() < give_up &&
          coordinator_->clients_awaiting_done(options_.done_silence) > 0) {
     streams_->CancelOverdue();
+    updates_->CancelOverdue();
     absl::MutexLock lock(&mu_);
     if (stopped_) break;
     cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));

@@ -32,9 +32,17 @@ struct ServerOptions {
   // peaked at 2.2 GiB without it, 0.9 GiB with 256 MiB, and rounds were
   // faster). Zero: no bound.
   size_t max_transport_bytes = size_t{256} << 20;
+  // And this much more per registered board, the quota growing as boards
+  // join: a connection and its parked poll cost the transport tens of KB
+  // even when idle, and a quota they fill makes gRPC cancel calls in
+  // flight ("Buffers full"), which boards retry. A fixed 256 MiB at 10,000
+  // boards of a 4.8 MB model held rounds to about one update a second.
+  size_t transport_bytes_per_board = size_t{256} << 10;
   // Model and sample streams at once, and how long one may last before it
   // is cancelled (a stalled client lets go of its buffers); see
-  // StreamLimiter. Zero: no limit.
+  // StreamLimiter. A model pull beyond it waits its turn (no thread, no
+  // copy of the model); a sample stream is refused and retried. Zero: no
+  // limit.
   int max_streams = 32;
   absl::Duration max_stream_time = absl::Minutes(10);
   // Update pushes at once: each holds one decoded update (a model's worth)
@@ -85,6 +93,8 @@ class FederationServer {
  private:
   FederationServer() = default;
   void Drive();
+  // Sizes the transport's quota to the boards registered now.
+  void SizeTransportQuota();
 
   ServerOptions options_;
   std::unique_ptr<RoundCoordinator> coordinator_;
@@ -92,6 +102,8 @@ class FederationServer {
   std::unique_ptr<StreamLimiter> updates_;
   std::unique_ptr<FederationService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<grpc::ResourceQuota> quota_;
+  int quota_boards_ = -1;  // the board count quota_ was sized for (Drive)
   std::string address_;
   std::thread driver_;
   // Serialises Stop(): the signal watcher and main() may both call it, and

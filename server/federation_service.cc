@@ -28,15 +28,18 @@ absl::Duration PollBudget(grpc::ServerContextBase* context,
   return std::clamp(remaining, absl::ZeroDuration(), max);
 }
 
+// A stream as the limiter's log names it: what, and whose.
+std::string StreamName(const char* what, grpc::ServerContextBase* context) {
+  return absl::StrCat(what, " of ", runtime::Printable(context->peer()));
+}
+
 // Admits a model or sample stream: a stalled one is cancelled (`cancel`)
 // at the limiter's deadline, and the call is refused when too many run.
 absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
     StreamLimiter* streams, grpc::ServerContextBase* context, const char* what,
     std::function<void()> cancel) {
   if (streams == nullptr) return std::nullopt;
-  auto ticket = streams->Admit(
-      absl::StrCat(what, " of ", runtime::Printable(context->peer())),
-      std::move(cancel));
+  auto ticket = streams->Admit(StreamName(what, context), std::move(cancel));
   if (!ticket.ok()) return ticket.status();
   return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
 }
@@ -167,10 +170,6 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
         absl::StrCat("this job has no model file with SHA-256 ",
                      runtime::Printable(request->model_sha256(), 64)))));
   }
-  auto canceller = std::make_shared<CallCanceller>(context);
-  auto ticket = AdmitStream(streams_, context, "PullModelFile",
-                            CallCanceller::CallbackOf(canceller));
-  if (!ticket.ok()) return Stream::Refused(wire::ToGrpcStatus(ticket.status()));
   size_t offset = 0;
   auto next = [file = plan_.model_file,
                offset](v1::ModelFileChunk& chunk) mutable {
@@ -182,8 +181,9 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
     offset += wire::kChunkBytes;
     return true;
   };
-  return Stream::Start(std::move(next), *std::move(ticket),
-                       std::move(canceller), "PullModelFile");
+  return Stream::StartInTurn(std::move(next), streams_, context,
+                             "PullModelFile",
+                             StreamName("PullModelFile", context));
 }
 
 grpc::ServerUnaryReactor* FederationService::Join(
@@ -224,28 +224,25 @@ grpc::ServerWriteReactor<v1::ModelChunk>* FederationService::PullModel(
   }
   auto model = coordinator_.ModelFor(*request);
   if (!model.ok()) return Stream::Refused(wire::ToGrpcStatus(model.status()));
-  auto canceller = std::make_shared<CallCanceller>(context);
-  auto ticket = AdmitStream(streams_, context, "the model stream",
-                            CallCanceller::CallbackOf(canceller));
-  if (!ticket.ok()) return Stream::Refused(wire::ToGrpcStatus(ticket.status()));
-  // The encoded tensors and the chunker over them live as long as the
-  // stream (RAW tensors are the global model's, not copies).
-  struct Source {
-    std::vector<runtime::EncodedTensor> tensors;
-    std::optional<runtime::ModelChunker> chunker;
-  };
-  auto source = std::make_shared<Source>();
-  auto tensors = runtime::EncodeModelTensors(
-      **model, coordinator_.options().model_encoding);
+  // One encoding of the model for all its pulls (RAW tensors are the global
+  // model's, not copies).
+  auto tensors =
+      encoded_models_.Get(*model, coordinator_.options().model_encoding);
   if (!tensors.ok()) {
     return Stream::Refused(wire::ToGrpcStatus(tensors.status()));
   }
+  struct Source {
+    std::shared_ptr<const EncodedModelCache::Encoded> tensors;
+    std::optional<runtime::ModelChunker> chunker;
+  };
+  auto source = std::make_shared<Source>();
   source->tensors = *std::move(tensors);
-  source->chunker.emplace(source->tensors, request->round(), request->task_id(),
-                          wire::kChunkBytes);
-  return Stream::Start(
+  source->chunker.emplace(*source->tensors, request->round(),
+                          request->task_id(), wire::kChunkBytes);
+  return Stream::StartInTurn(
       [source](v1::ModelChunk& chunk) { return source->chunker->Next(chunk); },
-      *std::move(ticket), std::move(canceller), "the model stream");
+      streams_, context, "the model stream",
+      StreamName("the model stream", context));
 }
 
 grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
@@ -288,13 +285,8 @@ class FederationService::UpdatePush final
       Finish(ok);
       return;
     }
-    if (grpc::Status admitted =
-            AdmitInto(service_.streams_, context_, "the update stream",
-                      canceller_, stream_);
-        !admitted.ok()) {
-      Finish(admitted);
-      return;
-    }
+    // Pushes have their own bound, not --max_streams: sharing it, they
+    // were refused for as long as a round's pulls queued for it.
     if (grpc::Status admitted = AdmitInto(service_.updates_, context_,
                                           "an update", canceller_, slot_);
         !admitted.ok()) {
@@ -387,7 +379,6 @@ class FederationService::UpdatePush final
   grpc::CallbackServerContext* const context_;
   v1::PushUpdateResponse* const response_;
   std::shared_ptr<CallCanceller> canceller_;
-  std::optional<StreamLimiter::Ticket> stream_;
   std::optional<StreamLimiter::Ticket> slot_;
   v1::UpdateChunk message_;
   v1::UpdateHeader header_;

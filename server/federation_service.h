@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "security/access_policy.h"
+#include "server/encoded_model_cache.h"
 #include "server/round_coordinator.h"
 #include "server/staging_pool.h"
 #include "server/stream_limiter.h"
@@ -98,6 +99,7 @@ class FederationService final : public v1::Federation::CallbackService {
   // Update pushes read into recycled tensors (at most 16 idle sets; pushes
   // in flight bound how many exist).
   StagingPool staging_{16};
+  EncodedModelCache encoded_models_;
 };
 
 }  // namespace fedberry::server

@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
+#include "proto/wire.h"
 #include "server/stream_limiter.h"
 
 namespace fedberry::server {
@@ -71,6 +72,65 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
     return stream;
   }
 
+  // Sends once `limiter` (may be null: no limit) admits the stream: at once
+  // when a place is free, else when one frees up, the caller waiting
+  // without a thread; refused (ResourceExhausted) when too many wait
+  // already. `who` names the stream to the limiter. A caller that goes
+  // away while it waits leaves the queue.
+  static OutgoingStream* StartInTurn(Next next, StreamLimiter* limiter,
+                                     grpc::ServerContextBase* context,
+                                     std::string what, std::string who) {
+    auto canceller = std::make_shared<CallCanceller>(context);
+    auto* stream = new OutgoingStream(std::move(next), std::nullopt, canceller,
+                                      std::move(what));
+    stream->limiter_ = limiter;
+    if (limiter == nullptr) {
+      stream->WriteNext();
+      return stream;
+    }
+    grpc::Status refused;
+    bool now = false;
+    {
+      // An admission from another thread waits until this one is recorded.
+      absl::MutexLock lock(&stream->mu_);
+      auto admission = limiter->AdmitInTurn(
+          std::move(who), CallCanceller::CallbackOf(canceller),
+          [stream](StreamLimiter::Ticket ticket) {
+            stream->Admitted(std::move(ticket));
+          });
+      if (!admission.ok()) {
+        refused = wire::ToGrpcStatus(admission.status());
+      } else if (admission->ticket) {
+        stream->ticket_.emplace(std::move(*admission->ticket));
+        now = true;
+      } else {
+        stream->waiting_ = admission->waiting;
+      }
+    }
+    // Outside the lock: gRPC may be done with the call, and delete the
+    // stream, as soon as it finishes.
+    if (!refused.ok()) {
+      stream->Finish(refused);
+    } else if (now) {
+      stream->WriteNext();
+    }
+    return stream;
+  }
+
+  void OnCancel() override {
+    uint64_t waiting;
+    {
+      absl::MutexLock lock(&mu_);
+      waiting = waiting_;
+    }
+    // Admitted meanwhile: its writes fail, which ends the call.
+    if (waiting != 0 && limiter_->Withdraw(waiting)) {
+      this->Finish(
+          grpc::Status(grpc::StatusCode::CANCELLED,
+                       "the caller went away while waiting for " + what_));
+    }
+  }
+
   void OnWriteDone(bool ok) override {
     if (ok) {
       WriteNext();
@@ -93,6 +153,15 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
         canceller_(std::move(canceller)),
         what_(std::move(what)) {}
 
+  void Admitted(StreamLimiter::Ticket ticket) {
+    {
+      absl::MutexLock lock(&mu_);
+      waiting_ = 0;
+      ticket_.emplace(std::move(ticket));
+    }
+    WriteNext();
+  }
+
   void WriteNext() {
     if (next_(message_)) {
       this->StartWrite(&message_);
@@ -102,7 +171,10 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
   }
 
   Next next_;
-  std::optional<StreamLimiter::Ticket> ticket_;
+  StreamLimiter* limiter_ = nullptr;  // for StartInTurn's queue
+  absl::Mutex mu_;
+  uint64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // its place in the queue
+  std::optional<StreamLimiter::Ticket> ticket_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<CallCanceller> canceller_;
   const std::string what_;
   Message message_;

@@ -19,8 +19,8 @@
 #include "runtime/device_facts.h"
 #include "runtime/fd_limit.h"
 #include "runtime/heap_tuning.h"
-#include "runtime/lock_checks.h"
 #include "runtime/image_dataset.h"
+#include "runtime/lock_checks.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/proc_files.h"
 #include "runtime/shutdown_signal.h"
@@ -167,12 +167,14 @@ ABSL_FLAG(int, max_threads, 2048,
           "lines still start.");
 ABSL_FLAG(int, max_transport_mib, 256,
           "MiB gRPC's transport may hold for all board connections (its "
-          "memory quota); near it gRPC shrinks buffers and windows instead "
-          "of holding a model's worth per connection. 0: no bound.");
+          "memory quota), plus 256 KiB per registered board; near it gRPC "
+          "shrinks buffers and windows instead of holding a model's worth "
+          "per connection. 0: no bound.");
 ABSL_FLAG(int, max_streams, 32,
           "Model and sample streams served at once (each holds a chunk or "
-          "two of the model, not a thread); one beyond it is refused with "
-          "RESOURCE_EXHAUSTED and the board retries. 0: no limit.");
+          "two of the model, not a thread). A model pull beyond it waits its "
+          "turn (no thread, no copy); a sample stream beyond it is refused "
+          "with RESOURCE_EXHAUSTED and the board retries. 0: no limit.");
 ABSL_FLAG(int, max_inflight_updates, 16,
           "Update pushes taken at once; each holds one decoded update until "
           "it is aggregated, so the server's memory stays near the model's "

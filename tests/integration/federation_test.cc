@@ -55,9 +55,10 @@ NamedTensors InitialModel(const std::string& name) {
 
 std::unique_ptr<server::FederationServer> StartServer(
     const NamedTensors& initial, int rounds, int clients,
-    const std::string& model) {
+    const std::string& model, int max_streams = 32) {
   server::ServerOptions o;
   o.listen = "127.0.0.1:0";
+  o.max_streams = max_streams;
   o.coordinator.rounds = rounds;
   o.coordinator.min_clients_per_round = clients;
   o.coordinator.min_clients_to_start = clients;
@@ -189,6 +190,81 @@ TEST(StreamLimits, AStalledPushIsCancelled) {
   const grpc::Status status = writer->Finish();
   EXPECT_EQ(status.error_code(), grpc::StatusCode::CANCELLED)
       << status.error_message();
+}
+
+// Model pulls beyond --max_streams wait their turn instead of being
+// refused (which had thousands of boards asking again every half second);
+// a caller that goes away while it waits leaves the queue.
+TEST(StreamLimits, APullBeyondTheLimitWaitsItsTurn) {
+  const NamedTensors initial = InitialModel("wide-mlp");  // 4.8 MB
+  auto server = StartServer(initial, 1, 1, "wide-mlp", /*max_streams=*/1);
+  // No bandwidth probe: the window stays small, so a pull this test stops
+  // reading cannot be sent whole into the connection's buffers.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  auto stub = v1::Federation::NewStub(grpc::CreateCustomChannel(
+      server->address(), grpc::InsecureChannelCredentials(), args));
+  v1::JoinRequest join;
+  join.set_client_name("puller");
+  join.set_num_samples(10);
+  v1::JoinResponse joined;
+  grpc::ClientContext c1;
+  wire::SetDeadline(c1, absl::Seconds(10));
+  ASSERT_TRUE(stub->Join(&c1, join, &joined).ok());
+  v1::GetTaskResponse task;
+  for (int i = 0; i < 50 && task.action() != v1::GetTaskResponse::TRAIN; ++i) {
+    grpc::ClientContext c2;
+    wire::SetDeadline(c2, absl::Seconds(10));
+    v1::GetTaskRequest req;
+    req.set_client_id(joined.client_id());
+    ASSERT_TRUE(stub->GetTask(&c2, req, &task).ok());
+  }
+  ASSERT_EQ(task.action(), v1::GetTaskResponse::TRAIN);
+  v1::PullModelRequest pull;
+  pull.set_client_id(joined.client_id());
+  pull.set_round(task.round());
+  pull.set_task_id(task.task_id());
+  // Reads a whole pull; the number of chunks, or -1 when it failed.
+  auto read_all = [&](grpc::ClientReader<v1::ModelChunk>& reader,
+                      grpc::Status* status) {
+    v1::ModelChunk chunk;
+    int chunks = 0;
+    while (reader.Read(&chunk)) ++chunks;
+    *status = reader.Finish();
+    return status->ok() ? chunks : -1;
+  };
+
+  // The first pull holds the only place: it reads one chunk and stops.
+  grpc::ClientContext holding;
+  wire::SetDeadline(holding, absl::Seconds(60));
+  auto first = stub->PullModel(&holding, pull);
+  v1::ModelChunk chunk;
+  ASSERT_TRUE(first->Read(&chunk));
+
+  // One that gives up while it waits...
+  {
+    grpc::ClientContext impatient;
+    wire::SetDeadline(impatient, absl::Milliseconds(300));
+    auto gone = stub->PullModel(&impatient, pull);
+    grpc::Status status;
+    EXPECT_EQ(read_all(*gone, &status), -1);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+        << status.error_message();
+  }
+  // ...and one that waits for its turn.
+  grpc::ClientContext patient;
+  wire::SetDeadline(patient, absl::Seconds(60));
+  auto second = stub->PullModel(&patient, pull);
+  grpc::Status second_status;
+  auto second_chunks = std::async(
+      std::launch::async, [&] { return read_all(*second, &second_status); });
+
+  grpc::Status first_status;
+  const int first_chunks = read_all(*first, &first_status) + 1;
+  ASSERT_TRUE(first_status.ok()) << first_status.error_message();
+  // The second was queued, not refused, and gets the whole model.
+  EXPECT_EQ(second_chunks.get(), first_chunks) << second_status.error_message();
+  EXPECT_GT(first_chunks, 1);
 }
 
 // Talks to the server with a raw stub to send what a well-behaved agent never

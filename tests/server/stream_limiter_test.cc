@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace fedberry::server {
 namespace {
@@ -53,6 +55,87 @@ TEST(StreamLimiter, ZeroMeansNoLimit) {
   }
   clock.Advance(absl::Hours(100));
   EXPECT_EQ(limiter.CancelOverdue(), 0);
+}
+
+TEST(StreamLimiter, StreamsBeyondItsLimitWaitTheirTurnInOrder) {
+  SimulatedClock clock;
+  StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
+                        "--max_streams", /*max_waiting=*/2);
+  std::vector<std::string> admitted;
+  std::vector<StreamLimiter::Ticket> held;
+  auto admit = [&](const std::string& name) {
+    return limiter.AdmitInTurn(
+        name, [] {},
+        [&, name](StreamLimiter::Ticket t) {
+          admitted.push_back(name);
+          held.push_back(std::move(t));
+        });
+  };
+  auto first = admit("first");
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(first->ticket.has_value());  // a place was free
+  auto second = admit("second");
+  auto third = admit("third");
+  ASSERT_TRUE(second.ok() && third.ok());
+  EXPECT_FALSE(second->ticket.has_value());
+  EXPECT_NE(second->waiting, 0u);
+  EXPECT_EQ(limiter.waiting(), 2);
+  // The queue is full: the next is refused, and says why.
+  auto fourth = admit("fourth");
+  EXPECT_EQ(fourth.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(fourth.status().message().find("2 wait"), std::string::npos)
+      << fourth.status();
+  // A stream admitted the other way does not overtake the queue.
+  EXPECT_EQ(limiter.Admit("sample stream", [] {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+
+  first->ticket.reset();  // the first ends: the second's turn
+  EXPECT_EQ(admitted, std::vector<std::string>{"second"});
+  EXPECT_EQ(limiter.active(), 1);
+  EXPECT_EQ(limiter.waiting(), 1);
+  {
+    // The second ends: the third's turn (its ticket goes into `held`).
+    std::vector<StreamLimiter::Ticket> ending = std::move(held);
+    held.clear();
+  }
+  EXPECT_EQ(admitted, (std::vector<std::string>{"second", "third"}));
+  EXPECT_EQ(limiter.waiting(), 0);
+  EXPECT_EQ(limiter.active(), 1);
+}
+
+TEST(StreamLimiter, AWithdrawnStreamIsNeverAdmitted) {
+  SimulatedClock clock;
+  StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
+                        "--max_streams", /*max_waiting=*/4);
+  std::vector<std::string> admitted;
+  std::vector<StreamLimiter::Ticket> held;
+  auto admit = [&](const std::string& name) {
+    return *limiter.AdmitInTurn(
+        name, [] {},
+        [&, name](StreamLimiter::Ticket t) {
+          admitted.push_back(name);
+          held.push_back(std::move(t));
+        });
+  };
+  auto running = admit("running");
+  auto gone = admit("gone");
+  auto next = admit("next");
+  EXPECT_TRUE(limiter.Withdraw(gone.waiting));  // its caller went away
+  EXPECT_FALSE(limiter.Withdraw(gone.waiting));
+  running.ticket.reset();
+  EXPECT_EQ(admitted, std::vector<std::string>{"next"});
+  EXPECT_FALSE(limiter.Withdraw(next.waiting));  // admitted already
+}
+
+TEST(StreamLimiter, WithoutAQueueAStreamBeyondTheLimitIsRefused) {
+  SimulatedClock clock;
+  StreamLimiter limiter(1, absl::Minutes(10), clock);  // max_waiting 0
+  auto running = limiter.AdmitInTurn(
+      "a", [] {}, [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
+  ASSERT_TRUE(running.ok() && running->ticket.has_value());
+  auto refused = limiter.AdmitInTurn(
+      "b", [] {}, [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 }  // namespace
