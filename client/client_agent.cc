@@ -449,6 +449,7 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
                                      const std::vector<std::string>& kept) {
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
+  wire::AddClientId(context, client_id_);
   Track(&context);
   v1::PushUpdateResponse response;
   auto writer = stub_->PushUpdate(&context, &response);

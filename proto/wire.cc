@@ -56,4 +56,15 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
                        absl::ToChronoMilliseconds(timeout));
 }
 
+void AddClientId(grpc::ClientContext& context, const std::string& client_id) {
+  context.AddMetadata(kClientIdMetadata, client_id);
+}
+
+std::string ClientIdOf(const grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kClientIdMetadata);
+  if (it == metadata.end() || it->second.size() > 128) return "";
+  return std::string(it->second.data(), it->second.size());
+}
+
 }  // namespace fedberry::wire

@@ -57,6 +57,16 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 // Sets `context`'s deadline `timeout` from now.
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout);
 
+// A board names its client id in a PushUpdate call's metadata too, so a
+// push refused as busy before its header is read still tells the server
+// which board is alive. A hint for liveness only: the header's id, checked
+// against the caller, is what counts.
+inline constexpr char kClientIdMetadata[] = "fedberry-client-id";
+void AddClientId(grpc::ClientContext& context, const std::string& client_id);
+// The id a call's metadata names; empty when none, or one longer than any
+// id the server hands out (128 bytes).
+std::string ClientIdOf(const grpc::ServerContextBase& context);
+
 }  // namespace fedberry::wire
 
 #endif  // FEDBERRY_PROTO_WIRE_H_

@@ -290,6 +290,10 @@ class FederationService::UpdatePush final
     if (grpc::Status admitted = AdmitInto(service_.updates_, context_,
                                           "an update", canceller_, slot_);
         !admitted.ok()) {
+      // A board told "busy" was heard from: after the last round it is
+      // still owed its DONE. Its header is not read (the refusal costs it
+      // nothing more), so its id comes from the call's metadata.
+      coordinator.Seen(wire::ClientIdOf(*context_));
       Finish(admitted);
       return;
     }

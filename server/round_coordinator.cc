@@ -485,6 +485,13 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   return static_cast<int>(reported_.size());
 }
 
+void RoundCoordinator::Seen(const std::string& client_id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = clients_.find(client_id); it != clients_.end()) {
+    it->second.last_seen = clock_.Now();
+  }
+}
+
 absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(

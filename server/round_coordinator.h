@@ -285,6 +285,11 @@ class RoundCoordinator {
   // memory) under memory pressure. Same codes as ModelFor.
   absl::Status Heartbeat(const v1::HeartbeatRequest& request);
 
+  // A known client was heard from by a call that reached no other method
+  // (a push refused as busy): it still counts as live, so the end's DONE
+  // grace waits for it. Unknown ids are ignored.
+  void Seen(const std::string& client_id);
+
   // The name a client id was registered under; NotFound for an unknown id.
   absl::StatusOr<std::string> NameOf(const std::string& client_id) const;
 

@@ -317,6 +317,7 @@ class Board {
   void Push(std::shared_ptr<TaskModel> model, v1::UpdateHeader header) {
     auto* push = new PushReactor(this, std::move(model), std::move(header));
     SetDeadline(push->context, fleet_.options.rpc_deadline);
+    wire::AddClientId(push->context, id_);
     stub_->async()->PushUpdate(&push->context, &push->response, push);
     push->Begin();
   }

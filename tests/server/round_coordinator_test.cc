@@ -383,6 +383,28 @@ TEST_F(RoundCoordinatorTest, BoardsAwaitingDoneAreThoseStillAsking) {
   EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::DONE);  // still told
 }
 
+// A board whose pushes are refused as busy polls no more, but it is alive:
+// the end waits for it to come back and hear DONE.
+TEST_F(RoundCoordinatorTest, ABoardHeardOnlyByABusyPushIsStillAwaited) {
+  Make(2, /*rounds=*/1);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
+  Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 1), Model(1, 1)).ok());
+  clock_.Advance(absl::Seconds(61));  // b's pushes are told "busy"...
+  coordinator_->Seen(b);
+  coordinator_->Seen("an-id-nobody-has");  // ignored
+  // The deadline closes the round with a's update (quorum 0.5).
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(coordinator_->done());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  // ...so it is still awaited, though it has not polled for 61 s.
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 1);
+  clock_.Advance(absl::Seconds(31));
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 0);
+}
+
 // A server restarted from the checkpoint of a finished job answers DONE,
 // but waits only for the restored boards that ask again.
 TEST_F(RoundCoordinatorTest, RestoredBoardsAreAwaitedOnlyOnceTheyAsk) {

@@ -57,20 +57,32 @@ TEST(StreamLimiter, ZeroMeansNoLimit) {
   EXPECT_EQ(limiter.CancelOverdue(), 0);
 }
 
+// Streams that wait in a limiter's queue: records the order they are
+// admitted in and holds their tickets.
+struct Queue {
+  explicit Queue(StreamLimiter& l) : limiter(l) {}
+  absl::StatusOr<StreamLimiter::Admission> Admit(const std::string& name) {
+    return limiter.AdmitInTurn(
+        name, [] {},
+        [this, name](StreamLimiter::Ticket t) {
+          admitted.push_back(name);
+          held.push_back(std::move(t));
+        });
+  }
+  StreamLimiter& limiter;
+  std::vector<std::string> admitted;
+  std::vector<StreamLimiter::Ticket> held;
+};
+
 TEST(StreamLimiter, StreamsBeyondItsLimitWaitTheirTurnInOrder) {
   SimulatedClock clock;
   StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
                         "--max_streams", /*max_waiting=*/2);
-  std::vector<std::string> admitted;
-  std::vector<StreamLimiter::Ticket> held;
-  auto admit = [&](const std::string& name) {
-    return limiter.AdmitInTurn(
-        name, [] {},
-        [&, name](StreamLimiter::Ticket t) {
-          admitted.push_back(name);
-          held.push_back(std::move(t));
-        });
-  };
+  Queue queue(limiter);
+  auto admit = [&](const std::string& name) { return queue.Admit(name); };
+  std::vector<std::string>& admitted = queue.admitted;
+  std::vector<StreamLimiter::Ticket>& held = queue.held;
+
   auto first = admit("first");
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(first->ticket.has_value());  // a place was free
@@ -107,16 +119,10 @@ TEST(StreamLimiter, AWithdrawnStreamIsNeverAdmitted) {
   SimulatedClock clock;
   StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
                         "--max_streams", /*max_waiting=*/4);
-  std::vector<std::string> admitted;
-  std::vector<StreamLimiter::Ticket> held;
-  auto admit = [&](const std::string& name) {
-    return *limiter.AdmitInTurn(
-        name, [] {},
-        [&, name](StreamLimiter::Ticket t) {
-          admitted.push_back(name);
-          held.push_back(std::move(t));
-        });
-  };
+  Queue queue(limiter);
+  auto admit = [&](const std::string& name) { return *queue.Admit(name); };
+  std::vector<std::string>& admitted = queue.admitted;
+
   auto running = admit("running");
   auto gone = admit("gone");
   auto next = admit("next");
