@@ -33,27 +33,19 @@ std::string StreamName(const char* what, grpc::ServerContextBase* context) {
   return absl::StrCat(what, " of ", runtime::Printable(context->peer()));
 }
 
-// Admits a model or sample stream: a stalled one is cancelled (`cancel`)
-// at the limiter's deadline, and the call is refused when too many run.
-absl::StatusOr<std::optional<StreamLimiter::Ticket>> AdmitStream(
-    StreamLimiter* streams, grpc::ServerContextBase* context, const char* what,
-    std::function<void()> cancel) {
-  if (streams == nullptr) return std::nullopt;
-  auto ticket = streams->Admit(StreamName(what, context), std::move(cancel));
-  if (!ticket.ok()) return ticket.status();
-  return std::optional<StreamLimiter::Ticket>(*std::move(ticket));
-}
-
-// AdmitStream for a reactor that keeps its ticket in `into` (until gRPC is
-// done with the call); the status to finish with when refused.
+// Admits a stream into `streams` (null: no limit) for a reactor that keeps
+// its ticket in `into` until gRPC is done with the call: a stalled one is
+// cancelled through `canceller` at the limiter's deadline. The status to
+// finish with when too many run.
 grpc::Status AdmitInto(StreamLimiter* streams, grpc::ServerContextBase* context,
                        const char* what,
                        const std::shared_ptr<CallCanceller>& canceller,
                        std::optional<StreamLimiter::Ticket>& into) {
-  auto ticket =
-      AdmitStream(streams, context, what, CallCanceller::CallbackOf(canceller));
+  if (streams == nullptr) return grpc::Status::OK;
+  auto ticket = streams->Admit(StreamName(what, context),
+                               CallCanceller::CallbackOf(canceller));
   if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
-  if (*ticket) into.emplace(std::move(**ticket));
+  into.emplace(*std::move(ticket));
   return grpc::Status::OK;
 }
 

@@ -56,33 +56,22 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
 
   // A call refused before it streams.
   static OutgoingStream* Refused(const grpc::Status& status) {
-    auto* stream = new OutgoingStream(nullptr, {}, nullptr, "");
+    auto* stream = new OutgoingStream(nullptr, nullptr, "");
     stream->Finish(status);
-    return stream;
-  }
-
-  // Starts sending. `what` names the stream in its cancellation.
-  static OutgoingStream* Start(Next next,
-                               std::optional<StreamLimiter::Ticket> ticket,
-                               std::shared_ptr<CallCanceller> canceller,
-                               std::string what) {
-    auto* stream = new OutgoingStream(std::move(next), std::move(ticket),
-                                      std::move(canceller), std::move(what));
-    stream->WriteNext();
     return stream;
   }
 
   // Sends once `limiter` (may be null: no limit) admits the stream: at once
   // when a place is free, else when one frees up, the caller waiting
   // without a thread; refused (ResourceExhausted) when too many wait
-  // already. `who` names the stream to the limiter. A caller that goes
-  // away while it waits leaves the queue.
+  // already. `what` names the stream in its cancellation, `who` to the
+  // limiter. A caller that goes away while it waits leaves the queue.
   static OutgoingStream* StartInTurn(Next next, StreamLimiter* limiter,
                                      grpc::ServerContextBase* context,
                                      std::string what, std::string who) {
     auto canceller = std::make_shared<CallCanceller>(context);
-    auto* stream = new OutgoingStream(std::move(next), std::nullopt, canceller,
-                                      std::move(what));
+    auto* stream =
+        new OutgoingStream(std::move(next), canceller, std::move(what));
     stream->limiter_ = limiter;
     if (limiter == nullptr) {
       stream->WriteNext();
@@ -146,10 +135,9 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
   }
 
  private:
-  OutgoingStream(Next next, std::optional<StreamLimiter::Ticket> ticket,
-                 std::shared_ptr<CallCanceller> canceller, std::string what)
+  OutgoingStream(Next next, std::shared_ptr<CallCanceller> canceller,
+                 std::string what)
       : next_(std::move(next)),
-        ticket_(std::move(ticket)),
         canceller_(std::move(canceller)),
         what_(std::move(what)) {}
 

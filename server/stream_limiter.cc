@@ -50,8 +50,9 @@ uint64_t StreamLimiter::Enter(std::string what, std::function<void()> cancel) {
 absl::StatusOr<StreamLimiter::Ticket> StreamLimiter::Admit(
     std::string what, std::function<void()> cancel) {
   absl::MutexLock lock(&mu_);
-  // Queued streams go first: one admitted here would overtake them.
-  if (Full() || !waiters_.empty()) return Refusal();
+  // Streams wait only while the limiter is full (Release hands a freed
+  // place to the first at once), so none is overtaken here.
+  if (Full()) return Refusal();
   return Ticket(this, Enter(std::move(what), std::move(cancel)));
 }
 
@@ -60,7 +61,7 @@ absl::StatusOr<StreamLimiter::Admission> StreamLimiter::AdmitInTurn(
     std::function<void(Ticket)> admitted) {
   absl::MutexLock lock(&mu_);
   Admission admission;
-  if (!Full() && waiters_.empty()) {
+  if (!Full()) {
     admission.ticket.emplace(
         Ticket(this, Enter(std::move(what), std::move(cancel))));
     return admission;

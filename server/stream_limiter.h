@@ -109,7 +109,8 @@ class StreamLimiter {
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Stream> streams_ ABSL_GUARDED_BY(mu_);
-  // By id, which grows: the first is the one waiting longest.
+  // By id, which grows: the first is the one waiting longest. Never empty
+  // unless `streams_` is full.
   std::map<uint64_t, Waiter> waiters_ ABSL_GUARDED_BY(mu_);
 };
 
