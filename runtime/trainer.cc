@@ -246,8 +246,10 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
 
 absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
                                     const Objective& objective,
-                                    int64_t batch_size) {
-  const int64_t total = data.size();
+                                    int64_t batch_size, int64_t max_samples) {
+  const int64_t total = max_samples > 0
+                            ? std::min<int64_t>(max_samples, data.size())
+                            : data.size();
   if (total == 0) {
     return absl::InvalidArgumentError("evaluation data set is empty");
   }

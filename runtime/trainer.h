@@ -116,9 +116,11 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
 // (bench/loop_bench: 100 ahead of 50-250 by a few %, of 500 by 15%, and far
 // ahead of 1000 and more, whose activations outgrow the heap's mmap
 // threshold and are page-faulted in again every batch).
+// `max_samples` > 0 evaluates only the first that many samples.
 absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,
                                     const Objective& objective,
-                                    int64_t batch_size = 100);
+                                    int64_t batch_size = 100,
+                                    int64_t max_samples = 0);
 
 // Inputs [n, ...sample shape] and float labels [n] of rows `rows`.
 struct Batch {

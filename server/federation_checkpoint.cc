@@ -105,6 +105,7 @@ nlohmann::json ToJson(const RoundReport& r) {
       {"round_seconds", Number(r.round_seconds)},
       {"aggregation_seconds", Number(r.aggregation_seconds)},
       {"eval_seconds", Number(r.eval_seconds)},
+      {"eval_overlapped", r.eval_overlapped},
       {"clients", clients}};
   if (r.eval) {
     j["eval"] = {{"samples", r.eval->samples},
@@ -144,6 +145,7 @@ RoundReport FromJson(const nlohmann::json& j) {
   r.round_seconds = ReadNumber(j.at("round_seconds"));
   r.aggregation_seconds = ReadNumber(j.at("aggregation_seconds"));
   r.eval_seconds = ReadNumber(j.at("eval_seconds"));
+  r.eval_overlapped = j.value("eval_overlapped", false);
   for (const auto& c : j.at("clients")) {
     ClientRoundReport cr;
     cr.client_id = c.at("client_id").get<std::string>();

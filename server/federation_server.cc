@@ -84,6 +84,7 @@ void FederationServer::Drive() {
     updates_->CancelOverdue();
     coordinator_->WaitForWork(absl::Milliseconds(100));
   }
+  coordinator_->FinishPendingEvaluation();  // a job stopped mid-round
   // Keep answering while boards that have not heard DONE may still ask.
   const absl::Time give_up = absl::Now() + options_.done_grace;
   while (absl::Now() < give_up &&

@@ -163,12 +163,14 @@ std::string RenderHtmlReport(const JobRecord& record,
     BarLayer train{"training", {}}, wait{"waiting", {}}, agg{"aggregation", {}},
         eval{"evaluation", {}};
     for (const RoundRow& r : record.rounds) {
+      // An overlapped evaluation ran during the next round, not this one.
+      const double in_round_eval = r.eval_overlapped ? 0 : r.eval_seconds;
       train.values.push_back(r.max_train_seconds);
       agg.values.push_back(r.aggregation_seconds);
-      eval.values.push_back(r.eval_seconds);
+      eval.values.push_back(in_round_eval);
       wait.values.push_back(
           std::max(0.0, r.round_seconds - r.max_train_seconds -
-                            r.aggregation_seconds - r.eval_seconds));
+                            r.aggregation_seconds - in_round_eval));
     }
     ChartOptions o;
     o.title = "Round time split";

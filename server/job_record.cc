@@ -106,6 +106,9 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.round_seconds = Or<double>(j, "round_seconds", 0);
     r.aggregation_seconds = Or<double>(j, "aggregation_seconds", 0);
     r.eval_seconds = Or<double>(j, "eval_seconds", 0);
+    r.eval_overlapped = j.contains("eval_overlapped") &&
+                        j["eval_overlapped"].is_boolean() &&
+                        j["eval_overlapped"].get<bool>();
     r.max_train_seconds = Or<double>(j, "max_train_seconds", 0);
     r.test_accuracy = Opt<double>(j, "test_accuracy");
     r.test_loss = Opt<double>(j, "test_loss");

@@ -25,6 +25,7 @@ struct RoundRow {
   double round_seconds = 0;
   double aggregation_seconds = 0;
   double eval_seconds = 0;
+  bool eval_overlapped = false;  // eval_seconds not within round_seconds
   double max_train_seconds = 0;
   std::optional<double> test_accuracy;
   std::optional<double> test_loss;

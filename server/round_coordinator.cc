@@ -847,10 +847,19 @@ bool RoundCoordinator::RunOnce() {
   return true;
 }
 
+RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
+
+void RoundCoordinator::FinishPendingEvaluation() {
+  if (pending_evaluation_.joinable()) pending_evaluation_.join();
+}
+
 void RoundCoordinator::CloseRound(bool abandon) {
+  // The previous round reports before this one.
+  FinishPendingEvaluation();
   relay_.Close();  // moved samples serve their round only
   std::unique_ptr<RoundAggregator> sum;
   RoundReport report;
+  bool overlap = false;
   {
     // Updates being added are part of the round: wait for them (their adds
     // take milliseconds; no new one starts once the round is closing).
@@ -874,6 +883,10 @@ void RoundCoordinator::CloseRound(bool abandon) {
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
     report.makespan_seconds =
         absl::ToDoubleSeconds(last_update_ - round_start_);
+    // No round follows the last one to overlap with, and the end of the
+    // job is announced only once it is evaluated and durable.
+    overlap = options_.overlap_evaluation && evaluator_ && !options_.relay &&
+              !shutdown_ && round_ < static_cast<uint64_t>(options_.rounds);
   }
   if (abandon) {
     spdlog::warn(
@@ -905,21 +918,29 @@ void RoundCoordinator::CloseRound(bool abandon) {
                   averaged.status().ToString());
   }
   if (next && evaluator_) {
+    // Overlapped: only a probe now, the whole evaluation once the next
+    // round has opened.
     const absl::Time eval_start = absl::Now();
-    auto eval = evaluator_(*next);
+    auto eval = evaluator_(*next, overlap ? kEvaluationProbeSamples : 0);
+    // An overlapped evaluation replaces the probe's time with its own.
     report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - eval_start);
     if (!eval.ok()) {
       spdlog::error("round {}: evaluation failed: {}", report.round,
                     eval.status().ToString());
+      overlap = false;
     } else if (!std::isfinite(eval->mean_loss) ||
                !std::isfinite(eval->accuracy)) {
       report.refused_result = absl::StrCat(
-          "its evaluation is not finite (loss ", eval->mean_loss, ")");
+          "its evaluation is not finite (loss ", eval->mean_loss,
+          overlap ? absl::StrCat(" on the first ", eval->samples, " samples")
+                  : "",
+          ")");
       next.reset();
-    } else {
+    } else if (!overlap) {
       report.eval = *eval;
     }
   }
+  overlap = overlap && next != nullptr;
   if (!report.refused_result.empty()) {
     // Never publish a model that cannot train: boards would all go NaN.
     spdlog::error(
@@ -945,16 +966,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
     ClearCohortLocked();
     ++round_;
     attempt_ = 0;
-    snapshot.next_round = round_;
-    snapshot.global = global_;
-    snapshot.history = history_;
-    if (planner_) snapshot.capacities = planner_->estimator().histories();
-    snapshot.strategy_state = strategy_->State();
-    for (const auto& [id, info] : clients_) {
-      snapshot.clients.push_back({id, info.name, info.num_samples,
-                                  info.allow_data_moves, info.sample_bytes,
-                                  info.boards});
-    }
+    snapshot = SnapshotLocked();
     // A gateway's job ends when its parent's does (Shutdown).
     finished = shutdown_ || (!options_.relay &&
                              round_ > static_cast<uint64_t>(options_.rounds));
@@ -968,7 +980,25 @@ void RoundCoordinator::CloseRound(bool abandon) {
   // The snapshot is durable before the round is reported: a crash between
   // the two loses no round.
   if (snapshot_sink_) snapshot_sink_(snapshot);
-  if (sink_) sink_(report);
+  if (overlap && !finished) {
+    if (!overlap_logged_) {
+      spdlog::info(
+          "round {}: its model is evaluated while round {} trains "
+          "(--overlap_evaluation); each round's report follows its evaluation",
+          report.round, report.round + 1);
+      overlap_logged_ = true;
+    }
+    pending_evaluation_ =
+        std::thread([this, report = std::move(report), next]() mutable {
+          EvaluateAndReport(std::move(report), std::move(next));
+        });
+    return;  // not the job's last round, and no relay
+  }
+  if (overlap) {
+    EvaluateAndReport(report, next);  // stopped meanwhile: nothing follows
+  } else if (sink_) {
+    sink_(report);
+  }
   if (options_.relay) RelayResult(report, next);
   if (finished) {
     absl::MutexLock lock(&mu_);
@@ -977,6 +1007,60 @@ void RoundCoordinator::CloseRound(bool abandon) {
     work_pending_ = true;
     changed_.SignalAll();
   }
+}
+
+FederationSnapshot RoundCoordinator::SnapshotLocked() const {
+  FederationSnapshot snapshot;
+  snapshot.next_round = round_;
+  snapshot.global = global_;
+  snapshot.history = history_;
+  if (planner_) snapshot.capacities = planner_->estimator().histories();
+  snapshot.strategy_state = strategy_->State();
+  for (const auto& [id, info] : clients_) {
+    snapshot.clients.push_back({id, info.name, info.num_samples,
+                                info.allow_data_moves, info.sample_bytes,
+                                info.boards});
+  }
+  return snapshot;
+}
+
+void RoundCoordinator::EvaluateAndReport(
+    RoundReport report, std::shared_ptr<const runtime::NamedTensors> model) {
+  const absl::Time start = absl::Now();
+  auto eval = evaluator_(*model, 0);
+  report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  report.eval_overlapped = true;
+  if (!eval.ok()) {
+    spdlog::error("round {}: evaluation failed: {}", report.round,
+                  eval.status().ToString());
+  } else {
+    if (!std::isfinite(eval->mean_loss) || !std::isfinite(eval->accuracy)) {
+      // Its probe was finite, so the next round already trains from it.
+      spdlog::error(
+          "round {}: its model's evaluation is not finite (loss {}) on the "
+          "whole evaluation set, though finite on its first {} samples; "
+          "round {} already trains from it",
+          report.round, eval->mean_loss, kEvaluationProbeSamples,
+          report.round + 1);
+    }
+    report.eval = *eval;
+  }
+  FederationSnapshot snapshot;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
+      if (it->round != report.round) continue;
+      it->eval = report.eval;
+      it->eval_seconds = report.eval_seconds;
+      it->eval_overlapped = true;
+      break;
+    }
+    snapshot = SnapshotLocked();
+  }
+  // As in CloseRound: durable (now with the round's figures) before the
+  // round is reported.
+  if (snapshot_sink_) snapshot_sink_(snapshot);
+  if (sink_) sink_(report);
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {

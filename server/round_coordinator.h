@@ -21,6 +21,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -123,7 +124,18 @@ struct CoordinatorOptions {
   v1::Encoding update_encoding = v1::ENCODING_RAW;
   double topk_fraction = 0.01;
   v1::Encoding model_encoding = v1::ENCODING_RAW;
+  // Evaluate a round's model while the next round trains instead of before
+  // it opens (not for the last round, nor with `relay`). The model is
+  // published once its aggregate is finite and its first
+  // kEvaluationProbeSamples evaluate to a finite loss; the whole
+  // evaluation then runs on a thread of its own, and the round's report
+  // (and a snapshot with its figures) follows when it ends, always before
+  // the next round's.
+  bool overlap_evaluation = false;
 };
+
+// Samples the overlapped evaluation checks before it publishes a model.
+inline constexpr int64_t kEvaluationProbeSamples = 100;
 
 struct ClientRoundReport {
   std::string client_id;
@@ -161,6 +173,9 @@ struct RoundReport {
   uint64_t moved_samples = 0;           // data moves planned for the round
   double aggregation_seconds = 0;
   double eval_seconds = 0;
+  // The evaluation ran while the next round trained (overlap_evaluation):
+  // eval_seconds is not part of round_seconds.
+  bool eval_overlapped = false;
   std::optional<runtime::EvalResult> eval;
   // Why the round's aggregate was refused (not finite, or its evaluation
   // not finite) and the previous global model kept; empty: accepted.
@@ -194,8 +209,10 @@ struct FederationSnapshot {
   runtime::NamedTensors strategy_state;
 };
 
+// Evaluates a model on the server's evaluation set: its first
+// `max_samples` samples, or all of them for 0.
 using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(
-    const runtime::NamedTensors&)>;
+    const runtime::NamedTensors&, int64_t max_samples)>;
 using ReportSink = std::function<void(const RoundReport&)>;
 // Called on the driver thread after each round, before the ReportSink.
 using SnapshotSink = std::function<void(const FederationSnapshot&)>;
@@ -208,6 +225,8 @@ class RoundCoordinator {
                    Evaluator evaluator, ReportSink sink,
                    Clock& clock = Clock::Real(),
                    std::unique_ptr<Strategy> strategy = nullptr);
+  // Waits for an overlapped evaluation still running.
+  ~RoundCoordinator();
 
   // Continues a job from a snapshot: global model, round, registry, history
   // and the strategy's state. Call before serving. InvalidArgument when the
@@ -326,6 +345,11 @@ class RoundCoordinator {
   // Stops the job: long polls return, later tasks are DONE.
   void Shutdown();
 
+  // Waits until the overlapped evaluation of the last closed round (if one
+  // runs) has reported. Call from the driver's thread (the one that calls
+  // RunOnce).
+  void FinishPendingEvaluation();
+
   bool done() const;
   uint64_t current_round() const;
   // The job's rounds: the options' own, or a gateway's parent's as its
@@ -388,6 +412,13 @@ class RoundCoordinator {
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CloseRound(bool abandon);
+  // What the server persists now (see FederationSnapshot).
+  FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The overlapped part of CloseRound: evaluates `model`, the published
+  // result of `report`'s round, records the figures in the history, then
+  // persists and reports the round.
+  void EvaluateAndReport(RoundReport report,
+                         std::shared_ptr<const runtime::NamedTensors> model);
 
   const CoordinatorOptions options_;
   const Evaluator evaluator_;
@@ -446,6 +477,10 @@ class RoundCoordinator {
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
+  // The overlapped evaluation of the last closed round; started and joined
+  // by the driver's thread only.
+  std::thread pending_evaluation_;
+  bool overlap_logged_ = false;  // the driver's
   // Parked task polls, woken (under mu_) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;

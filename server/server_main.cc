@@ -129,6 +129,13 @@ ABSL_FLAG(bool, insecure, false,
           "Serve plaintext on a non-loopback --listen address (no TLS, no "
           "board identity): trusted networks only.");
 ABSL_FLAG(int, threads, 0, "LibTorch threads for evaluation (0 = default).");
+ABSL_FLAG(bool, overlap_evaluation, true,
+          "Evaluate each round's model while the next round trains (after a "
+          "finite check of its first 100 evaluation samples), so boards do "
+          "not wait for the evaluation; the round's report follows it. Not "
+          "for the last round. Worth it where the gateway has a core the "
+          "boards' training does not use; false: evaluate before the next "
+          "round opens.");
 ABSL_FLAG(std::string, planner, "uniform",
           "How local work is spread over a round's clients: uniform (every "
           "client trains the job's config), greedy or ilp (each client's "
@@ -415,12 +422,15 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   server::Evaluator evaluator;
   if (job.eval) {
     spdlog::info("evaluation set: {}", job.eval->Describe());
-    evaluator = [model = std::shared_ptr<runtime::Model>(std::move(job.model)),
-                 eval = std::shared_ptr<runtime::Dataset>(std::move(job.eval)),
-                 objective = *job.objective](const runtime::NamedTensors& state)
-        -> absl::StatusOr<runtime::EvalResult> {
+    evaluator =
+        [model = std::shared_ptr<runtime::Model>(std::move(job.model)),
+         eval = std::shared_ptr<runtime::Dataset>(std::move(job.eval)),
+         objective = *job.objective](
+            const runtime::NamedTensors& state,
+            int64_t max_samples) -> absl::StatusOr<runtime::EvalResult> {
       if (absl::Status s = model->LoadState(state); !s.ok()) return s;
-      return runtime::Evaluate(*model, *eval, objective);
+      return runtime::Evaluate(*model, *eval, objective, /*batch_size=*/100,
+                               max_samples);
     };
   }
 
@@ -482,6 +492,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   c.planning.data_moves = absl::GetFlag(FLAGS_data_moves);
   c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
   c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
+  c.overlap_evaluation = absl::GetFlag(FLAGS_overlap_evaluation);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
   // A gateway averages its boards; the parent applies the job's strategy
   // to the gateways' averages.

@@ -76,6 +76,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.max_clients = max_clients_;
     o.target_updates = target_updates_;
     o.over_select = over_select_;
+    o.overlap_evaluation = overlap_evaluation_;
     if (relay_) {
       o.relay = true;
       o.relay_sink = [this](RelayedRound r) {
@@ -84,7 +85,9 @@ class RoundCoordinatorTest : public ::testing::Test {
     }
     coordinator_ = std::make_unique<RoundCoordinator>(
         o, Model(0, 0),
-        [this](const NamedTensors& m) -> absl::StatusOr<runtime::EvalResult> {
+        [this](const NamedTensors& m,
+               int64_t max_samples) -> absl::StatusOr<runtime::EvalResult> {
+          if (evaluation_gate_) evaluation_gate_(max_samples);
           ++evaluations_;
           // A model beyond any sane scale evaluates to NaN, as a real one
           // whose activations overflow does.
@@ -176,7 +179,10 @@ class RoundCoordinatorTest : public ::testing::Test {
   SimulatedClock clock_;
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::vector<RoundReport> reports_;
-  int evaluations_ = 0;
+  std::atomic<int> evaluations_{0};
+  // Runs first in each evaluation, with its max_samples (0: all).
+  std::function<void(int64_t)> evaluation_gate_;
+  bool overlap_evaluation_ = false;
   int target_updates_ = 0;
   double over_select_ = 1.0;
   bool relay_ = false;                  // a site gateway's coordinator (tiers)
@@ -827,6 +833,98 @@ TEST_F(RoundCoordinatorTest, ANonFiniteResultIsRefusedAndTheModelKept) {
   CloseWithHonestUpdates(a, ta, b, tb);
 }
 
+// --overlap_evaluation: boards train round 2 while round 1's model is
+// evaluated; round 1 is reported (and persisted with its figures) when its
+// evaluation ends, before round 2; the last round is evaluated before DONE.
+TEST_F(RoundCoordinatorTest,
+       AnOverlappedEvaluationRunsWhileTheNextRoundTrains) {
+  overlap_evaluation_ = true;
+  absl::Notification full_started, release;
+  std::vector<int64_t> asked;  // max_samples of each evaluation, in order
+  absl::Mutex asked_mu;
+  evaluation_gate_ = [&](int64_t max_samples) {
+    bool first_full = false;
+    {
+      absl::MutexLock lock(&asked_mu);
+      asked.push_back(max_samples);
+      first_full = max_samples == 0 && !full_started.HasBeenNotified();
+    }
+    if (first_full) {
+      full_started.Notify();
+      release.WaitForNotification();
+    }
+  };
+  Make(2, /*rounds=*/2);
+  std::vector<FederationSnapshot> snapshots;  // the driver's and the eval's
+  absl::Mutex snapshots_mu;
+  coordinator_->SetSnapshotSink([&](const FederationSnapshot& s) {
+    absl::MutexLock lock(&snapshots_mu);
+    snapshots.push_back(s);
+  });
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // closes round 1
+  full_started.WaitForNotification();
+  // Round 1's model is published before its evaluation ends, and round 2
+  // trains from it meanwhile.
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  EXPECT_TRUE(reports_.empty());
+  ASSERT_TRUE(coordinator_->RunOnce());  // opens round 2
+  ta = Task(a);
+  tb = Task(b);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta.round(), 2u);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(4, 4)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(6, 6)).ok());
+  // Closing round 2 waits for round 1's evaluation.
+  std::thread closer([&] { coordinator_->RunOnce(); });
+  release.Notify();
+  closer.join();
+  EXPECT_TRUE(coordinator_->done());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[0].round, 1u);
+  ASSERT_TRUE(reports_[0].eval.has_value());
+  EXPECT_DOUBLE_EQ(reports_[0].eval->accuracy, 0.75);
+  EXPECT_EQ(reports_[1].round, 2u);
+  ASSERT_TRUE(reports_[1].eval.has_value());
+  // Round 1: a probe, then the whole set; the last round: the whole set.
+  EXPECT_EQ(asked, (std::vector<int64_t>{kEvaluationProbeSamples, 0, 0}));
+  // Persisted at round 1's close without its figures, again once they
+  // came, then at round 2's close with both rounds' figures.
+  ASSERT_EQ(snapshots.size(), 3u);
+  EXPECT_EQ(snapshots[0].next_round, 2u);
+  EXPECT_FALSE(snapshots[0].history.at(0).eval.has_value());
+  EXPECT_EQ(snapshots[1].next_round, 2u);
+  EXPECT_TRUE(snapshots[1].history.at(0).eval.has_value());
+  ASSERT_EQ(snapshots[2].history.size(), 2u);
+  EXPECT_TRUE(snapshots[2].history[0].eval.has_value());
+  EXPECT_TRUE(snapshots[2].history[1].eval.has_value());
+}
+
+TEST_F(RoundCoordinatorTest, AnOverlappedRoundWhoseProbeIsNotFiniteIsRefused) {
+  overlap_evaluation_ = true;
+  Make(2, /*rounds=*/2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1e38f, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1e38f, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  // Refused at the probe: reported at once, nothing left to evaluate.
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_NE(reports_[0].refused_result.find("not finite"), std::string::npos)
+      << reports_[0].refused_result;
+  EXPECT_NE(reports_[0].refused_result.find("on the first 10 samples"),
+            std::string::npos)
+      << reports_[0].refused_result;
+  EXPECT_EQ(evaluations_, 1);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+}
+
 TEST_F(RoundCoordinatorTest, FiguresThatAreNotFiniteAreRefusedOrDropped) {
   Make(2);
   std::string a = Join("a"), b = Join("b");
@@ -1061,6 +1159,7 @@ TEST_F(RoundCoordinatorTest,
   r.aggregation_seconds = std::nan("");
   r.eval = runtime::EvalResult{10, inf, -inf};
   r.refused_result = "its evaluation is not finite";
+  r.eval_overlapped = true;
   r.paused_stragglers = 2;
   r.released_stragglers = 1;
   r.planner = "greedy";
@@ -1088,6 +1187,7 @@ TEST_F(RoundCoordinatorTest,
   EXPECT_EQ(back.eval->mean_loss, inf);
   EXPECT_EQ(back.eval->accuracy, -inf);
   EXPECT_EQ(back.refused_result, r.refused_result);
+  EXPECT_TRUE(back.eval_overlapped);
   EXPECT_EQ(back.paused_stragglers, 2);
   EXPECT_EQ(back.released_stragglers, 1);
   EXPECT_EQ(back.planner, "greedy");
