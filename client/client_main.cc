@@ -21,6 +21,7 @@
 #include "client/plan_trainer.h"
 #include "client/release_mode.h"
 #include "client/round_meter.h"
+#include "client/server_ready_file.h"
 #include "client/supervisor.h"
 #include "client/update_attack.h"
 #include "client/watchdog_gate.h"
@@ -114,6 +115,12 @@ ABSL_FLAG(bool, allow_data_moves, false,
           "ever leaves this board.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
+ABSL_FLAG(std::string, server_ready_file, "",
+          "Dial --server only once this file exists: a launcher that starts "
+          "the server with its boards points it at the server's "
+          "<output>/server.addr (written once it listens), so boards load "
+          "while the server loads and do not back off. Waits at most "
+          "--give_up_after (when set).");
 
 ABSL_FLAG(bool, watchdog, true,
           "Watch memory pressure while training: shrink batches, pause, and "
@@ -470,13 +477,24 @@ int Run() {
         absl::GetFlag(FLAGS_watchdog_poll_interval),
         [g = gate.get()] { g->Poll(); });
   }
+  std::atomic<bool> stopping{false};
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("signal {} received: stopping", sig);
+    stopping = true;
     agent.Stop();
   });
-  spdlog::info("client '{}' connecting to {} ({})", options.name,
-               absl::GetFlag(FLAGS_server), transport->description);
-  absl::Status status = agent.Run();
+  absl::Status status;
+  if (const std::string ready = absl::GetFlag(FLAGS_server_ready_file);
+      !ready.empty()) {
+    spdlog::info("waiting for the server to listen ({})", ready);
+    status = client::WaitForServerReadyFile(
+        ready, absl::GetFlag(FLAGS_give_up_after), stopping);
+  }
+  if (status.ok()) {
+    spdlog::info("client '{}' connecting to {} ({})", options.name,
+                 absl::GetFlag(FLAGS_server), transport->description);
+    status = agent.Run();
+  }
   watchdog_poller.reset();
   if (gate) {
     const runtime::WatchdogCounters c = gate->counters();

@@ -27,6 +27,7 @@
 #include "sim/link_shaper.h"
 #include "sim/local_pki.h"
 #include "sim/process.h"
+#include "sim/reserved_port.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
 ABSL_FLAG(bool, tls, false,
@@ -156,21 +157,35 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
   const char* figure = regression ? "test_rmse" : "test_accuracy";
   // Overhead: what the round took beyond its slowest client's training and
   // the server's evaluation (RPCs, model transfer, aggregation, scheduling).
+  // An evaluation marked * ran while the next round trained: not in round_s.
   std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s %-8s %-12s\n", "round",
               "participants", figure, "test_loss", "round_s", "max_train_s",
               "eval_s", "overhead_ms");
+  bool any_overlapped = false;
   for (const auto& r : rounds) {
+    const bool overlapped = r.contains("eval_overlapped") &&
+                            r["eval_overlapped"].is_boolean() &&
+                            r["eval_overlapped"].get<bool>();
+    any_overlapped |= overlapped;
     const double overhead = Num(r, "round_seconds") -
                             Num(r, "max_train_seconds") -
-                            Num(r, "eval_seconds");
+                            (overlapped ? 0.0 : Num(r, "eval_seconds"));
     std::printf(
-        "%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f %-8.2f %-12.1f\n",
+        "%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f %-8s %-12.1f\n",
         static_cast<int>(Num(r, "round")),
         absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
                         static_cast<int>(Num(r, "selected")))
             .c_str(),
         Num(r, figure), Num(r, "test_loss"), Num(r, "round_seconds"),
-        Num(r, "max_train_seconds"), Num(r, "eval_seconds"), overhead * 1000);
+        Num(r, "max_train_seconds"),
+        absl::StrFormat("%.2f%s", Num(r, "eval_seconds"), overlapped ? "*" : "")
+            .c_str(),
+        overhead * 1000);
+  }
+  if (any_overlapped) {
+    std::printf(
+        "* evaluated while the next round trained (fedberry-server "
+        "--overlap_evaluation)\n");
   }
 }
 
@@ -304,10 +319,29 @@ int Run() {
     std::printf("fedberry-sim: mutual TLS with fresh certificates in %s/pki\n",
                 out.c_str());
   }
+  // Every server's port is chosen now, so that all processes start at
+  // once: boards load LibTorch and their data while the servers load.
+  // Shaped clients reach the server over their veth, not loopback.
+  auto server_port =
+      fedberry::sim::ReservedPort::On(shaped ? "0.0.0.0" : "127.0.0.1");
+  std::vector<fedberry::sim::ReservedPort> gateway_ports;
+  for (int g = 0; g < gateways && server_port.ok(); ++g) {
+    auto reserved = fedberry::sim::ReservedPort::On("127.0.0.1");
+    if (!reserved.ok()) {
+      server_port = reserved.status();
+      break;
+    }
+    gateway_ports.push_back(*std::move(reserved));
+  }
+  if (!server_port.ok()) {
+    std::fprintf(stderr, "fedberry-sim: %s\n",
+                 std::string(server_port.status().message()).c_str());
+    return 2;
+  }
   std::vector<std::string> server_argv = {
       bin + "/fedberry-server",
-      // Shaped clients reach the server over their veth, not loopback.
-      shaped ? "--listen=0.0.0.0:0" : "--listen=127.0.0.1:0",
+      absl::StrCat(
+          "--listen=", shaped ? "0.0.0.0:" : "127.0.0.1:", server_port->port()),
       absl::StrCat("--output=", out),
       absl::StrCat("--rounds=", rounds),
       absl::StrCat("--fraction=", absl::GetFlag(FLAGS_fraction)),
@@ -392,65 +426,42 @@ int Run() {
   std::printf("fedberry-sim: server started (log %s/logs/server.log)\n",
               out.c_str());
 
-  // A server writes its bound address once it listens.
-  const auto address_of = [&](const std::string& dir, Process& p,
-                              const std::string& name) -> std::string {
-    std::string address;
-    while (address.empty()) {
-      std::ifstream f(dir + "/server.addr");
-      std::getline(f, address);
-      if (!address.empty()) break;
-      if (p.Poll() || interrupted) {
-        std::fprintf(stderr,
-                     "fedberry-sim: the %s exited before listening; see "
-                     "%s/logs/%s.log\n",
-                     name.c_str(), out.c_str(), name.c_str());
-        return "";
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return address;
-  };
-  const std::string address = address_of(out, procs[0], "server");
-  if (address.empty()) return 1;
   // Tiers: each gateway takes the server's plan, then listens for its own
   // clients (client i joins gateway i % gateways).
-  std::vector<std::string> gateway_ports;
+  const std::string upstream = absl::StrCat("127.0.0.1:", server_port->port());
   for (int g = 0; g < gateways; ++g) {
     const int boards = n / gateways + (g < n % gateways ? 1 : 0);
     const std::string dir = absl::StrCat(out, "/gateway-", g);
     const std::string name = absl::StrCat("gateway-", g);
-    if (!launch({bin + "/fedberry-server", absl::StrCat("--upstream=", address),
-                 absl::StrCat("--upstream_name=sim-gateway-", g),
-                 "--listen=127.0.0.1:0", absl::StrCat("--output=", dir),
-                 absl::StrCat("--min_clients=", boards),
-                 absl::StrCat("--min_clients_to_start=", boards),
-                 absl::StrCat(
-                     "--round_deadline=",
-                     absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
-                 absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
-                 "--eval_data="},
-                name)) {
+    if (!launch(
+            {bin + "/fedberry-server", absl::StrCat("--upstream=", upstream),
+             absl::StrCat("--upstream_name=sim-gateway-", g),
+             absl::StrCat("--listen=127.0.0.1:", gateway_ports[g].port()),
+             absl::StrCat("--output=", dir),
+             absl::StrCat("--min_clients=", boards),
+             absl::StrCat("--min_clients_to_start=", boards),
+             absl::StrCat(
+                 "--round_deadline=",
+                 absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
+             absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
+             "--eval_data="},
+            name)) {
       return 2;
     }
-    const std::string at = address_of(dir, procs.back(), name);
-    if (at.empty()) {
-      for (auto& q : procs) q.Signal(SIGTERM);
-      return 1;
-    }
-    gateway_ports.push_back(at.substr(at.rfind(':') + 1));
-    std::printf("fedberry-sim: %s on %s for %d clients (log %s/logs/%s.log)\n",
-                name.c_str(), at.c_str(), boards, out.c_str(), name.c_str());
+    std::printf(
+        "fedberry-sim: %s on 127.0.0.1:%d for %d clients (log "
+        "%s/logs/%s.log)\n",
+        name.c_str(), gateway_ports[g].port(), boards, out.c_str(),
+        name.c_str());
   }
   std::unique_ptr<fedberry::sim::LinkShaper> shaper;
   if (shaped) {
     shaper =
         std::make_unique<fedberry::sim::LinkShaper>(out + "/logs/netns.log");
   }
-  const std::string server_port = address.substr(address.rfind(':') + 1);
   for (int i = 0; i < n; ++i) {
-    const std::string& port =
-        gateways > 0 ? gateway_ports[i % gateways] : server_port;
+    const int port =
+        gateways > 0 ? gateway_ports[i % gateways].port() : server_port->port();
     std::optional<fedberry::sim::ShapedLink> link;
     if (shaper && fleet[i].bandwidth_mbit > 0) {
       auto added = shaper->Add(i, fleet[i].bandwidth_mbit);
@@ -480,6 +491,11 @@ int Run() {
         absl::StrCat("--threads=", absl::GetFlag(FLAGS_threads_per_client)),
         absl::StrCat("--name=sim-client-", i),
         "--give_up_after=60s",
+        // Started with its server: dials once the server listens.
+        absl::StrCat("--server_ready_file=", out,
+                     gateways > 0 ? absl::StrCat("/gateway-", i % gateways)
+                                  : std::string(),
+                     "/server.addr"),
         absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-",
                      i),
         absl::StrCat("--checkpoint_every_batches=",
@@ -508,6 +524,35 @@ int Run() {
     if (link) argv = shaper->Wrap(*link, argv);
     if (!launch(argv, absl::StrCat("client-", i))) return 2;
   }
+  // A server writes its bound address once it listens; one that exits
+  // first stops the federation.
+  const auto listening = [&](const std::string& dir, size_t index,
+                             const std::string& name) {
+    while (true) {
+      std::string address;
+      std::ifstream f(dir + "/server.addr");
+      std::getline(f, address);
+      if (!address.empty()) return true;
+      if (procs[index].Poll() || interrupted) {
+        std::fprintf(stderr,
+                     "fedberry-sim: the %s exited before listening; see "
+                     "%s/logs/%s.log\n",
+                     name.c_str(), out.c_str(), name.c_str());
+        for (auto& q : procs) q.Signal(SIGTERM);
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  };
+  if (!listening(out, 0, "server")) return 1;
+  for (int g = 0; g < gateways; ++g) {
+    if (!listening(absl::StrCat(out, "/gateway-", g), 1 + g,
+                   absl::StrCat("gateway-", g))) {
+      return 1;
+    }
+  }
+  const std::string address =
+      absl::StrCat(shaped ? "0.0.0.0:" : "127.0.0.1:", server_port->port());
   std::printf("fedberry-sim: %d clients on %s%s, %d rounds of %s, planner %s\n",
               n, address.c_str(),
               gateways > 0

@@ -1,0 +1,30 @@
+// Waiting for a server that starts together with its boards.
+//
+// fedberry-server writes its bound address to <output>/server.addr once it
+// listens. A launcher that starts a server and its boards at once
+// (fedberry-sim) points each board at that file (--server_ready_file), so
+// the boards load LibTorch and their data while the server loads, and dial
+// as soon as it listens instead of failing and backing off.
+#ifndef FEDBERRY_CLIENT_SERVER_READY_FILE_H_
+#define FEDBERRY_CLIENT_SERVER_READY_FILE_H_
+
+#include <atomic>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "runtime/clock.h"
+
+namespace fedberry::client {
+
+// Returns once `path` holds something. DeadlineExceeded when `timeout`
+// (> 0; 0: no limit) passes on `clock` first, Cancelled when `stop` is
+// set. Looks every `poll` (real time).
+absl::Status WaitForServerReadyFile(
+    const std::string& path, absl::Duration timeout,
+    const std::atomic<bool>& stop, Clock& clock = Clock::Real(),
+    absl::Duration poll = absl::Milliseconds(20));
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_SERVER_READY_FILE_H_
