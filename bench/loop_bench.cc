@@ -23,6 +23,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -243,6 +244,9 @@ int Run() {
 }  // namespace fedberry::runtime
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "One client's training loop (samples/s) and the 10k evaluation by batch "
+      "size; compare with bench/reference/loop_bench.py.");
   absl::ParseCommandLine(argc, argv);
   return fedberry::runtime::Run();
 }

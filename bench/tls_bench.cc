@@ -21,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "proto/wire.h"
@@ -304,6 +305,9 @@ int Main() {
 }  // namespace fedberry
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Handshake and round times of a real server in plaintext, TLS and mutual "
+      "TLS.");
   absl::ParseCommandLine(argc, argv);
   return fedberry::Main();
 }

@@ -6,10 +6,14 @@
 # and by bench/reference/fedavg_job.py (Debian's python3-torch, the same
 # LibTorch underneath; the same model, shards, optimizer and evaluation; one
 # spawned process per client, training concurrently). Repetitions are
-# interleaved (fedberry, python, fedberry, ...) so a change in the machine's
-# load hits both. Prints each run, then the medians and the ratios
-# python / fedberry of wall time, CPU time (all processes), peak RSS per
-# process and final accuracy. A benchmark: it asserts nothing.
+# interleaved (fedberry, python, python+sgemm, fedberry, ...) so a change in
+# the machine's load hits all. "python+sgemm" is the Python reference with
+# fedberry's oneDNN sgemm_ preloaded (build/bin/libfedberry_sgemm_preload.so,
+# runtime/fast_sgemm.h), so both sides do their matrix products on the same
+# fast BLAS; "python" is Python PyTorch as Debian installs it (libblas.so.3).
+# Prints each run, then the medians and the ratios python / fedberry of wall
+# time, CPU time (all processes), peak RSS per process and final accuracy.
+# A benchmark: it asserts nothing.
 #
 #   bench/vs_python.sh                  # REPS=3
 #   REPS=1 bench/vs_python.sh           # a quick look
@@ -31,6 +35,11 @@ ref=bench/reference
 $python -c 'import torch' 2>/dev/null ||
   { echo "vs_python.sh: $python cannot import torch: apt-get install python3-torch" >&2; exit 2; }
 
+# fedberry's sgemm_ for the Python side (built where FEDBERRY_FAST_SGEMM is on).
+preload=$(realpath -e "$bin/libfedberry_sgemm_preload.so" 2>/dev/null || true)
+[[ -n $preload ]] ||
+  echo "vs_python.sh: no $bin/libfedberry_sgemm_preload.so (FEDBERRY_FAST_SGEMM off?): no python+sgemm runs" >&2
+
 rm -rf "$out"
 mkdir -p "$out"
 results=$out/results.jsonl
@@ -42,5 +51,11 @@ for ((r = 1; r <= reps; r++)); do
   $python $ref/measure.py --label python --log "$out/python-$r.log" \
     --results "$results" -- $python $ref/fedavg_job.py ||
     echo "vs_python.sh: python run $r failed, see $out/python-$r.log" >&2
+  if [[ -n $preload ]]; then
+    LD_PRELOAD=$preload $python $ref/measure.py --label python+sgemm \
+      --log "$out/python-sgemm-$r.log" --results "$results" -- \
+      $python $ref/fedavg_job.py ||
+      echo "vs_python.sh: python+sgemm run $r failed, see $out/python-sgemm-$r.log" >&2
+  fi
 done
 $python $ref/summarize.py "$results"

@@ -67,3 +67,17 @@ else()
   add_library(fedberry_fast_sgemm INTERFACE)
 endif()
 add_library(fedberry::fast_sgemm ALIAS fedberry_fast_sgemm)
+
+# The same sgemm_ as a preloadable library, for programs fedberry does not
+# build: bench/vs_python.sh runs its Python reference with
+# LD_PRELOAD=libfedberry_sgemm_preload.so so that both sides of the
+# comparison do their matrix products in oneDNN.
+if(FEDBERRY_FAST_SGEMM)
+  add_library(fedberry_sgemm_preload MODULE
+    ${CMAKE_CURRENT_LIST_DIR}/../runtime/fast_sgemm.cc)
+  target_include_directories(fedberry_sgemm_preload PRIVATE ${CMAKE_SOURCE_DIR})
+  target_link_libraries(fedberry_sgemm_preload PRIVATE
+    ${FEDBERRY_DNNL_LIBRARY} ${CMAKE_DL_LIBS})
+  set_target_properties(fedberry_sgemm_preload PROPERTIES
+    PREFIX "lib" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
+endif()

@@ -1,6 +1,8 @@
 #!/usr/bin/python3
 """Prints the medians of bench/vs_python.sh's runs side by side, and the
-ratios Python / fedberry (above 1: fedberry is faster or smaller)."""
+ratios of each Python variant to fedberry (above 1: fedberry is faster or
+smaller). Labels: "fedberry", then the Python runs in the order first seen
+("python", "python+sgemm")."""
 import json
 import statistics
 import sys
@@ -11,9 +13,10 @@ def main(path):
     jobs = {}
     for r in rows:
         jobs.setdefault(r["label"], []).append(r)
-    a, b = jobs.get("fedberry", []), jobs.get("python", [])
-    if not a or not b:
-        sys.exit("summarize.py: need runs of both fedberry and python")
+    a = jobs.get("fedberry", [])
+    others = [(label, runs) for label, runs in jobs.items() if label != "fedberry"]
+    if not a or not others:
+        sys.exit("summarize.py: need runs of fedberry and of python")
 
     def med(runs, f):
         values = [v for v in (f(r) for r in runs) if v is not None]
@@ -31,13 +34,20 @@ def main(path):
         ("final test accuracy", lambda r: r["accuracy"], "%.4f"),
     ]
     failed = sum(r["exit"] != 0 for r in rows)
-    print(f"\nmedians of {len(a)} fedberry and {len(b)} python runs"
+    counts = ", ".join(f"{len(runs)} {label}" for label, runs in [("fedberry", a)] + others)
+    print(f"\nmedians of {counts} runs"
           + (f" ({failed} runs exited non-zero)" if failed else ""))
-    print(f"{'':34} {'fedberry':>10} {'python':>10} {'python/fedberry':>16}")
+    header = f"{'':34} {'fedberry':>10}"
+    header += "".join(f" {label:>12}" for label, _ in others)
+    header += "".join(f" {label + '/fedberry':>20}" for label, _ in others)
+    print(header)
     for name, f, fmt in lines:
-        x, y = med(a, f), med(b, f)
-        ratio = "" if name.startswith("final") else "%.2fx" % (y / x)
-        print(f"{name:34} {fmt % x:>10} {fmt % y:>10} {ratio:>16}")
+        x = med(a, f)
+        ys = [med(runs, f) for _, runs in others]
+        row = f"{name:34} {fmt % x:>10}" + "".join(f" {fmt % y:>12}" for y in ys)
+        if not name.startswith("final"):
+            row += "".join(f" {'%.2fx' % (y / x):>20}" for y in ys)
+        print(row)
 
 
 if __name__ == "__main__":
