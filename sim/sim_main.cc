@@ -57,6 +57,9 @@ ABSL_FLAG(std::string, input_std, "", "Normalisation deviation(s).");
 ABSL_FLAG(std::string, label_column, "", "csv: the label's column.");
 ABSL_FLAG(std::string, feature_columns, "", "csv: feature columns.");
 ABSL_FLAG(bool, skip_bad_rows, false, "csv: skip malformed rows.");
+ABSL_FLAG(bool, overlap_evaluation, true,
+          "The server evaluates each round's model while the next round "
+          "trains (fedberry-server --overlap_evaluation).");
 // Aggregation and wire encodings, passed to fedberry-server as given (see
 // fedberry-server --help); empty: the server's default.
 ABSL_FLAG(std::string, strategy, "",
@@ -365,6 +368,8 @@ int Run() {
       absl::StrCat("--planner_max_factor=",
                    absl::GetFlag(FLAGS_planner_max_factor)),
       absl::StrCat("--data_moves=", absl::GetFlag(FLAGS_data_moves)),
+      absl::StrCat("--overlap_evaluation=",
+                   absl::GetFlag(FLAGS_overlap_evaluation)),
   };
   for (const auto& [name, value] :
        std::vector<std::pair<const char*, std::string>>{
