@@ -6,11 +6,15 @@
 # and by bench/reference/fedavg_job.py (Debian's python3-torch, the same
 # LibTorch underneath; the same model, shards, optimizer and evaluation; one
 # spawned process per client, training concurrently). Repetitions are
-# interleaved (fedberry, python, python+sgemm, fedberry, ...) so a change in
-# the machine's load hits all. "python+sgemm" is the Python reference with
-# fedberry's oneDNN sgemm_ preloaded (build/bin/libfedberry_sgemm_preload.so,
-# runtime/fast_sgemm.h), so both sides do their matrix products on the same
-# fast BLAS; "python" is Python PyTorch as Debian installs it (libblas.so.3).
+# interleaved (fedberry, then each Python variant, fedberry, ...) so a change
+# in the machine's load hits all. The Python variants:
+#   python             Python PyTorch as Debian installs it (libblas.so.3);
+#   python+sgemm       with fedberry's oneDNN sgemm_ preloaded
+#                      (build/bin/libfedberry_sgemm_preload.so,
+#                      runtime/fast_sgemm.h): both sides on the same fast BLAS;
+#   python+sgemm+heap  also with fedberry's malloc thresholds
+#                      (runtime/heap_tuning.h) as glibc tunables: both
+#                      processes' fixes, so only the languages differ.
 # Prints each run, then the medians and the ratios python / fedberry of wall
 # time, CPU time (all processes), peak RSS per process and final accuracy.
 # A benchmark: it asserts nothing.
@@ -44,18 +48,25 @@ rm -rf "$out"
 mkdir -p "$out"
 results=$out/results.jsonl
 echo "vs_python.sh: $reps repetitions, output in $out (load average: $(cut -d' ' -f1-3 /proc/loadavg))"
+# One run of the Python reference under LABEL, with the environment given
+# after it (VAR=value ...).
+run_python() {
+  local label=$1 r=$2
+  shift 2
+  env "$@" $python $ref/measure.py --label "$label" --log "$out/$label-$r.log" \
+    --results "$results" -- $python $ref/fedavg_job.py ||
+    echo "vs_python.sh: $label run $r failed, see $out/$label-$r.log" >&2
+}
+# fedberry's fixed malloc thresholds (runtime/heap_tuning.h) as glibc tunables.
+heap=GLIBC_TUNABLES=glibc.malloc.mmap_threshold=16777216:glibc.malloc.trim_threshold=67108864
 for ((r = 1; r <= reps; r++)); do
   $python $ref/measure.py --label fedberry --log "$out/fedberry-$r.log" \
     --results "$results" -- "$bin/fedberry-sim" --output="$out/fedberry-$r" ||
     echo "vs_python.sh: fedberry run $r failed, see $out/fedberry-$r.log" >&2
-  $python $ref/measure.py --label python --log "$out/python-$r.log" \
-    --results "$results" -- $python $ref/fedavg_job.py ||
-    echo "vs_python.sh: python run $r failed, see $out/python-$r.log" >&2
+  run_python python "$r"
   if [[ -n $preload ]]; then
-    LD_PRELOAD=$preload $python $ref/measure.py --label python+sgemm \
-      --log "$out/python-sgemm-$r.log" --results "$results" -- \
-      $python $ref/fedavg_job.py ||
-      echo "vs_python.sh: python+sgemm run $r failed, see $out/python-sgemm-$r.log" >&2
+    run_python python+sgemm "$r" LD_PRELOAD="$preload"
+    run_python python+sgemm+heap "$r" LD_PRELOAD="$preload" "$heap"
   fi
 done
 $python $ref/summarize.py "$results"
