@@ -2,7 +2,7 @@
 """Prints the medians of bench/vs_python.sh's runs side by side, and the
 ratios of each Python variant to fedberry (above 1: fedberry is faster or
 smaller). Labels: "fedberry", then the Python runs in the order first seen
-("python", "python+sgemm")."""
+("python", "python+sgemm", "python+sgemm+heap")."""
 import json
 import statistics
 import sys
