@@ -1,6 +1,7 @@
 // Crash injection for kill tests: named points in the checkpoint write
-// protocol where a test run may SIGKILL its own process, so a harness can be
-// sure that some kills land in the middle of a checkpoint write.
+// protocol (and the server's overlapped evaluation,
+// "round.overlapped_evaluation") where a test run may SIGKILL its own
+// process, so a harness can be sure that some kills land at those moments.
 //
 // Off unless the environment variable FEDBERRY_KILL_POINTS is set, e.g.
 // "ckpt.*:0.05" (every point whose name starts with "ckpt.", with

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "checkpoint/kill_point.h"
 #include "proto/wire.h"
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
@@ -1045,6 +1046,8 @@ void RoundCoordinator::EvaluateAndReport(
     }
     report.eval = *eval;
   }
+  // Kill tests: the next round is open, this one not yet reported.
+  checkpoint::KillPoint("round.overlapped_evaluation");
   FederationSnapshot snapshot;
   {
     absl::MutexLock lock(&mu_);

@@ -170,6 +170,7 @@ class KillTest : public ::testing::Test {
   int rounds_ = kRounds;                   // the job's
   std::vector<std::string> server_extra_;  // e.g. another model
   std::vector<std::string> client_extra_;  // e.g. certificates
+  std::string server_kill_points_ = "ckpt.*:0.2";
   std::mt19937 rng_{std::random_device{}()};
 };
 
@@ -281,6 +282,19 @@ TEST_F(KillTest, ServerKilledUnderFedAdamWithTopKUpdatesEndsExactly) {
   EXPECT_GT(testing::CountLines(dir_ / "kill/server.log", "fedadam"), 0);
 }
 
+// With an evaluation set the server evaluates each round while the next
+// one trains; kills also land just after such an evaluation, before its
+// round is reported. Every round is still reported once, and the job ends
+// with the uninterrupted job's model.
+TEST_F(KillTest, ServerKilledAfterAnOverlappedEvaluationEndsExactly) {
+  server_extra_ = {"--eval_data=" + (dir_ / "data")};
+  server_kill_points_ = "ckpt.*:0.2,round.overlapped_evaluation:0.5";
+  KillServerRepeatedly();
+  EXPECT_GT(
+      testing::CountLines(dir_ / "kill/server.log", "is evaluated while round"),
+      0);
+}
+
 void KillTest::KillServerRepeatedly() {
   const int target = std::max(4, KillTarget() / 8);
   // Rounds enough for the kills: one after a round is durable moves the job
@@ -291,7 +305,7 @@ void KillTest::KillServerRepeatedly() {
   const std::string out = dir_ / "kill";
   std::filesystem::create_directories(out);
   Process server = Spawn(ServerArgs(out, "127.0.0.1:0", 2), out + "/server.log",
-                         "ckpt.*:0.2");
+                         server_kill_points_.c_str());
   const std::string address = Address(out, server);
   std::vector<Process> clients;
   for (int i = 0; i < 2; ++i) {
@@ -335,7 +349,7 @@ void KillTest::KillServerRepeatedly() {
     ASSERT_LT(kills, 10 * target + 20);
     // Same address: clients reconnect to the restarted server.
     server = Spawn(ServerArgs(out, address, 2), out + "/server.log",
-                   kills < target ? "ckpt.*:0.2" : nullptr);
+                   kills < target ? server_kill_points_.c_str() : nullptr);
   }
   for (auto& c : clients) EXPECT_EQ(WaitExit(c).code, 0);
   std::printf(
