@@ -477,10 +477,8 @@ int Run() {
         absl::GetFlag(FLAGS_watchdog_poll_interval),
         [g = gate.get()] { g->Poll(); });
   }
-  std::atomic<bool> stopping{false};
   ShutdownSignal signal([&](int sig) {
     spdlog::warn("signal {} received: stopping", sig);
-    stopping = true;
     agent.Stop();
   });
   absl::Status status;
@@ -488,7 +486,8 @@ int Run() {
       !ready.empty()) {
     spdlog::info("waiting for the server to listen ({})", ready);
     status = client::WaitForServerReadyFile(
-        ready, absl::GetFlag(FLAGS_give_up_after), stopping);
+        ready, absl::GetFlag(FLAGS_give_up_after),
+        [&signal] { return signal.received(); });
   }
   if (status.ok()) {
     spdlog::info("client '{}' connecting to {} ({})", options.name,

@@ -9,8 +9,8 @@ namespace fedberry::client {
 
 absl::Status WaitForServerReadyFile(const std::string& path,
                                     absl::Duration timeout,
-                                    const std::atomic<bool>& stop, Clock& clock,
-                                    absl::Duration poll) {
+                                    const std::function<bool()>& stopped,
+                                    Clock& clock, absl::Duration poll) {
   const absl::Time give_up = timeout > absl::ZeroDuration()
                                  ? clock.Now() + timeout
                                  : absl::InfiniteFuture();
@@ -21,7 +21,7 @@ absl::Status WaitForServerReadyFile(const std::string& path,
     if (stat(path.c_str(), &st) == 0 && st.st_size > 0) {
       return absl::OkStatus();
     }
-    if (stop.load()) {
+    if (stopped()) {
       return absl::CancelledError(
           absl::StrCat("stopped while waiting for ", path));
     }

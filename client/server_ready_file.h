@@ -8,7 +8,7 @@
 #ifndef FEDBERRY_CLIENT_SERVER_READY_FILE_H_
 #define FEDBERRY_CLIENT_SERVER_READY_FILE_H_
 
-#include <atomic>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -18,11 +18,11 @@
 namespace fedberry::client {
 
 // Returns once `path` holds something. DeadlineExceeded when `timeout`
-// (> 0; 0: no limit) passes on `clock` first, Cancelled when `stop` is
-// set. Looks every `poll` (real time).
+// (> 0; 0: no limit) passes on `clock` first, Cancelled once `stopped`
+// says so. Looks every `poll` (real time).
 absl::Status WaitForServerReadyFile(
     const std::string& path, absl::Duration timeout,
-    const std::atomic<bool>& stop, Clock& clock = Clock::Real(),
+    const std::function<bool()>& stopped, Clock& clock = Clock::Real(),
     absl::Duration poll = absl::Milliseconds(20));
 
 }  // namespace fedberry::client

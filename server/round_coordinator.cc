@@ -33,6 +33,11 @@ std::string RandomHex(int bytes) {
   return absl::BytesToHexString(raw);
 }
 
+// An evaluation a model can be published (or reported) on.
+bool IsFinite(const runtime::EvalResult& eval) {
+  return std::isfinite(eval.mean_loss) && std::isfinite(eval.accuracy);
+}
+
 }  // namespace
 
 RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
@@ -929,8 +934,7 @@ void RoundCoordinator::CloseRound(bool abandon) {
       spdlog::error("round {}: evaluation failed: {}", report.round,
                     eval.status().ToString());
       overlap = false;
-    } else if (!std::isfinite(eval->mean_loss) ||
-               !std::isfinite(eval->accuracy)) {
+    } else if (!IsFinite(*eval)) {
       report.refused_result = absl::StrCat(
           "its evaluation is not finite (loss ", eval->mean_loss,
           overlap ? absl::StrCat(" on the first ", eval->samples, " samples")
@@ -1035,7 +1039,7 @@ void RoundCoordinator::EvaluateAndReport(
     spdlog::error("round {}: evaluation failed: {}", report.round,
                   eval.status().ToString());
   } else {
-    if (!std::isfinite(eval->mean_loss) || !std::isfinite(eval->accuracy)) {
+    if (!IsFinite(*eval)) {
       // Its probe was finite, so the next round already trains from it.
       spdlog::error(
           "round {}: its model's evaluation is not finite (loss {}) on the "

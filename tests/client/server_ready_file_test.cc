@@ -6,6 +6,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "runtime/clock.h"
@@ -29,6 +30,7 @@ class ServerReadyFileTest : public ::testing::Test {
   fs::path dir_;
   std::string path_;
   std::atomic<bool> stop_{false};
+  const std::function<bool()> stopped_ = [this] { return stop_.load(); };
 };
 
 TEST_F(ServerReadyFileTest, ReturnsOnceTheServerWroteItsAddress) {
@@ -39,7 +41,8 @@ TEST_F(ServerReadyFileTest, ReturnsOnceTheServerWroteItsAddress) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     fs::rename(path_ + ".tmp", path_);
   });
-  EXPECT_TRUE(WaitForServerReadyFile(path_, absl::ZeroDuration(), stop_).ok());
+  EXPECT_TRUE(
+      WaitForServerReadyFile(path_, absl::ZeroDuration(), stopped_).ok());
   server.join();
   std::ifstream in(path_);
   std::string address;
@@ -53,8 +56,8 @@ TEST_F(ServerReadyFileTest, GivesUpAfterItsTimeoutNamingTheFile) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     clock.Advance(absl::Seconds(61));
   });
-  const absl::Status s = WaitForServerReadyFile(path_, absl::Seconds(60), stop_,
-                                                clock, absl::Milliseconds(1));
+  const absl::Status s = WaitForServerReadyFile(
+      path_, absl::Seconds(60), stopped_, clock, absl::Milliseconds(1));
   time.join();
   EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
   EXPECT_NE(s.message().find(path_), std::string::npos) << s;
@@ -66,7 +69,7 @@ TEST_F(ServerReadyFileTest, AStopEndsTheWait) {
     stop_ = true;
   });
   const absl::Status s =
-      WaitForServerReadyFile(path_, absl::ZeroDuration(), stop_);
+      WaitForServerReadyFile(path_, absl::ZeroDuration(), stopped_);
   stopper.join();
   EXPECT_EQ(s.code(), absl::StatusCode::kCancelled) << s;
 }
