@@ -27,6 +27,7 @@
 #include "client/watchdog_gate.h"
 #include "proto/wire.h"
 #include "runtime/command_line.h"
+#include "runtime/compute_kernels.h"
 #include "runtime/device_facts.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
@@ -291,9 +292,9 @@ int Supervise(int argc, char** argv) {
 }
 
 int Run() {
-  const int threads = std::max(1, absl::GetFlag(FLAGS_threads));
-  at::set_num_threads(threads);
+  runtime::SetComputeThreads(std::max(1, absl::GetFlag(FLAGS_threads)));
   at::set_num_interop_threads(1);
+  spdlog::info("compute: {}", runtime::DescribeComputeKernels());
 
   auto kind = runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition));
   if (!kind.ok()) {
@@ -545,6 +546,12 @@ int main(int argc, char** argv) {
   // Before any thread starts (gRPC, the samplers, the watchdog's poller).
   BlockShutdownSignals();
   client::BlockCriuSignals();  // the CRIU release's protocol
+  // Before LibTorch's first operation (FEDBERRY_KERNELS).
+  if (auto kernels = runtime::UseComputeKernelsFromEnvironment();
+      !kernels.ok()) {
+    spdlog::error("{}", std::string(kernels.status().message()));
+    return 2;
+  }
   if (absl::GetFlag(FLAGS_supervise)) return Supervise(argc, argv);
   return Run();
 }

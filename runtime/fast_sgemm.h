@@ -9,7 +9,8 @@
 // to the dynamic linker, so libtorch's (and LAPACK's) calls bind to it
 // instead of libblas's, without changing the machine's BLAS for every other
 // program. Arguments dnnl_sgemm refuses go to the next sgemm_ (libblas), so
-// BLAS error reporting is unchanged.
+// BLAS error reporting is unchanged. With FEDBERRY_KERNELS=reference in the
+// environment (runtime/compute_kernels.h) every call goes there.
 //
 // Linked into an executable with the CMake target fedberry::fast_sgemm (an
 // object library; empty when FEDBERRY_FAST_SGEMM is OFF).
@@ -24,8 +25,8 @@ namespace fedberry::runtime {
 // LibTorch's calls reached it).
 uint64_t FastSgemmCalls();
 
-// Of those, calls handed on to the next sgemm_ (libblas) because oneDNN
-// refused the arguments.
+// Of those, calls handed on to the next sgemm_ (libblas): oneDNN refused
+// the arguments, or reference kernels are in use.
 uint64_t FastSgemmFallbacks();
 
 }  // namespace fedberry::runtime

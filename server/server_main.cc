@@ -16,6 +16,7 @@
 #include "client/round_meter.h"
 #include "proto/wire.h"
 #include "runtime/command_line.h"
+#include "runtime/compute_kernels.h"
 #include "runtime/device_facts.h"
 #include "runtime/fd_limit.h"
 #include "runtime/heap_tuning.h"
@@ -788,9 +789,14 @@ int RunGateway() {
 }
 
 int Run() {
-  if (absl::GetFlag(FLAGS_threads) > 0) {
-    torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  // Before LibTorch's first operation (FEDBERRY_KERNELS).
+  if (auto kernels = runtime::UseComputeKernelsFromEnvironment();
+      !kernels.ok()) {
+    spdlog::error("{}", std::string(kernels.status().message()));
+    return 2;
   }
+  runtime::SetComputeThreads(absl::GetFlag(FLAGS_threads));
+  spdlog::info("compute: {}", runtime::DescribeComputeKernels());
   return absl::GetFlag(FLAGS_upstream).empty() ? RunJob() : RunGateway();
 }
 
