@@ -37,6 +37,15 @@ def needed(path):
     return re.findall(r"^\s+NEEDED\s+(\S+)", out, re.M)
 
 
+def runpath(path):
+    """The directories of an ELF file's RUNPATH (build/lib/fedberry for
+    fedberry's programs: the repaired LibTorch copies)."""
+    out = subprocess.run(["objdump", "-p", path], capture_output=True,
+                         text=True).stdout
+    m = re.search(r"^\s+RUNPATH\s+(\S+)", out, re.M)
+    return [d for d in m.group(1).split(":") if d] if m else []
+
+
 def resolve(soname, extra_dirs):
     for d in extra_dirs + LIB_DIRS:
         p = os.path.join(d, soname)
@@ -92,7 +101,7 @@ def report(pid):
     exe = os.readlink(f"/proc/{pid}/exe")
     rows = smaps(pid)
     loaded = {os.path.realpath(p) for p, _, _ in rows if p.startswith("/")}
-    dirs = sorted({os.path.dirname(p) for p in loaded})
+    dirs = runpath(exe) + sorted({os.path.dirname(p) for p in loaded})
     core = core_libraries(exe, dirs)
     libs = {p for p in loaded if ".so" in os.path.basename(p)}
     optional = libs - core

@@ -18,6 +18,7 @@ packages=(
   libglpk-dev
   dataset-fashion-mnist
   time
+  patchelf  # the slim LibTorch copies (scripts/slim-library.sh)
   criu  # optional at run time: the watchdog detects it with `criu check`
 )
 # Cross compiler, emulator for the tests, and what scripts/make-sysroot.sh

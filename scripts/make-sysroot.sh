@@ -38,29 +38,9 @@ if [[ -f $cache/stamp && "$(cat "$cache/stamp")" == "$stamp_want" ]]; then
   exit 0
 fi
 
-apt_dir=$cache/apt
-mkdir -p "$apt_dir/lists/partial" "$apt_dir/archives/partial" \
-  "$apt_dir/sources.list.d" "$apt_dir/preferences.d"
-: >"$apt_dir/status"
-cat >"$apt_dir/sources.list" <<EOF
-deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main
-deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-updates main
-deb [arch=arm64 signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $security bookworm-security main
-EOF
-
 # A private apt: arm64 only, its own lists, status (empty: nothing is
 # installed, so every dependency is fetched) and package cache.
-apt_opts=(
-  -o APT::Architecture=arm64 -o APT::Architectures=arm64
-  -o Dir::State="$apt_dir" -o Dir::State::Lists="$apt_dir/lists"
-  -o Dir::State::Status="$apt_dir/status"
-  -o Dir::Cache="$apt_dir" -o Dir::Cache::Archives="$apt_dir/archives"
-  -o Dir::Etc::SourceList="$apt_dir/sources.list"
-  -o Dir::Etc::SourceParts="$apt_dir/sources.list.d"
-  -o Dir::Etc::Preferences="$apt_dir/preferences"
-  -o Dir::Etc::PreferencesParts="$apt_dir/preferences.d"
-  -o Debug::NoLocking=1 -o APT::Sandbox::User=root
-)
+source scripts/arm64-apt.sh
 echo "make-sysroot: fetching arm64 package lists" >&2
 apt-get "${apt_opts[@]}" -qq update >&2
 echo "make-sysroot: downloading ${packages[*]} and dependencies (arm64)" >&2
