@@ -26,6 +26,9 @@ packages=(
 cross_packages=(
   g++-aarch64-linux-gnu binutils-aarch64-linux-gnu qemu-user-static
   apt dpkg-dev debian-archive-keyring
+  # The emulated board (scripts/test-pi-vm.sh): its system, its machine,
+  # its disk image.
+  mmdebstrap arch-test qemu-system-arm e2fsprogs
 )
 # The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
 # Python PyTorch for the TorchScript fixtures.

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# A Raspberry Pi 3 B+ in a box: does on an emulated 1 GiB arm64 board what a
+# fleet operator does on a real one, and prints what it cost.
+#
+#  1. makes (once; cached like the sysroot) a Debian 12 arm64 system from
+#     Debian's packages (mmdebstrap, arm64 code run by qemu-user through
+#     binfmt_misc) with Debian's own arm64 kernel;
+#  2. makes a local apt repository of the arm64 .deb (build-rpi3/, from
+#     scripts/test-rpi3.sh) and of what it and the default data need that
+#     the board lacks, so the board needs no network;
+#  3. issues the fleet's certificates (fedberry-pki) and starts
+#     fedberry-server with mutual TLS on the host's loopback;
+#  4. boots the board: qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 4
+#     -m 1024, its network qemu's user mode, restricted, with one way out:
+#     gateway.local:50051 forwarded to the server on 127.0.0.1; the host's
+#     folder for this run shared over 9p. A unit in the image runs
+#     scripts/pi-vm/guest-run.sh from the share: apt installs the package
+#     from the local repository, the TLS files and /etc/default settings go
+#     in place, systemd runs fedberry-client.service until the job ends,
+#     and the board powers off;
+#  5. prints the packages installed and their size, boot time, the client's
+#     start, its peak RSS, PSS and USS inside the VM, per-round figures, and
+#     "test-pi-vm: ok ..." last.
+#
+# Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
+#   --quick   boot, install and one round (what CI runs)
+# Times are of qemu's software emulation on this machine (TCG), not of a
+# Cortex-A53: they are labelled so. Cache: $FEDBERRY_PI_VM_CACHE (default
+# .cache/pi-vm). Needs root (mmdebstrap, binfmt_misc).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=0
+rounds=3
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1; rounds=1 ;;
+    --rounds=*) rounds=${arg#--rounds=} ;;
+    -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test-pi-vm: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+
+cache=${FEDBERRY_PI_VM_CACHE:-$PWD/.cache/pi-vm}
+mirror=${FEDBERRY_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+security=${FEDBERRY_DEBIAN_SECURITY_MIRROR:-http://deb.debian.org/debian-security}
+step() { echo "test-pi-vm: $*"; }
+fail() { echo "test-pi-vm: FAIL: $*" >&2; exit 1; }
+# The board's system: what a minimal Debian 12 arm64 install with systemd,
+# networking and Debian's kernel has.
+image_packages=(systemd-sysv udev kmod iproute2 procps linux-image-arm64)
+image_stamp="format 2; packages: ${image_packages[*]}; mirror: $mirror"
+
+# qemu-user runs arm64 maintainer scripts in the image through binfmt_misc
+# (F: the interpreter is opened now, so it works inside the chroot).
+ensure_binfmt() {
+  local f=/proc/sys/fs/binfmt_misc
+  [[ -e $f/register ]] || mount -t binfmt_misc binfmt_misc "$f"
+  [[ -e $f/qemu-aarch64 ]] ||
+    cat /usr/lib/binfmt.d/qemu-aarch64.conf >"$f/register"
+}
+
+# The board's root file system as an ext4 image, its kernel and initrd, and
+# its dpkg status (what the local repository need not carry).
+build_image() {
+  if [[ -f $cache/image.stamp && $(cat "$cache/image.stamp") == "$image_stamp" ]]; then
+    return
+  fi
+  ensure_binfmt
+  local rootfs=$cache/rootfs t=$SECONDS
+  rm -rf "$rootfs" "$cache/image.stamp"
+  mkdir -p "$cache"
+  mmdebstrap --quiet --architectures=arm64 --variant=minbase \
+    --include="$(IFS=,; echo "${image_packages[*]}")" \
+    --aptopt='Acquire::Languages "none"' \
+    --dpkgopt='path-exclude=/usr/share/doc/*' \
+    --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' \
+    --essential-hook="scripts/pi-vm/initramfs-hook.sh \"\$1\"" \
+    --customize-hook="scripts/pi-vm/customize-image.sh \"\$1\"" \
+    bookworm "$rootfs" "deb $mirror bookworm main" \
+    "deb $mirror bookworm-updates main" "deb $security bookworm-security main"
+  cp "$rootfs"/boot/vmlinuz-* "$cache/vmlinuz"
+  cp "$rootfs"/boot/initrd.img-* "$cache/initrd.img"
+  cp "$rootfs/var/lib/dpkg/status" "$cache/dpkg-status"
+  rm -f "$cache/base.img"
+  mke2fs -q -t ext4 -L root -d "$rootfs" "$cache/base.img" 3G
+  step "image: $(grep -c '^Package:' "$cache/dpkg-status") packages," \
+    "$(du -sm "$rootfs" | cut -f1) MiB, made in $((SECONDS - t)) s"
+  rm -rf "$rootfs"
+  echo "$image_stamp" >"$cache/image.stamp"
+}
+
+# share/repo: the package, and what it and the default data need beyond the
+# image, from a private arm64 apt whose status is the image's.
+make_repo() {
+  local deb=$1 repo=$2
+  mkdir -p "$repo" "$cache/apt"
+  cp "$cache/dpkg-status" "$cache/apt/status"
+  source scripts/arm64-apt.sh
+  apt-get "${apt_opts[@]}" -qq update
+  apt-get "${apt_opts[@]}" -qq -y --download-only --no-install-recommends \
+    -o Dir::Cache::Archives="$repo" install "$PWD/$deb" dataset-fashion-mnist
+  cp "$deb" "$repo/"
+  (cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null)
+  step "local repository: $(ls "$repo"/*.deb | wc -l) packages," \
+    "$(du -cm "$repo"/*.deb | tail -1 | cut -f1) MiB"
+}
+
+# The fleet's certificates: the server as gateway.local, the board as pi-1.
+make_pki() {
+  local dir=$1
+  build/bin/fedberry-pki init --dir="$dir" >/dev/null
+  build/bin/fedberry-pki server gateway --san=DNS:gateway.local --dir="$dir" >/dev/null
+  build/bin/fedberry-pki board pi-1 --dir="$dir" >/dev/null
+}
+
+start_server() {
+  local work=$1
+  setsid timeout 3600 build/bin/fedberry-server --listen=127.0.0.1:0 \
+    --tls_cert="$work/pki/gateway.crt" --tls_key="$work/pki/gateway.key" \
+    --client_ca="$work/pki/fleet-ca.crt" --rounds="$rounds" \
+    --min_clients=1 --min_clients_to_start=1 --local_steps=20 \
+    --batch_size=32 --lr=0.05 --output="$work/out" >"$work/server.log" 2>&1 &
+  server_pid=$!
+  for _ in $(seq 600); do
+    [[ -s $work/out/server.addr ]] && break
+    kill -0 "$server_pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [[ -s $work/out/server.addr ]] || { cat "$work/server.log" >&2; fail "the server did not start"; }
+  server_port=$(sed -E 's/.*://' "$work/out/server.addr")
+}
+
+# Boots the board on a throwaway copy of the image; returns when it powers
+# off (or after the timeout).
+boot_board() {
+  local work=$1 timeout=$2
+  cp --sparse=always "$cache/base.img" "$work/board.img"
+  timeout "$timeout" qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 4 -m 1024 \
+    -kernel "$cache/vmlinuz" -initrd "$cache/initrd.img" \
+    -append "root=/dev/vda rw console=ttyAMA0 systemd.show_status=0" \
+    -drive "file=$work/board.img,if=virtio,format=raw" \
+    -virtfs "local,path=$work/share,mount_tag=host,security_model=none,id=host" \
+    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:50051-tcp:127.0.0.1:$server_port" \
+    -device virtio-net-pci,netdev=net0,romfile= \
+    -nographic -serial "file:$work/console.log" -monitor none -no-reboot
+}
+
+main() {
+  local deb
+  deb=$(ls build-rpi3/fedberry_*_arm64.deb 2>/dev/null | head -1)
+  [[ -n $deb ]] || fail "no build-rpi3/fedberry_*_arm64.deb: run scripts/test-rpi3.sh first"
+  [[ -x build/bin/fedberry-server ]] || fail "no build/bin/fedberry-server: build the default preset first"
+  build_image
+  work=$(mktemp -d /tmp/fedberry-pi-vm-XXXXXX)
+  server_pid=
+  trap 'if [[ -n $server_pid ]]; then kill -- "-$server_pid" 2>/dev/null || true; fi
+    rm -rf "$work"' EXIT
+  mkdir -p "$work/share/out"
+  make_repo "$deb" "$work/share/repo"
+  make_pki "$work/pki"
+  cp "$work/pki/fleet-ca.crt" "$work/pki/pi-1.crt" "$work/pki/pi-1.key" "$work/share/"
+  cp scripts/pi-vm/guest-run.sh "$work/share/"
+  printf 'ROUNDS=%s\nQUICK=%s\n' "$rounds" "$quick" >"$work/share/guest.env"
+  start_server "$work"
+  local t=$SECONDS
+  boot_board "$work" 3000 || true
+  step "board powered off after $((SECONDS - t)) s (emulated, TCG)"
+  report "$work"
+}
+
+# What the board wrote into the share, and the server's rounds.
+report() {
+  local work=$1
+  if [[ ! -f $work/share/out/result.env ]]; then
+    tail -40 "$work/console.log" >&2 || true
+    fail "the board wrote no result (console above)"
+  fi
+  cat "$work/share/out/summary.txt"
+  # One line a round from the server: the board's figures as it saw them.
+  awk -F'[,:{}]' '{ for (i = 2; i < NF; i += 2) f[$i] = $(i + 1)
+    printf "test-pi-vm: round %s: test accuracy %s, round %.1f s, board training %.1f s (emulated)\n",
+      f["\"round\""], f["\"test_accuracy\""], f["\"round_seconds\""], f["\"max_train_seconds\""] }' \
+    "$work/out/rounds.jsonl" 2>/dev/null || true
+  source "$work/share/out/result.env"
+  local done_rounds
+  done_rounds=$(grep -c . "$work/out/rounds.jsonl" 2>/dev/null || echo 0)
+  [[ ${CLIENT_EXIT:-1} == 0 && $done_rounds == "$rounds" ]] ||
+    fail "the client ended with ${CLIENT_EXIT:-?} after $done_rounds of $rounds rounds"
+  step "ok: installed from the local repository, joined over mutual TLS," \
+    "$done_rounds round(s) trained; peak RSS ${PEAK_RSS_MIB} MiB, PSS ${PEAK_PSS_MIB} MiB," \
+    "USS ${PEAK_USS_MIB} MiB in 1 GiB (emulated board)"
+}
+
+main
