@@ -13,6 +13,7 @@
 //
 // Prints figures (median of --reps runs), asserts nothing.
 #include <sys/resource.h>
+#include <ATen/Context.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "runtime/compute_kernels.h"
 #include "runtime/dataset.h"
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
@@ -56,6 +58,11 @@ ABSL_FLAG(int, batch_size, 32, "Training batch size.");
 ABSL_FLAG(int, partition_count, 4, "Train on shard 0 of this many (IID).");
 ABSL_FLAG(int, steps, 0, "Batches per timed run (0: one epoch of the shard).");
 ABSL_FLAG(int, reps, 3, "Timed runs; the median is printed.");
+ABSL_FLAG(bool, mkldnn, true,
+          "Let LibTorch run float convolutions in oneDNN (false: its own "
+          "im2col and the BLAS's sgemm_).");
+ABSL_FLAG(int, gemm_size, 0,
+          "Also time an N x N x N float matrix product (torch::mm), GFLOPS.");
 ABSL_FLAG(std::string, eval_batches, "50,100,250,500,1000,10000",
           "Evaluation batch sizes to time (empty: no evaluation).");
 
@@ -104,9 +111,24 @@ std::string SgemmName() {
 #endif
 }
 
+// GFLOPS of an n x n x n float product, the median of --reps runs.
+void TimeGemm(int n) {
+  torch::manual_seed(1);
+  const torch::Tensor a = torch::randn({n, n}), b = torch::randn({n, n});
+  (void)torch::mm(a, b);  // warm-up
+  std::vector<Timed> runs;
+  for (int r = 0; r < absl::GetFlag(FLAGS_reps); ++r) {
+    runs.push_back(Time([&] { (void)torch::mm(a, b); }));
+  }
+  const Timed t = Median(runs);
+  std::printf("gemm   n=%-5d %8.2f GFLOPS (median of %zu: %.4f s wall)\n", n,
+              2.0 * n * n * n / t.wall / 1e9, runs.size(), t.wall);
+}
+
 int Run() {
   const bool tuned = absl::GetFlag(FLAGS_heap_tuning) && TuneHeapForTraining();
   torch::set_num_threads(absl::GetFlag(FLAGS_threads));
+  at::globalContext().setUserEnabledMkldnn(absl::GetFlag(FLAGS_mkldnn));
   PartitionSpec spec;
   spec.count = absl::GetFlag(FLAGS_partition_count);
   spec.seed = 42;  // fedberry-client's --partition_seed default
@@ -121,9 +143,12 @@ int Run() {
   }
   std::printf(
       "loop_bench: C++ LibTorch %s, threads=%d, heap tuning %s, "
-      "sgemm %s\n",
+      "sgemm %s, convolutions %s\n%s\n",
       TORCH_VERSION, torch::get_num_threads(), tuned ? "on" : "off",
-      SgemmName().c_str());
+      SgemmName().c_str(),
+      absl::GetFlag(FLAGS_mkldnn) ? "oneDNN" : "im2col + sgemm_",
+      DescribeComputeKernels().c_str());
+  if (absl::GetFlag(FLAGS_gemm_size) > 0) TimeGemm(absl::GetFlag(FLAGS_gemm_size));
 
   torch::manual_seed(1);
   const std::string model_name = absl::GetFlag(FLAGS_model);

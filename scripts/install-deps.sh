@@ -28,7 +28,7 @@ cross_packages=(
   apt dpkg-dev debian-archive-keyring
   # The emulated board (scripts/test-pi-vm.sh): its system, its machine,
   # its disk image.
-  mmdebstrap arch-test qemu-system-arm e2fsprogs
+  mmdebstrap arch-test qemu-system-arm e2fsprogs socat
 )
 # The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
 # Python PyTorch for the TorchScript fixtures.

@@ -23,7 +23,14 @@
 #     "test-pi-vm: ok ..." last.
 #
 # Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
-#   --quick   boot, install and one round (what CI runs)
+#        scripts/test-pi-vm.sh --compute
+#   --quick    boot, install and one round (what CI runs)
+#   --compute  no job: the board's compute paths compared by instructions
+#              executed (qemu -icount shift=0: the guest clock advances 1 ns
+#              per instruction, so guest seconds are instruction counts).
+#              {reference BLAS, OpenBLAS (OpenMP)} x {oneDNN convolutions,
+#              im2col + sgemm_} x threads {1, 2, 4}, with build-rpi3's
+#              loop_bench (configure it with -DFEDBERRY_BUILD_BENCH=ON)
 # Times are of qemu's software emulation on this machine (TCG), not of a
 # Cortex-A53: they are labelled so. Cache: $FEDBERRY_PI_VM_CACHE (default
 # .cache/pi-vm). Needs root (mmdebstrap, binfmt_misc).
@@ -32,9 +39,11 @@ cd "$(dirname "$0")/.."
 
 quick=0
 rounds=3
+mode=job
 for arg in "$@"; do
   case $arg in
     --quick) quick=1; rounds=1 ;;
+    --compute) mode=compute ;;
     --rounds=*) rounds=${arg#--rounds=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-pi-vm: unknown argument $arg" >&2; exit 2 ;;
@@ -95,12 +104,13 @@ build_image() {
 # image, from a private arm64 apt whose status is the image's.
 make_repo() {
   local deb=$1 repo=$2
+  shift 2
   mkdir -p "$repo" "$cache/apt"
   cp "$cache/dpkg-status" "$cache/apt/status"
   source scripts/arm64-apt.sh
   apt-get "${apt_opts[@]}" -qq update
   apt-get "${apt_opts[@]}" -qq -y --download-only --no-install-recommends \
-    -o Dir::Cache::Archives="$repo" install "$PWD/$deb" dataset-fashion-mnist
+    -o Dir::Cache::Archives="$repo" install "$PWD/$deb" dataset-fashion-mnist "$@"
   cp "$deb" "$repo/"
   (cd "$repo" && dpkg-scanpackages --multiversion . /dev/null >Packages 2>/dev/null)
   step "local repository: $(ls "$repo"/*.deb | wc -l) packages," \
@@ -135,15 +145,21 @@ start_server() {
 # Boots the board on a throwaway copy of the image; returns when it powers
 # off (or after the timeout).
 boot_board() {
-  local work=$1 timeout=$2
+  local work=$1 timeout=$2 icount=() net=(-nic none)
+  [[ $mode == compute ]] && icount=(-icount shift=0,sleep=off)
+  # One way out: gateway.local:50051 to the server, a socat per connection
+  # (so a restarted or restored client connects again).
+  [[ $mode == job ]] && net=(
+    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:50051-cmd:socat - TCP:127.0.0.1:$server_port"
+    -device virtio-net-pci,netdev=net0,romfile=)
   cp --sparse=always "$cache/base.img" "$work/board.img"
   timeout "$timeout" qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 4 -m 1024 \
+    "${icount[@]}" \
     -kernel "$cache/vmlinuz" -initrd "$cache/initrd.img" \
     -append "root=/dev/vda rw console=ttyAMA0 systemd.show_status=0" \
     -drive "file=$work/board.img,if=virtio,format=raw" \
     -virtfs "local,path=$work/share,mount_tag=host,security_model=none,id=host" \
-    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:50051-tcp:127.0.0.1:$server_port" \
-    -device virtio-net-pci,netdev=net0,romfile= \
+    "${net[@]}" \
     -nographic -serial "file:$work/console.log" -monitor none -no-reboot
 }
 
@@ -158,16 +174,47 @@ main() {
   trap 'if [[ -n $server_pid ]]; then kill -- "-$server_pid" 2>/dev/null || true; fi
     rm -rf "$work"' EXIT
   mkdir -p "$work/share/out"
-  make_repo "$deb" "$work/share/repo"
-  make_pki "$work/pki"
-  cp "$work/pki/fleet-ca.crt" "$work/pki/pi-1.crt" "$work/pki/pi-1.key" "$work/share/"
+  local extra=()
+  [[ $mode == compute ]] && extra=(libopenblas0-openmp)
+  make_repo "$deb" "$work/share/repo" "${extra[@]}"
   cp scripts/pi-vm/guest-run.sh "$work/share/"
-  printf 'ROUNDS=%s\nQUICK=%s\n' "$rounds" "$quick" >"$work/share/guest.env"
-  start_server "$work"
+  printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\n' "$rounds" "$quick" "$mode" >"$work/share/guest.env"
+  if [[ $mode == compute ]]; then
+    [[ -x build-rpi3/bin/loop_bench ]] ||
+      fail "no build-rpi3/bin/loop_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
+    cp build-rpi3/bin/loop_bench "$work/share/"
+  else
+    make_pki "$work/pki"
+    cp "$work/pki/fleet-ca.crt" "$work/pki/pi-1.crt" "$work/pki/pi-1.key" "$work/share/"
+    start_server "$work"
+  fi
   local t=$SECONDS
-  boot_board "$work" 3000 || true
+  boot_board "$work" 7200 || true
   step "board powered off after $((SECONDS - t)) s (emulated, TCG)"
-  report "$work"
+  if [[ $mode == compute ]]; then
+    report_compute "$work"
+  else
+    report "$work"
+  fi
+}
+
+# The compute paths: instructions per training sample (guest seconds x 1e9
+# under -icount shift=0) and what they would give a 1.4 GHz Cortex-A53 at
+# one instruction per cycle per core (an in-order core; perfect scaling
+# across threads assumed, so threads > 1 are upper bounds).
+report_compute() {
+  local work=$1
+  [[ -s $work/share/out/compute.txt ]] || { tail -40 "$work/console.log" >&2; fail "the board wrote no figures"; }
+  cat "$work/share/out/summary.txt"
+  printf '%-10s %-8s %7s %14s %16s %14s\n' blas conv threads "M instr/sample" "est. samples/s" "gemm flops/instr"
+  awk '
+    /^config / { blas = $2; conv = $3; threads = $4; gemm = "-" }
+    /^gemm / { gemm = $3 }
+    /^train / { s = $0; sub(/.*: /, "", s); split(s, w, " ")
+      samples = w[1]; wall = w[4]; ips = wall * 1e9 / samples
+      printf "%-10s %-8s %7d %14.2f %16.0f %14s\n", blas, conv, threads,
+        ips / 1e6, 1.4e9 * threads / ips, gemm }' "$work/share/out/compute.txt"
+  step "ok: compute paths measured by instruction count (emulated board; estimates assume 1.4 GHz, 1 instruction per cycle)"
 }
 
 # What the board wrote into the share, and the server's rounds.

@@ -23,13 +23,14 @@ boot() {
 }
 
 install_package() {
-  local before_n before_kib t0 t1 deb
+  local before_n before_kib t0 t1 deb extra=()
+  [[ ${MODE:-job} == compute ]] && extra=(libopenblas0-openmp)
   before_n=$(dpkg-query -W | wc -l)
   before_kib=$(installed_kib)
   deb=$(ls "$share"/repo/fedberry_*_arm64.deb | head -1)
   t0=$(uptime_s)
   apt-get -qq update && apt-get -y -q --no-install-recommends install \
-    "$deb" dataset-fashion-mnist || return 1
+    "$deb" dataset-fashion-mnist "${extra[@]}" || return 1
   t1=$(uptime_s)
   log "apt installed $(( $(dpkg-query -W | wc -l) - before_n )) packages," \
     "$(( ($(installed_kib) - before_kib) / 1024 )) MiB, in $(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}') s (emulated)"
@@ -88,9 +89,40 @@ run_client() {
     sed -E 's/.*(round [0-9]+: trained)/guest: \1/' >>"$out/summary.txt"
 }
 
+# loop_bench on every compute path, idle OpenMP workers asleep rather
+# than spinning. OpenBLAS stays out of the system's
+# libblas.so.3 (its alternative would win by priority); a run picks it with
+# LD_LIBRARY_PATH. loop_bench finds the package's LibTorch there too.
+run_compute() {
+  local openblas=/usr/lib/aarch64-linux-gnu/openblas-openmp blas conv t dirs
+  update-alternatives --quiet --set libblas.so.3-aarch64-linux-gnu \
+    /usr/lib/aarch64-linux-gnu/blas/libblas.so.3
+  for blas in reference openblas; do
+    for conv in onednn im2col; do
+      for t in 1 2 4; do
+        dirs=/usr/lib/fedberry
+        [[ $blas == openblas ]] && dirs=$dirs:$openblas
+        echo "config $blas $conv $t" >>"$out/compute.txt"
+        # Passive: OpenMP's idle workers would otherwise spin, and every
+        # spin is an instruction on this clock.
+        OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=$dirs \
+          "$share/loop_bench" --threads="$t" --steps=10 \
+          --reps=1 --eval_batches= --gemm_size=256 \
+          --mkldnn=$([[ $conv == onednn ]] && echo true || echo false) \
+          >>"$out/compute.txt" 2>&1
+      done
+    done
+  done
+  log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 12 runs)"
+}
+
 : >"$out/summary.txt"
 : >"$out/result.env"
 boot
 install_package || { log "apt failed"; exit 1; }
-configure_client
-run_client
+if [[ ${MODE:-job} == compute ]]; then
+  run_compute
+else
+  configure_client
+  run_client
+fi
