@@ -82,6 +82,20 @@ long MinorFaults() {
   return u.ru_minflt;
 }
 
+// This process's proportional set size, from /proc/self/smaps_rollup (0
+// where the kernel has none).
+long PssKib() {
+  FILE* f = std::fopen("/proc/self/smaps_rollup", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  long pss = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "Pss: %ld kB", &pss) == 1) break;
+  }
+  std::fclose(f);
+  return pss;
+}
+
 struct Timed {
   double wall = 0, cpu = 0;
   long faults = 0;
@@ -191,10 +205,12 @@ int Run() {
     for (auto& v : y) v = static_cast<float>(rng() % 10);
     train_set = std::make_unique<testing::VectorDataset>(shape, x, y, 10);
     test_set = std::make_unique<testing::VectorDataset>(shape, x, y, 10);
-    auto made = MakeZooModel(model_name, shape, 10);
-    if (!made.ok()) return 1;
-    model = *std::move(made);
-    net = model.get();
+    if (IsZooModel(model_name)) {  // a TorchScript file keeps its network
+      auto made = MakeZooModel(model_name, shape, 10);
+      if (!made.ok()) return 1;
+      model = *std::move(made);
+      net = model.get();
+    }
     std::printf("synthetic data: %lld samples of %s\n",
                 static_cast<long long>(rows),
                 absl::GetFlag(FLAGS_synthetic_shape).c_str());
@@ -256,7 +272,12 @@ int Run() {
   }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  std::printf("peak RSS %.1f MiB\n", usage.ru_maxrss / 1024.0);
+  std::printf("peak RSS %.1f MiB, PSS now %.1f MiB\n", usage.ru_maxrss / 1024.0,
+              PssKib() / 1024.0);
+  int64_t state_bytes = 0;
+  for (const NamedTensor& t : net->State()) state_bytes += t.tensor.nbytes();
+  std::printf("model state %lld bytes (a round moves it each way, raw fp32)\n",
+              static_cast<long long>(state_bytes));
 #if FEDBERRY_FAST_SGEMM
   std::printf("sgemm_ calls through oneDNN: %llu (handed to libblas: %llu)\n",
               static_cast<unsigned long long>(FastSgemmCalls()),

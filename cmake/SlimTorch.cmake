@@ -20,6 +20,22 @@ option(FEDBERRY_SLIM_TORCH
   "Load repaired copies of libtorch_cpu and libc10 without their dead library links (scripts/slim-library.sh)"
   ON)
 set(FEDBERRY_PRIVATE_LIBDIR lib/fedberry)
+# The BLAS the libtorch_cpu copy loads (its RUNPATH; empty: the system's
+# libblas.so.3 alternative). On arm64 Debian's alternative is the reference
+# BLAS, and oneDNN 2.6 has no optimised aarch64 kernels; OpenBLAS's OpenMP
+# flavour (the pthread one hangs inside LibTorch's OpenMP, pytorch#52047)
+# with LibTorch's own im2col convolutions trained LeNet-5 in 1.37 M
+# instructions a sample where Debian's defaults took 6.37 M
+# (scripts/test-pi-vm.sh --compute; README, "The board's compute path"),
+# so the arm64 copy is pinned to it without changing the board's
+# alternatives.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+  set(_fedberry_blas_default /usr/lib/aarch64-linux-gnu/openblas-openmp)
+else()
+  set(_fedberry_blas_default "")
+endif()
+set(FEDBERRY_TORCH_BLAS_DIR "${_fedberry_blas_default}" CACHE STRING
+  "Where the libtorch_cpu copy loads libblas.so.3 and liblapack.so.3 from (empty: Debian's alternatives)")
 
 if(FEDBERRY_SLIM_TORCH)
   find_program(FEDBERRY_PATCHELF patchelf)
@@ -39,6 +55,10 @@ if(FEDBERRY_SLIM_TORCH)
   endif()
   set(_fedberry_slim_outputs)
   foreach(lib c10 torch_cpu)
+    set(_runpath)
+    if(lib STREQUAL "torch_cpu" AND FEDBERRY_TORCH_BLAS_DIR)
+      set(_runpath --runpath=${FEDBERRY_TORCH_BLAS_DIR})
+    endif()
     get_target_property(_configs ${lib} IMPORTED_CONFIGURATIONS)
     list(GET _configs 0 _config)
     get_target_property(_location ${lib} IMPORTED_LOCATION_${_config})
@@ -50,7 +70,7 @@ if(FEDBERRY_SLIM_TORCH)
       OUTPUT ${_fedberry_slim_dir}/${_soname}
       COMMAND ${CMAKE_SOURCE_DIR}/scripts/slim-library.sh
               --root=${_fedberry_slim_root} --readelf=${_fedberry_readelf}
-              ${_location} ${_fedberry_slim_dir}/${_soname}
+              ${_runpath} ${_location} ${_fedberry_slim_dir}/${_soname}
       DEPENDS ${_location} ${CMAKE_SOURCE_DIR}/scripts/slim-library.sh
       COMMENT "Repairing ${_soname} (scripts/slim-library.sh)"
       VERBATIM)
@@ -62,4 +82,5 @@ if(FEDBERRY_SLIM_TORCH)
   install(FILES ${_fedberry_slim_outputs}
           DESTINATION ${FEDBERRY_PRIVATE_LIBDIR})
 endif()
-message(STATUS "fedberry: FEDBERRY_SLIM_TORCH ${FEDBERRY_SLIM_TORCH}")
+message(STATUS "fedberry: FEDBERRY_SLIM_TORCH ${FEDBERRY_SLIM_TORCH}, "
+               "BLAS folder '${FEDBERRY_TORCH_BLAS_DIR}'")

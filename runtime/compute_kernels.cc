@@ -60,7 +60,16 @@ absl::StatusOr<ComputeKernels> ComputeKernelsFromEnvironment() {
 
 absl::StatusOr<ComputeKernels> UseComputeKernelsFromEnvironment() {
   absl::StatusOr<ComputeKernels> kernels = ComputeKernelsFromEnvironment();
-  if (!kernels.ok() || *kernels == ComputeKernels::kFast) return kernels;
+  if (!kernels.ok()) return kernels;
+  if (*kernels == ComputeKernels::kFast) {
+#if defined(__aarch64__)
+    // oneDNN 2.6 has no optimised aarch64 convolutions; LibTorch's im2col
+    // on the copy's OpenBLAS took fewer instructions a training sample on
+    // an emulated Cortex-A53 (README, "The board's compute path").
+    at::globalContext().setUserEnabledMkldnn(false);
+#endif
+    return kernels;
+  }
   // ATen reads ATEN_CPU_CAPABILITY once, at its first dispatch.
   setenv("ATEN_CPU_CAPABILITY", "default", 1);
   if (!UsesScalarCode()) {
@@ -90,8 +99,11 @@ void SetComputeThreads(int requested) {
 std::string DescribeComputeKernels() {
   const std::string blas = LoadedBlas();
   return absl::StrCat(
-      reference_in_use ? "reference kernels (ATen's scalar code, no oneDNN"
-                       : "fast kernels (ATen's and oneDNN's code for this CPU",
+      reference_in_use ? "reference kernels (ATen's scalar code"
+                       : "fast kernels (ATen's code for this CPU",
+      at::globalContext().userEnabledMkldnn()
+          ? ", convolutions in oneDNN"
+          : ", convolutions as im2col and BLAS",
       blas.empty() ? "" : absl::StrCat(", BLAS ", blas), "), ",
       at::get_num_threads(), " thread(s)");
 }

@@ -7,10 +7,12 @@
 // wide), so a job's last bits differ between CPUs, and a few training steps
 // can carry them far (a max-pool or ReLU that a last bit routes another way).
 //
-//   fast (the default, or FEDBERRY_KERNELS unset): oneDNN's convolutions,
-//     ATen's vector code for this CPU, fast_sgemm.h's sgemm_, the threads
-//     asked for. Bit-identical from run to run on one machine with the same
-//     thread count (what resume-after-a-kill relies on), not across CPUs.
+//   fast (the default, or FEDBERRY_KERNELS unset): ATen's vector code for
+//     this CPU, fast_sgemm.h's sgemm_ (x86-64), the threads asked for;
+//     convolutions in oneDNN on x86-64, as im2col and the BLAS on aarch64
+//     (fewer instructions there: oneDNN has no optimised aarch64 kernels).
+//     Bit-identical from run to run on one machine with the same thread
+//     count (what resume-after-a-kill relies on), not across CPUs.
 //   reference: ATen's scalar code (ATEN_CPU_CAPABILITY=default),
 //     convolutions as im2col and BLAS instead of oneDNN, the machine's own
 //     BLAS sgemm_ (Debian's reference libblas3 on a fresh install) instead

@@ -40,15 +40,22 @@ dpkg-deb -x "$deb" "$tmp"
 # /usr/lib/fedberry, or by a package it depends on; "used" collects those.
 used=()
 check_needed() {
-  local elf=$1 lib pkg
+  local elf=$1 lib pkg runpath
+  # A RUNPATH folder is searched first (the LibTorch copy's BLAS).
+  runpath=$(aarch64-linux-gnu-readelf -d "$elf" |
+    sed -nE 's/.*\(RUNPATH\).*\[(.*)\]/\1/p' | tr ':' ' ')
   for lib in $(aarch64-linux-gnu-readelf -d "$elf" |
     sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'); do
     [[ -e $tmp/usr/lib/fedberry/$lib ]] && continue
-    # A library behind Debian's alternatives (libblas.so.3, liblapack.so.3)
-    # is shipped in a folder of its own (blas/libblas.so.3).
-    pkg=$(awk -v lib="$lib" '$2 == "/usr/lib/aarch64-linux-gnu/" lib ||
+    pkg=
+    for dir in $runpath; do
+      [[ -n $pkg ]] || pkg=$(awk -v f="$dir/$lib" '$2 == f { print $1; exit }' "$index")
+    done
+    [[ -n $pkg ]] || pkg=$(awk -v lib="$lib" '$2 == "/usr/lib/aarch64-linux-gnu/" lib ||
       $2 == "/lib/aarch64-linux-gnu/" lib || $2 == "/usr/lib/" lib ||
       $2 == "/lib/" lib { print $1; exit }' "$index")
+    # A library behind Debian's alternatives (libblas.so.3, liblapack.so.3)
+    # is shipped in a folder of its own (blas/libblas.so.3).
     [[ -n $pkg ]] || pkg=$(awk -v lib="$lib" '
       index($2, "/usr/lib/aarch64-linux-gnu/") == 1 &&
       $2 ~ "^/usr/lib/aarch64-linux-gnu/[a-z]+/" &&

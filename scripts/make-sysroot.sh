@@ -25,6 +25,7 @@ packages=(
   libgtest-dev libgmock-dev libxxhash-dev libcpp-httplib-dev libglpk-dev
   libcsv-dev libstb-dev  # and, as their dependencies, libcsv3 and libstb0
   libssl-dev
+  libopenblas0-openmp  # the arm64 libtorch_cpu copy's BLAS (cmake/SlimTorch.cmake)
   # Never run (the host's plugin is), but gRPC's CMake config refuses to load
   # when the files of its imported plugin targets are missing.
   protobuf-compiler-grpc
@@ -32,7 +33,7 @@ packages=(
 
 # The stamp names what the sysroot was made from (bump "format" when this
 # script changes what it makes); same stamp, nothing to do.
-stamp_want="format 2; packages: ${packages[*]}; mirror: $mirror"
+stamp_want="format 3; packages: ${packages[*]}; mirror: $mirror"
 if [[ -f $cache/stamp && "$(cat "$cache/stamp")" == "$stamp_want" ]]; then
   echo "$sysroot"
   exit 0

@@ -11,20 +11,26 @@
 # dropped library must have supplied nothing, so a later Debian update of a
 # library cannot make the copy fail silently: this script runs in the build.
 #
-# Usage: scripts/slim-library.sh [--root=DIR] [--readelf=PROG] SOURCE OUTPUT
+# Usage: scripts/slim-library.sh [--root=DIR] [--readelf=PROG] [--runpath=DIR]
+#                                SOURCE OUTPUT
 #   --root     the file system the libraries live in (a sysroot; default /)
 #   --readelf  readelf to read SOURCE's ELF files (default readelf, which
 #              reads any architecture's)
+#   --runpath  where the copy looks for its libraries first (its RUNPATH, a
+#              folder on the target: e.g. one BLAS among Debian's
+#              alternatives)
 # Prints one line: what was kept and dropped. Exits 1 when a symbol does not
 # resolve or a library is missing.
 set -euo pipefail
 
 root=/
 readelf=readelf
+runpath=
 while [[ $# -gt 0 && $1 == --* ]]; do
   case $1 in
     --root=*) root=${1#--root=} ;;
     --readelf=*) readelf=${1#--readelf=} ;;
+    --runpath=*) runpath=${1#--runpath=} ;;
     -h | --help)
       sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
       exit 0 ;;
@@ -32,7 +38,7 @@ while [[ $# -gt 0 && $1 == --* ]]; do
   esac
   shift
 done
-[[ $# -eq 2 ]] || { echo "Usage: $0 [--root=DIR] [--readelf=PROG] SOURCE OUTPUT" >&2; exit 2; }
+[[ $# -eq 2 ]] || { echo "Usage: $0 [--root=DIR] [--readelf=PROG] [--runpath=DIR] SOURCE OUTPUT" >&2; exit 2; }
 source_lib=$1
 output=$2
 fail() { echo "slim-library: $*" >&2; exit 1; }
@@ -46,6 +52,7 @@ case $machine in
   *) fail "$source_lib: unsupported machine '$machine'" ;;
 esac
 dirs=("$root/lib/$multiarch" "$root/usr/lib/$multiarch" "$root/lib" "$root/usr/lib")
+[[ -z $runpath ]] || dirs=("$root$runpath" "${dirs[@]}")
 
 needed() { $readelf -d "$1" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p'; }
 find_lib() {
@@ -88,6 +95,7 @@ chmod u+w "$tmp/lib"
 for lib in "${drop[@]}"; do
   patchelf --remove-needed "$lib" "$tmp/lib"
 done
+[[ -z $runpath ]] || patchelf --set-rpath "$runpath" "$tmp/lib"
 
 # The proof: what the copy needs, strong symbols, is defined somewhere in
 # the closure of what it still loads (breadth first, each library once).
@@ -120,4 +128,4 @@ sync "$output"
 dd if="$output" iflag=nocache count=0 status=none
 echo "slim-library: $(basename "$source_lib"): kept ${#keep[@]} of" \
   "$((${#keep[@]} + ${#drop[@]})) libraries, dropped: ${drop[*]:-none};" \
-  "every symbol it needs resolves in ${#seen[@]} libraries"
+  "every symbol it needs resolves in ${#seen[@]} libraries${runpath:+; RUNPATH $runpath}"
