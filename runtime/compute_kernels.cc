@@ -9,7 +9,6 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"

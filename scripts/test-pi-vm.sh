@@ -21,6 +21,12 @@
 #  5. prints the packages installed and their size, boot time, the client's
 #     start, its peak RSS, PSS and USS inside the VM, per-round figures, and
 #     "test-pi-vm: ok ..." last.
+#  Without --quick, also the watchdog for real: the same job again against a
+#  second server, while a balloon on the board eats its memory until the
+#  client pauses, frees it (the client resumes), and eats it again until the
+#  client releases its memory through CRIU (`criu check` first; where CRIU
+#  cannot work, checkpoint-and-exit, and why); the two jobs' models must be
+#  identical, bit for bit.
 #
 # Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
 #        scripts/test-pi-vm.sh --compute
@@ -39,10 +45,11 @@ cd "$(dirname "$0")/.."
 
 quick=0
 rounds=3
+local_steps=60
 mode=job
 for arg in "$@"; do
   case $arg in
-    --quick) quick=1; rounds=1 ;;
+    --quick) quick=1; rounds=1; local_steps=20 ;;
     --compute) mode=compute ;;
     --rounds=*) rounds=${arg#--rounds=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -125,21 +132,26 @@ make_pki() {
   build/bin/fedberry-pki board pi-1 --dir="$dir" >/dev/null
 }
 
+# A job on the host's loopback with mutual TLS; its output in $work/$name,
+# its port in ports[$name].
+declare -A ports=()
+server_pids=()
 start_server() {
-  local work=$1
-  setsid timeout 3600 build/bin/fedberry-server --listen=127.0.0.1:0 \
+  local work=$1 name=$2 pid
+  setsid timeout 7200 build/bin/fedberry-server --listen=127.0.0.1:0 \
     --tls_cert="$work/pki/gateway.crt" --tls_key="$work/pki/gateway.key" \
     --client_ca="$work/pki/fleet-ca.crt" --rounds="$rounds" \
-    --min_clients=1 --min_clients_to_start=1 --local_steps=20 \
-    --batch_size=32 --lr=0.05 --output="$work/out" >"$work/server.log" 2>&1 &
-  server_pid=$!
+    --min_clients=1 --min_clients_to_start=1 --local_steps="$local_steps" \
+    --batch_size=32 --lr=0.05 --output="$work/$name" >"$work/$name.log" 2>&1 &
+  pid=$!
+  server_pids+=("$pid")
   for _ in $(seq 600); do
-    [[ -s $work/out/server.addr ]] && break
-    kill -0 "$server_pid" 2>/dev/null || break
+    [[ -s $work/$name/server.addr ]] && break
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
-  [[ -s $work/out/server.addr ]] || { cat "$work/server.log" >&2; fail "the server did not start"; }
-  server_port=$(sed -E 's/.*://' "$work/out/server.addr")
+  [[ -s $work/$name/server.addr ]] || { cat "$work/$name.log" >&2; fail "the $name server did not start"; }
+  ports[$name]=$(sed -E 's/.*://' "$work/$name/server.addr")
 }
 
 # Boots the board on a throwaway copy of the image; returns when it powers
@@ -147,11 +159,16 @@ start_server() {
 boot_board() {
   local work=$1 timeout=$2 icount=() net=(-nic none)
   [[ $mode == compute ]] && icount=(-icount shift=0,sleep=off)
-  # One way out: gateway.local:50051 to the server, a socat per connection
-  # (so a restarted or restored client connects again).
-  [[ $mode == job ]] && net=(
-    -netdev "user,id=net0,restrict=on,guestfwd=tcp:10.0.2.100:50051-cmd:socat - TCP:127.0.0.1:$server_port"
-    -device virtio-net-pci,netdev=net0,romfile=)
+  # The only ways out: gateway.local:50051 to the job's server (10.0.2.100)
+  # or the pressure job's (10.0.2.101), a socat per connection (so a
+  # restarted or restored client connects again).
+  if [[ $mode == job ]]; then
+    local fwd="guestfwd=tcp:10.0.2.100:50051-cmd:socat - TCP:127.0.0.1:${ports[job]}"
+    [[ -n ${ports[pressure]:-} ]] &&
+      fwd+=",guestfwd=tcp:10.0.2.101:50051-cmd:socat - TCP:127.0.0.1:${ports[pressure]}"
+    net=(-netdev "user,id=net0,restrict=on,$fwd"
+      -device virtio-net-pci,netdev=net0,romfile=)
+  fi
   cp --sparse=always "$cache/base.img" "$work/board.img"
   timeout "$timeout" qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 4 -m 1024 \
     "${icount[@]}" \
@@ -170,12 +187,14 @@ main() {
   [[ -x build/bin/fedberry-server ]] || fail "no build/bin/fedberry-server: build the default preset first"
   build_image
   work=$(mktemp -d /tmp/fedberry-pi-vm-XXXXXX)
-  server_pid=
-  trap 'if [[ -n $server_pid ]]; then kill -- "-$server_pid" 2>/dev/null || true; fi
-    rm -rf "$work"' EXIT
+  # The run's folder goes, unless the run failed: then it is kept to read.
+  trap 'rc=$?; for pid in "${server_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+    if ((rc == 0)); then rm -rf "$work"; else echo "test-pi-vm: kept $work" >&2; fi' EXIT
   mkdir -p "$work/share/out"
   local extra=()
-  [[ $mode == compute ]] && extra=(libopenblas0-openmp)
+  [[ $mode == compute ]] && extra=(libblas3 liblapack3)  # the reference BLAS too
+  # CRIU, and iptables, with which criu locks the client's TCP connections.
+  [[ $mode == job && $quick == 0 ]] && extra=(criu iptables)
   make_repo "$deb" "$work/share/repo" "${extra[@]}"
   cp scripts/pi-vm/guest-run.sh "$work/share/"
   printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\n' "$rounds" "$quick" "$mode" >"$work/share/guest.env"
@@ -183,10 +202,19 @@ main() {
     [[ -x build-rpi3/bin/loop_bench ]] ||
       fail "no build-rpi3/bin/loop_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
     cp build-rpi3/bin/loop_bench "$work/share/"
+    # A user's TorchScript CNN (batch norm, dropout) for Fashion-MNIST.
+    /usr/bin/python3 examples/export_cnn.py --channels 1 --size 28 \
+      --classes 10 --out "$work/share/cnn.pt" >/dev/null
   else
     make_pki "$work/pki"
     cp "$work/pki/fleet-ca.crt" "$work/pki/pi-1.crt" "$work/pki/pi-1.key" "$work/share/"
-    start_server "$work"
+    start_server "$work" job
+    if ((!quick)); then
+      [[ -x build-rpi3/bin/fedberry-test-balloon ]] ||
+        fail "no build-rpi3/bin/fedberry-test-balloon: run scripts/cross-build.sh"
+      cp build-rpi3/bin/fedberry-test-balloon "$work/share/"
+      start_server "$work" pressure
+    fi
   fi
   local t=$SECONDS
   boot_board "$work" 7200 || true
@@ -214,6 +242,18 @@ report_compute() {
       samples = w[1]; wall = w[4]; ips = wall * 1e9 / samples
       printf "%-10s %-8s %7d %14.2f %16.0f %14s\n", blas, conv, threads,
         ips / 1e6, 1.4e9 * threads / ips, gemm }' "$work/share/out/compute.txt"
+  [[ $(grep -c '^train ' "$work/share/out/models.txt" 2>/dev/null) == 8 ]] ||
+    fail "the board measured $(grep -c '^train ' "$work/share/out/models.txt" 2>/dev/null || echo 0) of 8 models: $(tail -3 "$work/share/out/models.txt" 2>/dev/null)"
+  # The per-board table: the default path, one thread.
+  printf '%-12s %5s %14s %16s %12s %12s %14s %s\n' model batch "M instr/sample" \
+    "est. samples/s" "peak RSS MiB" "PSS MiB" "state bytes" "memory PSI (some avg10/60)"
+  awk '
+    /^model / && NF == 3 && $2 != "state" { model = $2; batch = $3 }
+    /^train / { s = $0; sub(/.*: /, "", s); split(s, w, " "); ips = w[4] * 1e9 / w[1] }
+    /^peak RSS/ { rss = $3; pss = $7 }
+    /^model state/ { bytes = $3 }
+    /^psi / { printf "%-12s %5d %14.2f %16.0f %12.1f %12.1f %14d %s %s\n", model, batch,
+      ips / 1e6, 1.4e9 / ips, rss, pss, bytes, $3, $4 }' "$work/share/out/models.txt"
   step "ok: compute paths measured by instruction count (emulated board; estimates assume 1.4 GHz, 1 instruction per cycle)"
 }
 
@@ -229,15 +269,27 @@ report() {
   awk -F'[,:{}]' '{ for (i = 2; i < NF; i += 2) f[$i] = $(i + 1)
     printf "test-pi-vm: round %s: test accuracy %s, round %.1f s, board training %.1f s (emulated)\n",
       f["\"round\""], f["\"test_accuracy\""], f["\"round_seconds\""], f["\"max_train_seconds\""] }' \
-    "$work/out/rounds.jsonl" 2>/dev/null || true
+    "$work/job/rounds.jsonl" 2>/dev/null || true
   source "$work/share/out/result.env"
   local done_rounds
-  done_rounds=$(grep -c . "$work/out/rounds.jsonl" 2>/dev/null || echo 0)
+  done_rounds=$(grep -c . "$work/job/rounds.jsonl" 2>/dev/null || echo 0)
   [[ ${CLIENT_EXIT:-1} == 0 && $done_rounds == "$rounds" ]] ||
     fail "the client ended with ${CLIENT_EXIT:-?} after $done_rounds of $rounds rounds"
+  ((quick)) || report_pressure "$work"
   step "ok: installed from the local repository, joined over mutual TLS," \
     "$done_rounds round(s) trained; peak RSS ${PEAK_RSS_MIB} MiB, PSS ${PEAK_PSS_MIB} MiB," \
-    "USS ${PEAK_USS_MIB} MiB in 1 GiB (emulated board)"
+    "USS ${PEAK_USS_MIB} MiB in 1 GiB (emulated board)${PRESSURE_RESULT:+; $PRESSURE_RESULT}"
+}
+
+# The pressure job: the same job, the board paused, resumed and released
+# under a balloon. Its model must equal the unpressured job's, bit for bit.
+report_pressure() {
+  local work=$1
+  [[ ${PRESSURE_EXIT:-1} == 0 ]] || fail "the pressured client ended with ${PRESSURE_EXIT:-?}"
+  cmp -s "$work/job/global_model.pt" "$work/pressure/global_model.pt" ||
+    fail "the pressured job's model differs from the unpressured job's"
+  PRESSURE_RESULT="the pressured job (paused, resumed, released by ${RELEASED_BY:-?}) ended with the same model, bit for bit"
+  step "pressure: $PRESSURE_RESULT"
 }
 
 main

@@ -18,10 +18,17 @@
 namespace fedberry::security {
 namespace {
 
-// A DER CRL starts with an ASN.1 SEQUENCE; a PEM one with its armour.
+// A PEM CRL has its armour. A DER one is an ASN.1 SEQUENCE (0x30) longer
+// than 127 bytes (a signature alone is 70 or more), so its length is in the
+// long form: 0x81..0x84. Checking the first byte alone took a text list
+// whose first fingerprint starts with '0' (also 0x30) for DER.
 bool LooksLikeCrl(const std::string& bytes) {
-  return absl::StrContains(bytes, "-----BEGIN X509 CRL-----") ||
-         (!bytes.empty() && static_cast<unsigned char>(bytes[0]) == 0x30);
+  if (absl::StrContains(bytes, "-----BEGIN X509 CRL-----")) return true;
+  if (bytes.size() < 2 || static_cast<unsigned char>(bytes[0]) != 0x30) {
+    return false;
+  }
+  const unsigned char length = static_cast<unsigned char>(bytes[1]);
+  return length >= 0x81 && length <= 0x84;
 }
 
 bool IsFingerprint(absl::string_view text) {

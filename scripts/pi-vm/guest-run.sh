@@ -24,7 +24,8 @@ boot() {
 
 install_package() {
   local before_n before_kib t0 t1 deb extra=()
-  [[ ${MODE:-job} == compute ]] && extra=(libopenblas0-openmp)
+  [[ ${MODE:-job} == compute ]] && extra=(libblas3 liblapack3)
+  [[ ${MODE:-job} == job && $QUICK == 0 ]] && extra=(criu iptables)
   before_n=$(dpkg-query -W | wc -l)
   before_kib=$(installed_kib)
   deb=$(ls "$share"/repo/fedberry_*_arm64.deb | head -1)
@@ -90,30 +91,139 @@ run_client() {
 }
 
 # loop_bench on every compute path, idle OpenMP workers asleep rather
-# than spinning. OpenBLAS stays out of the system's
-# libblas.so.3 (its alternative would win by priority); a run picks it with
-# LD_LIBRARY_PATH. loop_bench finds the package's LibTorch there too.
+# than spinning. The package's LibTorch copy loads OpenBLAS by its RUNPATH;
+# LD_LIBRARY_PATH (searched first) picks the BLAS of a run, and the board's
+# own libblas.so.3 alternative is left as it is.
+blas_dirs() {
+  local a=/usr/lib/aarch64-linux-gnu
+  case $1 in
+    reference) echo "/usr/lib/fedberry:$a/blas:$a/lapack" ;;
+    openblas) echo "/usr/lib/fedberry:$a/openblas-openmp" ;;
+  esac
+}
+bench() {  # BLAS, then loop_bench's flags
+  local blas=$1
+  shift
+  OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=$(blas_dirs "$blas") \
+    "$share/loop_bench" --reps=1 --eval_batches= --steps=10 "$@" \
+    >>"$out/compute.txt" 2>&1
+}
+
 run_compute() {
-  local openblas=/usr/lib/aarch64-linux-gnu/openblas-openmp blas conv t dirs
-  update-alternatives --quiet --set libblas.so.3-aarch64-linux-gnu \
-    /usr/lib/aarch64-linux-gnu/blas/libblas.so.3
+  local blas conv t threads
   for blas in reference openblas; do
+    # OpenBLAS's threads wait for each other spinning, and under this
+    # single-threaded emulation a spin runs until the other vCPU's turn:
+    # counted as instructions, it says nothing of a board. One thread.
+    threads="1 2 4"
+    [[ $blas == openblas ]] && threads=1
     for conv in onednn im2col; do
-      for t in 1 2 4; do
-        dirs=/usr/lib/fedberry
-        [[ $blas == openblas ]] && dirs=$dirs:$openblas
+      for t in $threads; do
         echo "config $blas $conv $t" >>"$out/compute.txt"
-        # Passive: OpenMP's idle workers would otherwise spin, and every
-        # spin is an instruction on this clock.
-        OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=$dirs \
-          "$share/loop_bench" --threads="$t" --steps=10 \
-          --reps=1 --eval_batches= --gemm_size=256 \
-          --mkldnn=$([[ $conv == onednn ]] && echo true || echo false) \
-          >>"$out/compute.txt" 2>&1
+        bench "$blas" --threads="$t" --gemm_size=256 \
+          --mkldnn=$([[ $conv == onednn ]] && echo true || echo false)
       done
     done
   done
-  log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 12 runs)"
+  log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 8 runs)"
+}
+
+# The per-board table, on the default path (the package's LibTorch copy
+# with its OpenBLAS, im2col convolutions, one thread):
+# each model at batch 16 and 32, and the board's memory pressure after it.
+run_models() {
+  local spec model batch
+  for spec in "lenet5" "resnet8 --synthetic_shape=3,32,32" \
+    "tabular-mlp --synthetic_shape=8" "$share/cnn.pt"; do
+    for batch in 16 32; do
+      model=${spec%% *}
+      echo "model ${model##*/} $batch" >>"$out/models.txt"
+      OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=/usr/lib/fedberry \
+        "$share/loop_bench" --reps=1 --eval_batches= --steps=10 --threads=1 \
+        --mkldnn=false --batch_size="$batch" --model=$spec \
+        >>"$out/models.txt" 2>&1
+      echo "psi $(head -1 /proc/pressure/memory)" >>"$out/models.txt"
+    done
+  done
+  log "models measured ($(grep -c '^train ' "$out/models.txt") of 8 runs)"
+}
+
+# --- The watchdog under real pressure (without --quick) ---
+# The pressure job logs to a file, not the journal: criu cannot dump a
+# process whose output is journald's socket ("External socket is used").
+pressure_log=/var/log/fedberry-client-pressure.log
+journal() { cat "$pressure_log" 2>/dev/null; }
+# Waits at most $2 s for a journal line matching $1 (an ERE); the line, or 1.
+wait_log() {
+  local i line
+  for ((i = 0; i < $2; i += 2)); do
+    # All of it read (no grep -m1): a reader that stops early fails the pipe.
+    line=$(journal | grep -E -- "$1" || true)
+    [[ -n $line ]] && { echo "${line%%$'\n'*}"; return 0; }
+    sleep 2
+  done
+  log "pressure: no line matching '$1' within $2 s"
+  return 1
+}
+# What the journal says, shortened for the summary.
+say() { log "pressure: $(sed -E 's/^\[[0-9-]+ ([0-9:.]+)\] \[[a-z]+\] /at \1: /' <<<"$1" | cut -c1-220)"; }
+
+balloon_pid=
+inflate() {
+  local total target
+  total=$(awk '/MemTotal/ {print $2}' /proc/meminfo)
+  target=$((total * 10 / 100))  # under the 15% pause level, over the 5% critical one
+  "$share/fedberry-test-balloon" "$target" 900 >>"$out/balloon.log" 2>&1 &
+  balloon_pid=$!
+  for _ in $(seq 120); do
+    grep -q inflated "$out/balloon.log" && break
+    sleep 1
+  done
+  log "pressure: balloon $(grep inflated "$out/balloon.log" | tail -1) (MemAvailable target $((target / 1024)) MiB)"
+}
+deflate() { kill "$balloon_pid" 2>/dev/null; wait "$balloon_pid" 2>/dev/null; }
+
+# The same job against the second server: the client under --supervise with
+# CRIU releases (root: CRIU needs it), a fresh checkpoint folder.
+configure_pressure_job() {
+  sed -i 's/^10\.0\.2\.100 gateway.local/10.0.2.101 gateway.local/' /etc/hosts
+  mkdir -p /etc/systemd/system/fedberry-client.service.d
+  # CRIU dumps and restores the client: root; and its output must be a
+  # file, which criu can dump, not journald's socket, which it cannot.
+  printf '[Service]\nUser=root\nGroup=root\nStandardOutput=append:%s\nStandardError=inherit\n' \
+    "$pressure_log" >/etc/systemd/system/fedberry-client.service.d/criu.conf
+  # Whole batches only (micro-batches regroup the sums: not bit for bit);
+  # a release only after 90 s paused, and at once only past 90% PSI 'full':
+  # emulated reclaim is slow, and the balloon's inflation alone took PSI
+  # 'full' past the default 40% and released before the pause could end.
+  sed -i 's|--checkpoint_dir=checkpoints"|--checkpoint_dir=checkpoints-pressure --supervise --watchdog_release=criu --watchdog_micro_batches=1 --watchdog_release_after=90s --watchdog_critical_psi=90"|' \
+    /etc/default/fedberry-client
+  systemctl daemon-reload
+  log "pressure: criu check: $(criu check 2>&1 | tail -2 | tr '\n' ' ')"
+}
+
+run_pressure_job() {
+  local line by=checkpoint-and-exit
+  systemctl restart fedberry-client
+  wait_log 'training: [0-9]+/' 900 >/dev/null || return 1
+  inflate
+  line=$(wait_log 'pausing training' 300) && say "$line" || return 1
+  deflate
+  line=$(wait_log 'resuming training' 300) && say "$line" || return 1
+  inflate
+  line=$(wait_log 'releasing memory' 300) && say "$line" || return 1
+  line=$(wait_log 'waiting for memory to come back|telling the client to exit|exited with status 75' 300) &&
+    say "$line" || return 1
+  grep -q 'dumped the client' <<<"$line" && by=CRIU
+  deflate
+  line=$(wait_log 'restored the client from its CRIU dump|restarting the client' 600) &&
+    say "$line" || return 1
+  echo "RELEASED_BY=$by" >>"$out/result.env"
+  while systemctl is-active -q fedberry-client; do sleep 1; done
+  echo "PRESSURE_EXIT=$(systemctl show -p ExecMainStatus --value fedberry-client)" >>"$out/result.env"
+  journal >"$out/pressure.log"
+  grep -E 'round [0-9]+: trained' "$out/pressure.log" |
+    sed -E 's/.*(round [0-9]+: trained)/guest: pressure job: \1/' >>"$out/summary.txt"
 }
 
 : >"$out/summary.txt"
@@ -122,7 +232,16 @@ boot
 install_package || { log "apt failed"; exit 1; }
 if [[ ${MODE:-job} == compute ]]; then
   run_compute
+  run_models
 else
   configure_client
   run_client
+  if [[ $QUICK == 0 ]]; then
+    configure_pressure_job
+    run_pressure_job || { deflate; journal >"$out/pressure.log"; }
+    cp /var/lib/fedberry-client/checkpoints-pressure/criu/*.log "$out/" 2>/dev/null
+    # Why a CRIU dump failed, in criu's own words.
+    [[ -f $out/dump.log ]] && grep -E '^\([ 0-9.]+\) Error|^Error' "$out/dump.log" |
+      head -5 | while read -r e; do log "pressure: criu dump.log: $e"; done
+  fi
 fi
