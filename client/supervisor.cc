@@ -62,7 +62,7 @@ bool Supervisor::WaitForMemory() {
       if (!calm_since) calm_since = now;
       if (now - *calm_since >= options_.levels.resume_hold) {
         spdlog::info(
-            "supervisor: memory is back after {} ({}); restarting the client",
+            "supervisor: memory is back after {} ({})",
             absl::FormatDuration(absl::Trunc(now - start, absl::Seconds(1))),
             r.Summary());
         return true;
@@ -197,6 +197,7 @@ std::optional<pid_t> Supervisor::DumpAndRestore(pid_t pid) {
       "freed its memory; waiting for memory to come back",
       pid);
   if (!WaitForMemory()) return std::nullopt;
+  spdlog::info("supervisor: restoring the client from its CRIU dump");
   absl::StatusOr<pid_t> restored = options_.criu->Restore();
   if (restored.ok()) {
     ++restores_;

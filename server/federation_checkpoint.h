@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "checkpoint/checkpoint_store.h"
-#include "server/round_coordinator.h"
+#include "server/round/round_types.h"
 
 namespace fedberry::server {
 

@@ -46,6 +46,8 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                                    Clock& clock,
                                    std::unique_ptr<Strategy> strategy)
     : options_(std::move(options)),
+      close_options_{options_.quorum, options_.round_deadline,
+                     options_.paused_grace},
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
       clock_(clock) {
@@ -768,45 +770,20 @@ void RoundCoordinator::PlanMovesLocked() {
 }
 
 bool RoundCoordinator::RunOnce() {
-  bool close = false, abandon = false;
+  CloseDecision decision;
   {
     absl::MutexLock lock(&mu_);
     work_pending_ = false;
     if (state_ == State::kWaiting) return TryOpenRoundLocked();
     if (state_ != State::kCollecting) return false;
-    // A retired client cannot report; the cohort shrinks with it.
-    // Boards whose update was refused are not awaited.
-    size_t refused = 0;
-    for (const auto& id : refused_) refused += cohort_.count(id);
-    const size_t awaited = cohort_.size() - refused;
-    const size_t expected = std::min(awaited, needed_);
-    const bool complete = reported_.size() >= expected;
-    const bool late = clock_.Now() - round_start_ >= options_.round_deadline;
-    const size_t quorum = static_cast<size_t>(
-        std::max(1.0, std::ceil(options_.quorum * pending_.selected)));
-    // Selected clients that have not reported but say they are paused under
-    // memory pressure, and were heard from recently: alive, not dead. One
-    // that released its memory is silent until restarted, so no liveness
-    // applies to it; the grace bounds the wait.
-    int paused = 0;
-    int released = 0;
-    for (const auto& id : cohort_) {
-      auto it = clients_.find(id);
-      if (reported_.count(id) || refused_.count(id) || it == clients_.end()) {
-        continue;
-      }
-      const ClientInfo& info = it->second;
-      if (info.state == v1::HeartbeatRequest::RELEASED) {
-        ++paused;
-        ++released;
-      } else if (info.state == v1::HeartbeatRequest::PAUSED &&
-                 clock_.Now() - info.last_seen <= options_.liveness) {
-        ++paused;
-      }
+    decision = DecideClose(ProgressLocked(), close_options_);
+    if (decision.action == CloseAction::kWait) return false;
+    if (decision.action == CloseAction::kGrace) {
+      LogGraceLocked(decision);
+      return false;
     }
-    if (complete && !reported_.empty()) {
-      close = true;
-      pending_.cut_off = static_cast<int>(awaited - reported_.size());
+    if (decision.complete) {
+      pending_.cut_off = decision.cut_off;
       if (pending_.cut_off > 0) {
         spdlog::info(
             "round {}: closing on its first {} updates; {} over-selected "
@@ -814,43 +791,68 @@ bool RoundCoordinator::RunOnce() {
             "refused as late)",
             round_, reported_.size(), pending_.cut_off);
       }
-    } else if (late && reported_.size() < quorum && paused > 0 &&
-               clock_.Now() - round_start_ <
-                   options_.round_deadline + options_.paused_grace) {
-      if (!grace_logged_) {
-        spdlog::info(
-            "round {}: deadline passed below the quorum ({} of {} needed) "
-            "while {} selected client(s) are paused under memory pressure; "
-            "waiting up to {} more",
-            round_, reported_.size(), quorum, paused,
-            absl::FormatDuration(options_.paused_grace));
-        grace_logged_ = true;
-      }
-      return false;
-    } else if (late || (cohort_.empty() && reported_.empty())) {
-      close = reported_.size() >= quorum;
-      abandon = !close;
-      if (late) {
-        for (const auto& id : cohort_) {
-          pending_.stragglers +=
-              reported_.count(id) || refused_.count(id) ? 0 : 1;
-        }
-        pending_.paused_stragglers = paused;
-        pending_.released_stragglers = released;
-        if (paused > 0) {
-          spdlog::info(
-              "round {}: {} straggler(s) are paused under memory pressure "
-              "(alive; {} of them released their memory), {} silent",
-              round_, paused, released, pending_.stragglers - paused);
-        }
-      }
-    } else {
-      return false;
+    } else if (decision.late) {
+      CountStragglersLocked();
     }
     state_ = State::kClosing;
   }
-  CloseRound(abandon);
+  CloseRound(decision.action == CloseAction::kAbandon);
   return true;
+}
+
+RoundProgress RoundCoordinator::ProgressLocked() const {
+  RoundProgress p;
+  p.selected = pending_.selected;
+  p.cohort = static_cast<int>(cohort_.size());
+  for (const auto& id : refused_) p.refused += cohort_.count(id);
+  p.reported = static_cast<int>(reported_.size());
+  p.needed = static_cast<int>(needed_);
+  // Selected clients that have not reported but say they are paused under
+  // memory pressure, and were heard from recently: alive, not dead. One
+  // that released its memory is silent until restarted, so no liveness
+  // applies to it; the grace bounds the wait.
+  for (const auto& id : cohort_) {
+    auto it = clients_.find(id);
+    if (reported_.count(id) || refused_.count(id) || it == clients_.end()) {
+      continue;
+    }
+    const ClientInfo& info = it->second;
+    if (info.state == v1::HeartbeatRequest::RELEASED) {
+      ++p.paused;
+      ++p.released;
+    } else if (info.state == v1::HeartbeatRequest::PAUSED &&
+               clock_.Now() - info.last_seen <= options_.liveness) {
+      ++p.paused;
+    }
+  }
+  p.elapsed = clock_.Now() - round_start_;
+  return p;
+}
+
+void RoundCoordinator::LogGraceLocked(const CloseDecision& decision) {
+  if (grace_logged_) return;
+  spdlog::info(
+      "round {}: deadline passed below the quorum ({} of {} needed) while {} "
+      "selected client(s) are paused under memory pressure; waiting up to {} "
+      "more",
+      round_, reported_.size(), decision.quorum, ProgressLocked().paused,
+      absl::FormatDuration(options_.paused_grace));
+  grace_logged_ = true;
+}
+
+void RoundCoordinator::CountStragglersLocked() {
+  const RoundProgress p = ProgressLocked();
+  for (const auto& id : cohort_) {
+    pending_.stragglers += reported_.count(id) || refused_.count(id) ? 0 : 1;
+  }
+  pending_.paused_stragglers = p.paused;
+  pending_.released_stragglers = p.released;
+  if (p.paused > 0) {
+    spdlog::info(
+        "round {}: {} straggler(s) are paused under memory pressure (alive; "
+        "{} of them released their memory), {} silent",
+        round_, p.paused, p.released, pending_.stragglers - p.paused);
+  }
 }
 
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }

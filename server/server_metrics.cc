@@ -1,6 +1,7 @@
 #include "server/server_metrics.h"
 
 #include "server/prometheus_text.h"
+#include "server/round_coordinator.h"
 
 namespace fedberry::server {
 namespace {

@@ -14,9 +14,11 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "server/round_coordinator.h"
+#include "server/round/round_types.h"
 
 namespace fedberry::server {
+
+class RoundCoordinator;
 
 // What the coordinator says about the job at scrape time.
 struct JobStatus {

@@ -203,7 +203,7 @@ configure_pressure_job() {
 }
 
 run_pressure_job() {
-  local line by=checkpoint-and-exit
+  local line back by=checkpoint-and-exit
   systemctl restart fedberry-client
   wait_log 'training: [0-9]+/' 900 >/dev/null || return 1
   inflate
@@ -216,9 +216,13 @@ run_pressure_job() {
     say "$line" || return 1
   grep -q 'dumped the client' <<<"$line" && by=CRIU
   deflate
-  line=$(wait_log 'restored the client from its CRIU dump|restarting the client' 600) &&
+  line=$(wait_log 'memory is back' 600) && say "$line" || return 1
+  # Back by CRIU's restore, or started afresh from its checkpoint.
+  line=$(wait_log 'restored the client from its CRIU dump|starting the client afresh|started the client \(pid [0-9]+\) again' 120) &&
     say "$line" || return 1
-  echo "RELEASED_BY=$by" >>"$out/result.env"
+  back=restarted
+  grep -q 'restored the client from its CRIU dump' <<<"$line" && back=restored
+  printf 'RELEASED_BY=%s\nBACK_BY=%s\n' "$by" "$back" >>"$out/result.env"
   while systemctl is-active -q fedberry-client; do sleep 1; done
   echo "PRESSURE_EXIT=$(systemctl show -p ExecMainStatus --value fedberry-client)" >>"$out/result.env"
   journal >"$out/pressure.log"

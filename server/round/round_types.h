@@ -1,0 +1,107 @@
+// What a round produces and what the server persists after it: the round's
+// report (with each board's figures), the registered boards, and the
+// snapshot a restarted server continues from; and the callbacks that
+// receive them. Shared by the coordinator, the metrics log, the checkpoint,
+// the metrics page and the tiers, none of which needs the coordinator.
+#ifndef FEDBERRY_SERVER_ROUND_ROUND_TYPES_H_
+#define FEDBERRY_SERVER_ROUND_ROUND_TYPES_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "fedberry/v1/federation.pb.h"
+#include "runtime/model.h"
+#include "runtime/trainer.h"
+#include "server/planner/capacity_estimator.h"
+
+namespace fedberry::server {
+
+struct ClientRoundReport {
+  std::string client_id;
+  std::string client_name;
+  uint64_t num_samples = 0;
+  v1::TrainMetrics metrics;
+  v1::ResourceMetrics resources;  // what the round cost the board
+  v1::DeviceInfo device;          // the board's facts, as sent at join
+};
+
+struct RoundReport {
+  uint64_t round = 0;
+  int selected = 0;
+  int participants = 0;
+  int dropped = 0;   // selected but no accepted update
+  int rejected = 0;  // updates refused as bad input
+  // Selected clients still out when the round closed at its deadline.
+  int stragglers = 0;
+  // Selected boards still training when the round closed on the updates it
+  // needed (over-selection), and updates of an earlier round that came
+  // after it closed (refused; counted in the report of the round they
+  // reached).
+  int cut_off = 0;
+  int late_updates = 0;
+  // Of those, the ones whose last heartbeat said they were paused under
+  // memory pressure (alive, not dead), and of these, the ones that had
+  // released their memory and were waiting to be restarted.
+  int paused_stragglers = 0;
+  int released_stragglers = 0;
+  double round_seconds = 0;
+  // Open to last accepted update (before aggregation and evaluation).
+  double makespan_seconds = 0;
+  std::string planner;                  // who planned the round's work
+  double planned_makespan_seconds = 0;  // its prediction; 0: none
+  uint64_t moved_samples = 0;           // data moves planned for the round
+  double aggregation_seconds = 0;
+  double eval_seconds = 0;
+  // The evaluation ran while the next round trained (overlap_evaluation):
+  // eval_seconds is not part of round_seconds.
+  bool eval_overlapped = false;
+  std::optional<runtime::EvalResult> eval;
+  // Why the round's aggregate was refused (not finite, or its evaluation
+  // not finite) and the previous global model kept; empty: accepted.
+  std::string refused_result;
+  std::vector<ClientRoundReport> clients;
+};
+
+struct RegisteredClient {
+  std::string id;
+  std::string name;
+  uint64_t num_samples = 0;
+  bool allow_data_moves = false;
+  uint64_t sample_bytes = 0;
+  uint32_t boards = 0;  // a site gateway: the boards it speaks for
+};
+
+// What the server must persist after a round to continue the job after a
+// restart (see server/federation_checkpoint.h).
+struct FederationSnapshot {
+  uint64_t next_round = 1;
+  std::shared_ptr<const runtime::NamedTensors> global;
+  std::vector<RegisteredClient> clients;
+  // Each round's summary, without its per-board entries (those are in
+  // clients.jsonl): it grows with rounds, not with boards x rounds.
+  std::vector<RoundReport> history;
+  // The work planner's capacity readings, by client name: a restarted
+  // server plans with them instead of uniformly until it measures again.
+  std::map<std::string, planner::CapacityHistory> capacities;
+  // The aggregation strategy's state (server optimizer moments; empty for
+  // stateless strategies).
+  runtime::NamedTensors strategy_state;
+};
+
+// Evaluates a model on the server's evaluation set: its first
+// `max_samples` samples, or all of them for 0.
+using Evaluator = std::function<absl::StatusOr<runtime::EvalResult>(
+    const runtime::NamedTensors&, int64_t max_samples)>;
+using ReportSink = std::function<void(const RoundReport&)>;
+// Called on the driver thread after each round, before the ReportSink.
+using SnapshotSink = std::function<void(const FederationSnapshot&)>;
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_ROUND_ROUND_TYPES_H_
