@@ -97,6 +97,15 @@ std::string RenderHtmlReport(const JobRecord& record,
       XmlEscape(title), static_cast<int>(record.rounds.size()),
       static_cast<int>(record.client_names.size()), final_name,
       final_figure ? absl::StrFormat("%.4f", *final_figure) : "&ndash;", wall);
+  // Rounds that published nothing say so: their figures are the model's
+  // before them.
+  for (const RoundRow& r : record.rounds) {
+    if (r.refused_result.empty()) continue;
+    absl::StrAppendFormat(&html,
+                          "<p class=\"refused\">Round %d published no new "
+                          "model: its result was refused (%s).</p>\n",
+                          r.round, XmlEscape(r.refused_result));
+  }
 
   // Plots.
   std::vector<double> rounds;

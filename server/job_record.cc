@@ -114,6 +114,7 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.test_loss = Opt<double>(j, "test_loss");
     r.test_rmse = Opt<double>(j, "test_rmse");
     r.test_mae = Opt<double>(j, "test_mae");
+    r.refused_result = Str(j, "refused_result");
     record.rounds.push_back(r);
   }
   std::set<std::string> names;

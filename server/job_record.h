@@ -31,6 +31,9 @@ struct RoundRow {
   std::optional<double> test_loss;
   std::optional<double> test_rmse;  // regression jobs
   std::optional<double> test_mae;
+  // Why the round's result was refused and the model kept; empty: it was
+  // published.
+  std::string refused_result;
 };
 
 struct ClientRow {

@@ -47,7 +47,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                                    std::unique_ptr<Strategy> strategy)
     : options_(std::move(options)),
       close_options_{options_.quorum, options_.round_deadline,
-                     options_.paused_grace},
+                     options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
       clock_(clock) {
@@ -70,6 +70,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     }
     strategy_ = *std::move(made);
   }
+  close_options_.min_updates = strategy_->MinUpdates();
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
     planner_ = *std::move(planner);
@@ -119,8 +120,11 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
       const std::string& old = it->first;
       const bool selected = cohort_.erase(old) > 0;
       const bool pushed = reported_.erase(old) > 0;
+      // A board whose update was refused stays refused under a new id.
+      const bool refused = refused_.erase(old) > 0;
       if (selected) cohort_.insert(id);
       if (pushed) reported_.insert(id);
+      if (refused) refused_.insert(id);
       if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
         if (selected) planned_steps_[id] = p->second;
         planned_steps_.erase(p);
@@ -197,7 +201,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     return response;
   }
   if (state_ == State::kCollecting && cohort_.count(client_id) &&
-      !reported_.count(client_id)) {
+      !reported_.count(client_id) && !refused_.count(client_id)) {
     response.set_action(v1::GetTaskResponse::TRAIN);
     response.set_task_id(task_id_);
     *response.mutable_config() = train_;
@@ -796,7 +800,7 @@ bool RoundCoordinator::RunOnce() {
     }
     state_ = State::kClosing;
   }
-  CloseRound(decision.action == CloseAction::kAbandon);
+  CloseRound(decision.action == CloseAction::kAbandon ? decision.why : nullptr);
   return true;
 }
 
@@ -804,7 +808,12 @@ RoundProgress RoundCoordinator::ProgressLocked() const {
   RoundProgress p;
   p.selected = pending_.selected;
   p.cohort = static_cast<int>(cohort_.size());
-  for (const auto& id : refused_) p.refused += cohort_.count(id);
+  // A refused board that then sent a valid update is awaited again (its
+  // update counts): counting it as refused too would close the round one
+  // awaited board short.
+  for (const auto& id : refused_) {
+    p.refused += cohort_.count(id) && !reported_.count(id) ? 1 : 0;
+  }
   p.reported = static_cast<int>(reported_.size());
   p.needed = static_cast<int>(needed_);
   // Selected clients that have not reported but say they are paused under
@@ -861,7 +870,7 @@ void RoundCoordinator::FinishPendingEvaluation() {
   if (pending_evaluation_.joinable()) pending_evaluation_.join();
 }
 
-void RoundCoordinator::CloseRound(bool abandon) {
+void RoundCoordinator::CloseRound(const char* abandon) {
   // The previous round reports before this one.
   FinishPendingEvaluation();
   relay_.Close();  // moved samples serve their round only
@@ -896,11 +905,12 @@ void RoundCoordinator::CloseRound(bool abandon) {
     overlap = options_.overlap_evaluation && evaluator_ && !options_.relay &&
               !shutdown_ && round_ < static_cast<uint64_t>(options_.rounds);
   }
-  if (abandon) {
+  if (abandon != nullptr) {
     spdlog::warn(
-        "round {}: deadline passed with {} of {} updates, below the quorum; "
-        "the round starts over with the same global model",
-        report.round, report.participants, report.selected);
+        "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
+        "minimum {}); the round starts over with the same global model",
+        report.round, report.participants, report.selected, abandon,
+        QuorumOf(close_options_, report.selected), close_options_.min_updates);
     absl::MutexLock lock(&mu_);
     state_ = shutdown_ ? State::kDone : State::kWaiting;
     ++attempt_;
@@ -922,8 +932,8 @@ void RoundCoordinator::CloseRound(bool abandon) {
           std::make_shared<const runtime::NamedTensors>(*std::move(averaged));
     }
   } else {
-    spdlog::error("round {}: aggregation failed: {}", report.round,
-                  averaged.status().ToString());
+    report.refused_result =
+        absl::StrCat("aggregation failed: ", averaged.status().message());
   }
   if (next && evaluator_) {
     // Overlapped: only a probe now, the whole evaluation once the next

@@ -340,7 +340,8 @@ class RoundCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a round closed at its deadline's stragglers into its report.
   void CountStragglersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CloseRound(bool abandon);
+  // Closes the open round; `abandon`: gives it up instead, saying why.
+  void CloseRound(const char* abandon);
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The overlapped part of CloseRound: evaluates `model`, the published
@@ -350,7 +351,7 @@ class RoundCoordinator {
                          std::shared_ptr<const runtime::NamedTensors> model);
 
   const CoordinatorOptions options_;
-  const CloseOptions close_options_;
+  CloseOptions close_options_;  // min_updates set once the strategy is made
   const Evaluator evaluator_;
   const ReportSink sink_;
   SnapshotSink snapshot_sink_;

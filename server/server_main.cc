@@ -22,6 +22,7 @@
 #include "runtime/heap_tuning.h"
 #include "runtime/image_dataset.h"
 #include "runtime/lock_checks.h"
+#include "runtime/log_text.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/proc_files.h"
 #include "runtime/shutdown_signal.h"
@@ -564,7 +565,13 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     const std::string round = rounds > 0
                                   ? absl::StrCat(r.round, "/", rounds)
                                   : absl::StrCat(r.round, " (the parent's)");
-    if (r.eval && r.eval->regression) {
+    if (!r.refused_result.empty()) {
+      spdlog::warn(
+          "round {} done without a new model: {} of {} clients, its result "
+          "was refused ({}); the global model stays as it was, {:.2f} s",
+          round, r.participants, r.selected,
+          runtime::Printable(r.refused_result, 300), r.round_seconds);
+    } else if (r.eval && r.eval->regression) {
       spdlog::info(
           "round {} done: {} of {} clients, test RMSE {:.4f}, MAE {:.4f}, "
           "loss {:.4f}, {:.2f} s",

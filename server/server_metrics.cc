@@ -25,6 +25,7 @@ JobStatus StatusOf(const RoundCoordinator& coordinator) {
 void ServerMetrics::Record(const RoundReport& report) {
   absl::MutexLock lock(&mu_);
   ++rounds_completed_;
+  rounds_refused_ += report.refused_result.empty() ? 0 : 1;
   accepted_ += static_cast<uint64_t>(report.participants);
   rejected_ += static_cast<uint64_t>(report.rejected);
   dropped_ += static_cast<uint64_t>(report.dropped);
@@ -78,6 +79,10 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
   absl::MutexLock lock(&mu_);
   p.Counter("fedberry_rounds_completed_total", "Rounds aggregated.",
             static_cast<double>(rounds_completed_));
+  p.Counter("fedberry_rounds_refused_total",
+            "Rounds whose result was refused (not finite, or the aggregation "
+            "failed); the global model stayed as it was.",
+            static_cast<double>(rounds_refused_));
   p.Counter("fedberry_updates_accepted_total",
             "Client updates folded into a global model.",
             static_cast<double>(accepted_));

@@ -52,6 +52,7 @@ class ServerMetrics {
 
   mutable absl::Mutex mu_;
   uint64_t rounds_completed_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rounds_refused_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t accepted_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;

@@ -7,22 +7,41 @@ namespace fedberry::server {
 
 CloseDecision DecideClose(const RoundProgress& p, const CloseOptions& o) {
   CloseDecision d;
-  d.quorum = static_cast<int>(std::max(1.0, std::ceil(o.quorum * p.selected)));
+  d.quorum = QuorumOf(o, p.selected);
   d.late = p.elapsed >= o.deadline;
-  // Boards whose update was refused are not awaited.
+  const int least = std::max(d.quorum, o.min_updates);
+  // Boards whose update was refused are not awaited (nor heard again).
   const int awaited = p.cohort - p.refused;
-  d.complete = p.reported > 0 && p.reported >= std::min(awaited, p.needed);
+  const int enough = std::max(p.needed, o.min_updates);
+  d.complete = p.reported > 0 && p.reported >= std::min(awaited, enough) &&
+               p.reported >= o.min_updates;
   if (d.complete) {
     d.action = CloseAction::kClose;
     d.cut_off = std::max(0, awaited - p.reported);
-  } else if (d.late && p.reported < d.quorum && p.paused > 0 &&
+  } else if (p.reported > 0 && p.reported >= awaited) {
+    // All that can come came, and the strategy needs more: waiting for
+    // the deadline would only delay the round's retry.
+    d.action = CloseAction::kAbandon;
+    d.why = "no more updates can come and the strategy needs more";
+  } else if (p.cohort == 0 && p.reported == 0) {
+    d.action = CloseAction::kAbandon;
+    d.why = "every selected board left";
+  } else if (d.late && p.reported < least && p.paused > 0 &&
              p.elapsed < o.deadline + o.paused_grace) {
     d.action = CloseAction::kGrace;
-  } else if (d.late || (p.cohort == 0 && p.reported == 0)) {
+  } else if (d.late) {
     d.action =
-        p.reported >= d.quorum ? CloseAction::kClose : CloseAction::kAbandon;
+        p.reported >= least ? CloseAction::kClose : CloseAction::kAbandon;
+    d.why = p.reported < o.min_updates
+                ? "deadline passed with fewer updates than the strategy needs"
+                : "deadline passed below the quorum";
   }
   return d;
+}
+
+int QuorumOf(const CloseOptions& options, int selected) {
+  return static_cast<int>(
+      std::max(1.0, std::ceil(options.quorum * static_cast<double>(selected))));
 }
 
 const char* CloseActionName(CloseAction action) {

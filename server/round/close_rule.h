@@ -12,6 +12,9 @@
 // A round closes as soon as every board it still awaits reported (or, with
 // over-selection, as soon as it holds the updates it needs); at its
 // deadline it closes with a quorum of its cohort, else it is abandoned.
+// It never closes on fewer updates than its strategy aggregates
+// (min_updates: Krum's n >= 2f + 3): when no more can come it is abandoned
+// at once, saying so, rather than published unchanged as if done.
 #ifndef FEDBERRY_SERVER_ROUND_CLOSE_RULE_H_
 #define FEDBERRY_SERVER_ROUND_CLOSE_RULE_H_
 
@@ -23,7 +26,8 @@ namespace fedberry::server {
 struct RoundProgress {
   int selected = 0;  // boards selected when the round opened
   int cohort = 0;    // of those, still registered now (a retired id leaves)
-  int refused = 0;   // of the cohort, boards whose update was refused
+  int refused = 0;   // of the cohort, boards whose update was refused and
+                     // that did not send a valid one since
   int reported = 0;  // accepted updates
   int needed = 0;    // updates that close the round (over-selection)
   // Cohort boards yet to report that say they are paused under memory
@@ -39,6 +43,7 @@ struct CloseOptions {
                         // at its deadline
   absl::Duration deadline = absl::Minutes(10);
   absl::Duration paused_grace = absl::ZeroDuration();
+  int min_updates = 1;  // the strategy's MinUpdates()
 };
 
 enum class CloseAction { kWait, kGrace, kClose, kAbandon };
@@ -54,10 +59,15 @@ struct CloseDecision {
   // Then: awaited boards still training (over-selection), whose updates
   // will be refused as late.
   int cut_off = 0;
+  // Why an abandoned round was given up, for its log line.
+  const char* why = "";
 };
 
 CloseDecision DecideClose(const RoundProgress& progress,
                           const CloseOptions& options);
+
+// Updates that make a quorum of `selected` boards: at least 1.
+int QuorumOf(const CloseOptions& options, int selected);
 
 const char* CloseActionName(CloseAction action);
 

@@ -10,8 +10,9 @@ namespace {
 constexpr absl::Duration kDeadline = absl::Minutes(10);
 
 CloseOptions Options(double quorum = 0.5,
-                     absl::Duration grace = absl::ZeroDuration()) {
-  return {quorum, kDeadline, grace};
+                     absl::Duration grace = absl::ZeroDuration(),
+                     int min_updates = 1) {
+  return {quorum, kDeadline, grace, min_updates};
 }
 
 struct Row {
@@ -48,10 +49,23 @@ TEST(CloseRule, Table) {
        Options(), CloseAction::kClose},
       {"a retired board leaves the cohort", P(4, 3, 0, 3, 4, 0, 0, early),
        Options(), CloseAction::kClose},
+      // Not at once: boards that only send what is refused would otherwise
+      // train and be refused again in a tight loop.
       {"every board refused: waits for the deadline",
        P(2, 2, 2, 0, 2, 0, 0, early), Options(), CloseAction::kWait},
       {"every board refused, at the deadline",
        P(2, 2, 2, 0, 2, 0, 0, at_deadline), Options(), CloseAction::kAbandon},
+      {"all that can come did, below the strategy's minimum",
+       P(5, 5, 1, 4, 5, 0, 0, early), Options(0.5, absl::ZeroDuration(), 5),
+       CloseAction::kAbandon},
+      {"the strategy's minimum, awaited boards may still come",
+       P(6, 6, 0, 4, 4, 0, 0, early), Options(0.5, absl::ZeroDuration(), 5),
+       CloseAction::kWait},
+      {"the strategy's minimum reached", P(6, 6, 0, 5, 4, 0, 0, early),
+       Options(0.5, absl::ZeroDuration(), 5), CloseAction::kClose, 1},
+      {"a quorum below the strategy's minimum at the deadline",
+       P(8, 8, 0, 4, 8, 0, 0, at_deadline),
+       Options(0.5, absl::ZeroDuration(), 5), CloseAction::kAbandon},
       {"the cohort left before reporting", P(3, 0, 0, 0, 3, 0, 0, early),
        Options(), CloseAction::kAbandon},
       {"deadline with a quorum", P(4, 4, 0, 2, 4, 0, 0, at_deadline), Options(),

@@ -180,5 +180,22 @@ TEST(HtmlReport, AJobWithAbsurdClientFiguresRenders) {
   }
 }
 
+TEST(HtmlReport, ARoundThatPublishedNothingSaysSo) {
+  testing::TempDir dir;
+  std::ofstream(dir / "rounds.jsonl")
+      << "{\"round\":1,\"selected\":2,\"participants\":2}\n"
+         "{\"round\":2,\"selected\":2,\"participants\":2,"
+         "\"refused_result\":\"aggregation failed: <b>short</b>\"}\n";
+  auto record = ReadJobRecord(dir.path());
+  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_EQ(record->rounds.size(), 2u);
+  EXPECT_EQ(record->rounds[0].refused_result, "");
+  const std::string html = RenderHtmlReport(*record, "refused");
+  EXPECT_EQ(Count(html, "class=\"refused\""), 1);
+  EXPECT_NE(html.find("Round 2 published no new model: its result was "
+                      "refused (aggregation failed: &lt;b&gt;short&lt;/b&gt;)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace fedberry::server

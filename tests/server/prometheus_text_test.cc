@@ -66,12 +66,14 @@ TEST(ServerMetrics, RendersRoundsAndClientsButNotAbsentReadings) {
   r.clients = {a, b};
   metrics.Record(r);
   r.round = 2;
+  r.refused_result = "the aggregate is not finite";
   metrics.Record(r);
   JobStatus status{true, 3, 5, 2};
   auto page = testing::ParseExposition(metrics.Render(status));
   ASSERT_EQ(page.error, "");
   EXPECT_EQ(page.Value("fedberry_job_running"), 1);
   EXPECT_EQ(page.Value("fedberry_rounds_completed_total"), 2);
+  EXPECT_EQ(page.Value("fedberry_rounds_refused_total"), 1);
   EXPECT_EQ(page.Value("fedberry_updates_accepted_total"), 4);
   EXPECT_EQ(page.Value("fedberry_test_accuracy_ratio"), 0.8);
   EXPECT_EQ(page.Value("fedberry_client_cpu_seconds_total", {{"client", "a"}}),

@@ -813,6 +813,126 @@ TEST_F(RoundCoordinatorTest, ABoardWhoseUpdateWasRefusedIsNotAwaited) {
   EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(4, 4)));
 }
 
+// A board refused once is not awaited; a valid update it sends after all
+// counts, and it is awaited again: counted both ways, the round would close
+// one honest board short (handing a robust rule's majority to whoever sent
+// the refused update) and say none was cut off.
+TEST_F(RoundCoordinatorTest, ARefusedBoardThatSendsAValidUpdateCountsOnce) {
+  Make(3);
+  std::string a = Join("a"), b = Join("b"), c = Join("c");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b), tc = Task(c);
+  NamedTensors nan = Model(1, 1);
+  nan[0].tensor[0][1] = std::numeric_limits<float>::quiet_NaN();
+  ASSERT_EQ(Submit(Header(a, ta, 5), nan).code(),
+            absl::StatusCode::kInvalidArgument);
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5));  // as the service does
+  // Not offered the task again.
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(2, 2)).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());  // c is still awaited
+  ASSERT_TRUE(Submit(Header(c, tc, 5), Model(6, 6)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 3);
+  EXPECT_EQ(reports_[0].cut_off, 0);
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(3, 3)));
+}
+
+// A refusal survives a rejoin: the new id is not offered the task either.
+TEST_F(RoundCoordinatorTest, ARejoinDoesNotWashARefusalOff) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5));
+  const std::string a2 = Join("a");
+  EXPECT_EQ(Task(a2).action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(2, 2)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // closed on b: a2 is not awaited
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 1);
+}
+
+// Krum with f = 1 aggregates 5 updates at least: a round left with 4 (one
+// board refused) is given up at once and opened again, never published
+// unchanged as if it were done.
+TEST_F(RoundCoordinatorTest, ARoundNeverClosesBelowItsStrategysMinimum) {
+  StrategyOptions krum;
+  krum.name = "krum";
+  krum.byzantine = 1;
+  krum.spill_dir = ::testing::TempDir();
+  auto made = MakeStrategy(krum, Model(0, 0));
+  ASSERT_TRUE(made.ok()) << made.status();
+  strategy_ = *std::move(made);
+  Make(5);
+  std::vector<std::string> ids;
+  for (const char* n : {"a", "b", "c", "d", "e"}) ids.push_back(Join(n));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const auto first = Task(ids[0]);
+  coordinator_->CountRefusedUpdate(Header(ids[0], first, 5));
+  for (size_t i = 1; i < ids.size(); ++i) {
+    ASSERT_TRUE(Submit(Header(ids[i], Task(ids[i]), 5), Model(1, 1)).ok());
+  }
+  ASSERT_TRUE(coordinator_->RunOnce());  // given up, long before the deadline
+  EXPECT_TRUE(reports_.empty());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+  ASSERT_TRUE(coordinator_->RunOnce());  // opened again
+  const auto retry = Task(ids[0]);
+  EXPECT_EQ(retry.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(retry.round(), 1u);
+  EXPECT_NE(retry.task_id(), first.task_id());
+  // With all five it closes.
+  for (const std::string& id : ids) {
+    ASSERT_TRUE(Submit(Header(id, Task(id), 5), Model(1, 1)).ok());
+  }
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_TRUE(reports_[0].refused_result.empty()) << reports_[0].refused_result;
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(1, 1)));
+}
+
+// A strategy whose aggregation fails (a full disk under a robust rule's
+// spill file, say).
+class FailingStrategy : public Strategy {
+ public:
+  const std::string& name() const override { return name_; }
+  absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
+      std::shared_ptr<const NamedTensors>) override {
+    return std::make_unique<Aggregator>();
+  }
+
+ private:
+  struct Aggregator : RoundAggregator {
+    absl::Status Add(const NamedTensors&, double) override {
+      ++n;
+      return absl::OkStatus();
+    }
+    int updates() const override { return n; }
+    absl::StatusOr<NamedTensors> Result() override {
+      return absl::InternalError("the spill file is short");
+    }
+    int n = 0;
+  };
+  std::string name_ = "failing";
+};
+
+TEST_F(RoundCoordinatorTest, AFailedAggregationSaysSoInTheReport) {
+  strategy_ = std::make_unique<FailingStrategy>();
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(Submit(Header(a, Task(a), 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, Task(b), 5), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].refused_result,
+            "aggregation failed: the spill file is short");
+  EXPECT_FALSE(reports_[0].eval.has_value());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+}
+
 TEST_F(RoundCoordinatorTest, FinitePoisonIsRefusedByTheUpdateBound) {
   max_update_ratio_ = 10;
   Make(2);
