@@ -288,7 +288,9 @@ report_pressure() {
   [[ ${PRESSURE_EXIT:-1} == 0 ]] || fail "the pressured client ended with ${PRESSURE_EXIT:-?}"
   cmp -s "$work/job/global_model.pt" "$work/pressure/global_model.pt" ||
     fail "the pressured job's model differs from the unpressured job's"
-  PRESSURE_RESULT="the pressured job (paused, resumed, released by ${RELEASED_BY:-?}) ended with the same model, bit for bit"
+  local back="restored by CRIU"
+  [[ ${BACK_BY:-?} == restarted ]] && back="started again from its checkpoint"
+  PRESSURE_RESULT="the pressured job (paused, resumed, released by ${RELEASED_BY:-?}, $back) ended with the same model, bit for bit"
   step "pressure: $PRESSURE_RESULT"
 }
 

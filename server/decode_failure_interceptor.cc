@@ -5,12 +5,27 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "fedberry/v1/federation.grpc.pb.h"
+#include "google/protobuf/descriptor.h"
 #include "runtime/log_text.h"
 
 namespace fedberry::server {
 namespace {
 
 using grpc::experimental::InterceptionHookPoints;
+
+// "/fedberry.v1.Federation/Join" and the service's other methods.
+bool IsFederationMethod(absl::string_view path) {
+  const std::string prefix =
+      absl::StrCat("/", v1::Federation::service_full_name(), "/");
+  if (!absl::ConsumePrefix(&path, prefix)) return false;
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::Federation::service_full_name());
+  return service != nullptr &&
+         service->FindMethodByName(std::string(path)) != nullptr;
+}
 
 class DecodeFailureInterceptor : public grpc::experimental::Interceptor {
  public:
@@ -27,22 +42,36 @@ class DecodeFailureInterceptor : public grpc::experimental::Interceptor {
       if ((status.error_code() == grpc::StatusCode::INTERNAL ||
            status.error_code() == grpc::StatusCode::UNIMPLEMENTED) &&
           status.error_message().empty()) {
-        const std::string method = info_->method() ? info_->method() : "?";
-        const std::string peer = runtime::Printable(
-            info_->server_context() ? info_->server_context()->peer() : "");
-        spdlog::warn("refused a {} call from {}: its message does not decode",
-                     method, peer);
-        methods->ModifySendStatus(grpc::Status(
-            grpc::StatusCode::INVALID_ARGUMENT,
-            absl::StrCat("the request to ", method,
-                         " does not decode as its fedberry.v1 message "
-                         "(malformed bytes, or another protocol)")));
+        methods->ModifySendStatus(Explained(status));
       }
     }
     methods->Proceed();
   }
 
  private:
+  // A Federation method's empty refusal: its bytes did not decode. Any
+  // other path is a method this server does not serve: UNIMPLEMENTED, as
+  // gRPC answers, with what it does serve.
+  grpc::Status Explained(const grpc::Status& status) const {
+    const std::string method = info_->method() ? info_->method() : "?";
+    if (!IsFederationMethod(method)) {
+      return grpc::Status(
+          grpc::StatusCode::UNIMPLEMENTED,
+          absl::StrCat("no method ", runtime::Printable(method),
+                       " here: this server serves fedberry.v1.Federation "
+                       "and grpc.health.v1.Health"));
+    }
+    const std::string peer = runtime::Printable(
+        info_->server_context() ? info_->server_context()->peer() : "");
+    spdlog::warn("refused a {} call from {}: its message does not decode",
+                 method, peer);
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("the request to ", method,
+                     " does not decode as its fedberry.v1 message "
+                     "(malformed bytes, or another protocol)"));
+  }
+
   grpc::experimental::ServerRpcInfo* info_;
 };
 

@@ -4,7 +4,9 @@
 // no message at all. This server
 // interceptor rewrites that status to INVALID_ARGUMENT naming the method,
 // and logs the peer. Statuses with a message (every refusal of ours) pass
-// unchanged. Thread-safe: one interceptor per call.
+// unchanged. A path that is no method of fedberry.v1.Federation stays
+// UNIMPLEMENTED, with a message saying what the server serves.
+// Thread-safe: one interceptor per call.
 #ifndef FEDBERRY_SERVER_DECODE_FAILURE_INTERCEPTOR_H_
 #define FEDBERRY_SERVER_DECODE_FAILURE_INTERCEPTOR_H_
 

@@ -37,6 +37,9 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   server->service_ = std::make_unique<FederationService>(
       *server->coordinator_, options.max_poll, server->streams_.get(),
       std::move(options.plan), options.access, server->updates_.get());
+  // grpc.health.v1.Health, which load balancers and orchestrators probe:
+  // SERVING for the server ("") and fedberry.v1.Federation while it runs.
+  grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   wire::ConfigureServerBuilder(builder);
   server->quota_ = std::make_unique<grpc::ResourceQuota>("fedberry-server");
@@ -60,6 +63,9 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   std::string host = options.listen.substr(0, options.listen.rfind(':'));
   if (host == "0.0.0.0" || host == "[::]" || host.empty()) host = "127.0.0.1";
   server->address_ = absl::StrCat(host, ":", port);
+  if (auto* health = server->server_->GetHealthCheckService()) {
+    health->SetServingStatus(v1::Federation::service_full_name(), true);
+  }
   server->driver_ = std::thread([s = server.get()] { s->Drive(); });
   return server;
 }
@@ -116,6 +122,8 @@ void FederationServer::Stop() {
   }
   coordinator_->Shutdown();
   if (driver_.joinable()) driver_.join();
+  // Probes hear NOT_SERVING while in-flight calls finish.
+  if (auto* health = server_->GetHealthCheckService()) health->Shutdown();
   // In-flight calls get a moment to finish, then are cancelled.
   server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   server_->Wait();

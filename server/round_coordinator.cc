@@ -1172,7 +1172,9 @@ int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   const absl::Time since = clock_.Now() - heard_within;
   int n = 0;
   for (const auto& [id, info] : clients_) {
-    n += !info.told_done && info.heard && info.last_seen >= since;
+    // A board that joined and never asked for a task may never ask.
+    n += !info.told_done && info.heard && info.polled &&
+         info.last_seen >= since;
   }
   return n;
 }

@@ -1,8 +1,18 @@
 #include "server/sample_relay.h"
 
 #include "absl/strings/str_cat.h"
+#include "runtime/log_text.h"
 
 namespace fedberry::server {
+namespace {
+
+// A move id as it may appear in a refusal: the caller's bytes, escaped and
+// cut, since refusals are logged and sent back.
+std::string Shown(const std::string& move_id) {
+  return runtime::Printable(move_id, 64);
+}
+
+}  // namespace
 
 void SampleRelay::Open(uint64_t round, std::vector<PlannedMove> moves) {
   absl::MutexLock lock(&mu_);
@@ -62,7 +72,7 @@ absl::StatusOr<SampleRelay::Slot*> SampleRelay::SlotLocked(
     const std::string& move_id) {
   auto it = slots_.find(move_id);
   if (it == slots_.end()) {
-    return absl::NotFoundError(absl::StrCat("no data move '", move_id,
+    return absl::NotFoundError(absl::StrCat("no data move '", Shown(move_id),
                                             "' in round ", round_, "'s plan"));
   }
   return &it->second;
@@ -75,16 +85,17 @@ absl::StatusOr<SampleRelay::Slot*> SampleRelay::DepositSlotLocked(
   Slot& slot = **found;
   if (slot.move.from != sender) {
     return absl::PermissionDeniedError(
-        absl::StrCat("data move ", move_id, " is for client '", slot.move.from,
-                     "' to send, not '", sender, "'"));
+        absl::StrCat("data move ", Shown(move_id), " is for client '",
+                     slot.move.from, "' to send, not '", sender, "'"));
   }
   if (slot.cancelled) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "data move ", move_id, " was cancelled: its sender trained them"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("data move ", Shown(move_id),
+                     " was cancelled: its sender trained them"));
   }
   if (slot.samples) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "the samples of data move ", move_id, " were already received"));
+        "the samples of data move ", Shown(move_id), " were already received"));
   }
   return &slot;
 }
@@ -106,7 +117,7 @@ absl::Status SampleRelay::Deposit(const std::string& sender,
   if (samples.rows < 0 ||
       static_cast<uint64_t>(samples.rows) != (*slot)->move.samples) {
     return absl::InvalidArgumentError(
-        absl::StrCat("data move ", move_id, " is planned for ",
+        absl::StrCat("data move ", Shown(move_id), " is planned for ",
                      (*slot)->move.samples, " samples, not ", samples.rows));
   }
   (*slot)->samples =
@@ -122,27 +133,29 @@ absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> SampleRelay::Take(
   const uint64_t generation = generation_;
   while (true) {
     if (generation_ != generation) {
-      return absl::AbortedError(absl::StrCat(
-          "round ", round_, " closed before data move ", move_id, " arrived"));
+      return absl::AbortedError(absl::StrCat("round ", round_,
+                                             " closed before data move ",
+                                             Shown(move_id), " arrived"));
     }
     absl::StatusOr<Slot*> found = SlotLocked(move_id);
     if (!found.ok()) return found.status();
     const Slot& slot = **found;
     if (slot.move.to != receiver) {
       return absl::PermissionDeniedError(
-          absl::StrCat("data move ", move_id, " is for client '", slot.move.to,
-                       "' to receive, not '", receiver, "'"));
+          absl::StrCat("data move ", Shown(move_id), " is for client '",
+                       slot.move.to, "' to receive, not '", receiver, "'"));
     }
     if (slot.cancelled) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "client '", slot.move.from, "' kept the ", slot.move.samples,
-          " samples of data move ", move_id, " and trained them itself"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("client '", slot.move.from, "' kept the ",
+                       slot.move.samples, " samples of data move ",
+                       Shown(move_id), " and trained them itself"));
     }
     if (slot.samples) return slot.samples;
     if (absl::Now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("client '", slot.move.from, "' has not sent the ",
-                       slot.move.samples, " samples of data move ", move_id));
+      return absl::DeadlineExceededError(absl::StrCat(
+          "client '", slot.move.from, "' has not sent the ", slot.move.samples,
+          " samples of data move ", Shown(move_id)));
     }
     changed_.WaitWithDeadline(&mu_, deadline);
   }

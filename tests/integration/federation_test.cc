@@ -375,6 +375,59 @@ TEST_F(BadInputTest, UndecodableBytesGetAClearRefusal) {
   }
 }
 
+// A unary call through the generic stub: its status and response bytes.
+std::pair<grpc::Status, std::string> CallRaw(const std::string& address,
+                                             const std::string& method,
+                                             const std::string& request) {
+  grpc::GenericStub generic(wire::MakeClientChannel(address));
+  grpc::ClientContext context;
+  wire::SetDeadline(context, absl::Seconds(10));
+  grpc::Slice bytes(request);
+  grpc::ByteBuffer in(&bytes, 1), out;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, method, grpc::StubOptions(), &in, &out,
+                    [&](grpc::Status status) { done.set_value(status); });
+  const grpc::Status status = done.get_future().get();
+  std::vector<grpc::Slice> slices;
+  std::string response;
+  if (status.ok() && out.Dump(&slices).ok()) {
+    for (const grpc::Slice& s : slices) {
+      response.append(reinterpret_cast<const char*>(s.begin()), s.size());
+    }
+  }
+  return {status, response};
+}
+
+// gRPC's answer for what is not served, with what is.
+TEST_F(BadInputTest, UnknownMethodsAreUnimplemented) {
+  for (const char* method :
+       {"/fedberry.v1.Federation/NoSuchMethod", "/other.v1.Service/Call"}) {
+    const auto [status, response] = CallRaw(server_->address(), method, "");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+    EXPECT_NE(status.error_message().find("serves fedberry.v1.Federation"),
+              std::string::npos)
+        << status.error_message();
+  }
+}
+
+// grpc.health.v1.Health/Check: HealthCheckResponse{status: SERVING} is the
+// two bytes 08 01, for the server ("") and for the federation service.
+TEST_F(BadInputTest, TheStandardHealthServiceAnswers) {
+  const std::string federation = "fedberry.v1.Federation";
+  for (const std::string& request :
+       {std::string(),
+        "\x0a" + std::string(1, static_cast<char>(federation.size())) +
+            federation}) {
+    const auto [status, response] =
+        CallRaw(server_->address(), "/grpc.health.v1.Health/Check", request);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response, std::string("\x08\x01"));
+  }
+  const auto [unknown, ignored] =
+      CallRaw(server_->address(), "/grpc.health.v1.Health/Check", "\x0a\x02no");
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
 TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
   NamedTensors nan = runtime::CloneState(initial_);
   nan[0].tensor[0][0] = std::numeric_limits<float>::quiet_NaN();

@@ -399,6 +399,12 @@ TEST_F(RoundCoordinatorTest, BoardsAwaitingDoneAreThoseStillAsking) {
   ASSERT_TRUE(coordinator_->RunOnce());
   ASSERT_TRUE(coordinator_->done());
   EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 2);
+  // One that joined and never asked is not waited for.
+  v1::JoinRequest silent;
+  silent.set_client_name("silent");
+  silent.set_num_samples(10);
+  ASSERT_TRUE(coordinator_->Join(silent).ok());
+  EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 2);
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
   EXPECT_EQ(coordinator_->clients_awaiting_done(absl::Seconds(30)), 1);
   clock_.Advance(absl::Seconds(31));  // b went quiet: it is not waited for

@@ -48,6 +48,25 @@ TEST(SampleRelay, RefusesStrangersWrongCountsAndUnknownMoves) {
   EXPECT_EQ(relay.held_bytes(), 0u);
 }
 
+// A move id comes from the wire: a refusal (logged and sent back) shows it
+// escaped and cut, so no id forges a log line or floods the log.
+TEST(SampleRelay, RefusalsShowAMoveIdEscapedAndCut) {
+  SampleRelay relay;
+  relay.Open(3, {{"m1", "slow", "fast", 3}});
+  const std::string forged =
+      "m9\n[2026-11-27 10:00:00.000] [info] round 3/3 done\x1b[2J" +
+      std::string(1 << 20, 'x');
+  for (const absl::Status& s :
+       {relay.Deposit("slow", forged, Samples(3)),
+        relay.Take("fast", forged, absl::Now()).status()}) {
+    EXPECT_TRUE(absl::IsNotFound(s)) << s.code();
+    EXPECT_LT(s.message().size(), 300u);
+    EXPECT_EQ(s.message().find('\n'), std::string::npos);
+    EXPECT_EQ(s.message().find('\x1b'), std::string::npos);
+    EXPECT_NE(s.message().find("m9\\n[2026"), std::string::npos) << s.message();
+  }
+}
+
 TEST(SampleRelay, TakeWaitsForTheSenderUntilItsDeadline) {
   SampleRelay relay;
   relay.Open(2, {{"m1", "slow", "fast", 2}});
