@@ -49,6 +49,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       close_options_{options_.quorum, options_.round_deadline,
                      options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
+      declared_bound_(options_.max_samples_ratio),
       sink_(std::move(sink)),
       clock_(clock) {
   auto specs = runtime::SpecsOf(initial);
@@ -97,6 +98,14 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   }
   absl::MutexLock lock(&mu_);
   PruneLocked();
+  if (absl::Status bounded =
+          declared_bound_.CheckJoin(request.num_samples(), request.boards());
+      !bounded.ok()) {
+    spdlog::warn("refused the join of '{}': {}",
+                 runtime::Printable(request.client_name()),
+                 std::string(bounded.message()));
+    return bounded;
+  }
   const bool known = absl::c_any_of(clients_, [&](const auto& c) {
     return c.second.name == request.client_name();
   });
@@ -391,7 +400,8 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
   RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
-      MaxUpdateWeight(task, info.num_samples, received, info.boards)));
+      MaxUpdateWeight(task, declared_bound_.Cap(info.num_samples, info.boards),
+                      received, info.boards)));
   return CheckTrainMetrics(header.metrics());
 }
 
@@ -605,6 +615,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     }
   }
   const int n = static_cast<int>(available.size());
+  std::vector<uint64_t> per_board;
+  for (const auto& [id, info] : clients_) {
+    per_board.push_back(SamplesPerBoard(info.num_samples, info.boards));
+  }
+  declared_bound_.SetFleet(std::move(per_board));
   if (n < std::max(1, options_.min_clients_to_start) ||
       n < options_.min_clients_per_round) {
     return false;
@@ -1173,8 +1188,8 @@ int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   int n = 0;
   for (const auto& [id, info] : clients_) {
     // A board that joined and never asked for a task may never ask.
-    n += !info.told_done && info.heard && info.polled &&
-         info.last_seen >= since;
+    n +=
+        !info.told_done && info.heard && info.polled && info.last_seen >= since;
   }
   return n;
 }

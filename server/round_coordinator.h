@@ -31,6 +31,7 @@
 #include "runtime/clock.h"
 #include "runtime/model.h"
 #include "runtime/trainer.h"
+#include "server/declared_size_bound.h"
 #include "server/input_checks.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
@@ -113,6 +114,9 @@ struct CoordinatorOptions {
   // An update may move the model at most this many times the global
   // model's L2 norm (see UpdateBound); <= 0: no bound.
   double max_update_ratio = 1000;
+  // A board may declare at most this many times the fleet's median
+  // samples a board (see DeclaredSizeBound); <= 0: no bound.
+  double max_samples_ratio = 10;
   // Bounds on what a board may declare at join.
   InputLimits limits;
   // Registered clients at most; a join beyond it is refused
@@ -393,6 +397,8 @@ class RoundCoordinator {
   // Immutable once made: SubmitUpdate checks with it outside mu_.
   std::shared_ptr<const UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
+  // The fleet's median declaration, taken when a round opens.
+  DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
   uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;

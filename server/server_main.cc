@@ -165,6 +165,13 @@ ABSL_FLAG(double, max_update_ratio, 1000,
           "the global model's L2 norm (at least 1): finite poison such as "
           "every weight 1e38 never reaches the average. 0 turns the bound "
           "off. Accepted updates log their ratio.");
+ABSL_FLAG(double, max_samples_ratio, 10,
+          "A board may declare at most this many times the fleet's median "
+          "samples a board (a gateway: per board it speaks for): FedAvg "
+          "weighs updates by their samples, so a board declaring 2^40 would "
+          "outweigh the whole fleet. Refused at join once 3 boards are "
+          "registered; a board that joined earlier has its updates weighed "
+          "against the bound. 0 turns it off.");
 ABSL_FLAG(int, max_clients, 10000,
           "Registered clients at most; a join beyond it is refused "
           "(RESOURCE_EXHAUSTED) once boards that joined but never asked for "
@@ -494,6 +501,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   c.planning.data_moves = absl::GetFlag(FLAGS_data_moves);
   c.data_move_wait = absl::GetFlag(FLAGS_data_move_wait);
   c.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
+  c.max_samples_ratio = absl::GetFlag(FLAGS_max_samples_ratio);
   c.overlap_evaluation = absl::GetFlag(FLAGS_overlap_evaluation);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
   // A gateway averages its boards; the parent applies the job's strategy
@@ -539,13 +547,15 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
         absl::StrCat("invalid planner settings: ", p.status().message()));
   }
   if (c.rounds < 1 || c.train.batch_size() < 1 || !(c.fraction > 0) ||
-      c.fraction > 1 || !(c.max_update_ratio >= 0) || c.max_clients < 1 ||
+      c.fraction > 1 || !(c.max_update_ratio >= 0) ||
+      !(c.max_samples_ratio >= 0) || c.max_clients < 1 ||
       options.max_threads < 4 || options.max_inflight_updates < 0 ||
       c.target_updates < 0 || !(c.over_select >= 1) || c.over_select > 100 ||
       (c.train.local_epochs() < 1 && c.train.local_steps() < 1)) {
     return absl::InvalidArgumentError(
         "invalid job: need rounds >= 1, batch_size >= 1, 0 < fraction <= 1, "
         "local_epochs or local_steps >= 1, max_update_ratio >= 0, "
+        "max_samples_ratio >= 0, "
         "max_clients >= 1, max_threads >= 4, max_inflight_updates >= 0, "
         "target_updates >= 0 and "
         "1 <= over_select <= 100");

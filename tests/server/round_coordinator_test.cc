@@ -1085,6 +1085,42 @@ TEST_F(RoundCoordinatorTest, FiguresThatAreNotFiniteAreRefusedOrDropped) {
   EXPECT_EQ(clients[0].resources.cpu_seconds(), 2.5);
 }
 
+// A board that declared 2^40 samples before the fleet had a median (it
+// joined first) is weighed against the fleet's bound, 10 x the median; one
+// that declares as much once the fleet is there is refused at join.
+TEST_F(RoundCoordinatorTest, ADeclaredSizeCannotHijackTheAverage) {
+  Make(4);  // whole epochs; the fixture's boards declare 10 samples
+  v1::JoinRequest liar;
+  liar.set_client_name("liar");
+  liar.set_num_samples(uint64_t{1} << 40);
+  auto joined = coordinator_->Join(liar);
+  ASSERT_TRUE(joined.ok()) << joined.status();  // no fleet to compare yet
+  const std::string l = joined->client_id();
+  ASSERT_TRUE(coordinator_->GetTask(l, absl::ZeroDuration()).ok());
+  std::string a = Join("a"), b = Join("b"), c = Join("c");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const auto tl = Task(l);
+  const absl::Status hijack =
+      Submit(Header(l, tl, uint64_t{1} << 40), Model(0, 0));
+  EXPECT_EQ(hijack.code(), absl::StatusCode::kInvalidArgument) << hijack;
+  EXPECT_NE(hijack.message().find("at most 100"), std::string::npos) << hijack;
+  ASSERT_TRUE(Submit(Header(l, tl, 100), Model(0, 0)).ok());
+  for (const std::string& id : {a, b, c}) {
+    ASSERT_TRUE(Submit(Header(id, Task(id), 10), Model(13, 13)).ok());
+  }
+  ASSERT_TRUE(coordinator_->RunOnce());
+  // 100 of 130 samples: the most the bound lets one board weigh.
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(3, 3)));
+  v1::JoinRequest late = liar;
+  late.set_client_name("late-liar");
+  const auto refused = coordinator_->Join(late);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("median of 10"), std::string::npos)
+      << refused.status();
+  late.set_num_samples(100);
+  EXPECT_TRUE(coordinator_->Join(late).ok());
+}
+
 TEST_F(RoundCoordinatorTest, AnUpdateWeighsNoMoreThanItsTaskAllows) {
   Make(2);  // whole epochs; each board declared 10 samples at join
   std::string a = Join("a"), b = Join("b");
