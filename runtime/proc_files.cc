@@ -53,14 +53,4 @@ ProcFiles& ProcFiles::Real() {
   return *files;
 }
 
-absl::StatusOr<std::string> FakeProcFiles::Read(const std::string& path) {
-  absl::MutexLock lock(&mu_);
-  auto it = files_.find(path);
-  if (it == files_.end()) {
-    return absl::NotFoundError(
-        absl::StrCat("cannot open ", path, ": No such file or directory"));
-  }
-  return it->second;
-}
-
 }  // namespace fedberry::runtime

@@ -39,7 +39,9 @@
 #              loop_bench (configure it with -DFEDBERRY_BUILD_BENCH=ON)
 # Times are of qemu's software emulation on this machine (TCG), not of a
 # Cortex-A53: they are labelled so. Cache: $FEDBERRY_PI_VM_CACHE (default
-# .cache/pi-vm). Needs root (mmdebstrap, binfmt_misc).
+# .cache/pi-vm). FEDBERRY_PI_VM_KEEP=1 keeps the run's folder (the job
+# outputs, the board's share with its logs) even when it passed. Needs root
+# (mmdebstrap, binfmt_misc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -189,7 +191,7 @@ main() {
   work=$(mktemp -d /tmp/fedberry-pi-vm-XXXXXX)
   # The run's folder goes, unless the run failed: then it is kept to read.
   trap 'rc=$?; for pid in "${server_pids[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
-    if ((rc == 0)); then rm -rf "$work"; else echo "test-pi-vm: kept $work" >&2; fi' EXIT
+    if ((rc == 0)) && [[ -z ${FEDBERRY_PI_VM_KEEP:-} ]]; then rm -rf "$work"; else echo "test-pi-vm: kept $work" >&2; fi' EXIT
   mkdir -p "$work/share/out"
   local extra=()
   [[ $mode == compute ]] && extra=(libblas3 liblapack3)  # the reference BLAS too

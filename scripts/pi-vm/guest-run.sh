@@ -244,8 +244,11 @@ else
     configure_pressure_job
     run_pressure_job || { deflate; journal >"$out/pressure.log"; }
     cp /var/lib/fedberry-client/checkpoints-pressure/criu/*.log "$out/" 2>/dev/null
-    # Why a CRIU dump failed, in criu's own words.
-    [[ -f $out/dump.log ]] && grep -E '^\([ 0-9.]+\) Error|^Error' "$out/dump.log" |
-      head -5 | while read -r e; do log "pressure: criu dump.log: $e"; done
+    # Why a CRIU dump or restore failed, in criu's own words.
+    for f in dump restore; do
+      [[ -f $out/$f.log ]] || continue
+      grep -E '^\([ 0-9.]+\) Error|^Error|^\([ 0-9.]+\) [0-9]+: Error' "$out/$f.log" |
+        head -8 | while read -r e; do log "pressure: criu $f.log: $e"; done
+    done
   fi
 fi

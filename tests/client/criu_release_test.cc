@@ -21,6 +21,7 @@
 #include "client/criu_signals.h"
 #include "client/release_mode.h"
 #include "client/supervisor.h"
+#include "runtime/testing/simulated_clock.h"
 #include "tests/test_files.h"
 
 namespace fedberry::client {

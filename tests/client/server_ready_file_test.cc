@@ -9,7 +9,7 @@
 #include <functional>
 #include <thread>
 
-#include "runtime/clock.h"
+#include "runtime/testing/simulated_clock.h"
 
 namespace fedberry::client {
 namespace {

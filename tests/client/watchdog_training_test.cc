@@ -24,6 +24,7 @@
 #include "client/plan_trainer.h"
 #include "client/watchdog_gate.h"
 #include "runtime/compute_kernels.h"
+#include "runtime/testing/simulated_clock.h"
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 

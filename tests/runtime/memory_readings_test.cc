@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/testing/fake_proc_files.h"
+
 namespace fedberry::runtime {
 namespace {
 

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "runtime/testing/simulated_clock.h"
+
 namespace fedberry::runtime {
 namespace {
 

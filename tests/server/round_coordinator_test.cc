@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "proto/wire.h"
+#include "runtime/testing/simulated_clock.h"
 #include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
 

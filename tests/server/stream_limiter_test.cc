@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/testing/simulated_clock.h"
+
 namespace fedberry::server {
 namespace {
 
