@@ -117,8 +117,25 @@ absl::StatusOr<bool> OnMemoryFileSystem(const std::string& path) {
   return st.f_type == TMPFS_MAGIC || st.f_type == RAMFS_MAGIC;
 }
 
+namespace {
+
+// criu opens a relative --pidfile under its work folder (the images
+// folder), not the caller's: with a relative images folder, the first
+// restore on a board wrote its whole tree back and then failed on "Can't
+// write pidfile". Absolute paths mean the same to both.
+CriuOptions WithAbsoluteImagesDir(CriuOptions options) {
+  if (options.images_dir.empty()) return options;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(options.images_dir, ec);
+  if (!ec) options.images_dir = absolute.lexically_normal().string();
+  return options;
+}
+
+}  // namespace
+
 CriuAdapter::CriuAdapter(CriuOptions options, CommandRunner runner)
-    : options_(std::move(options)), runner_(std::move(runner)) {}
+    : options_(WithAbsoluteImagesDir(std::move(options))),
+      runner_(std::move(runner)) {}
 
 std::vector<std::string> CriuAdapter::CheckCommand() const {
   return {options_.criu, "check"};

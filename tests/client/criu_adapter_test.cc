@@ -75,6 +75,16 @@ TEST_F(FakeCriu, BuildsTheCommandLines) {
             "criu restore --images-dir /var/lib/fedberry/criu --log-file "
             "restore.log --tcp-established --file-locks --restore-detached "
             "--pidfile /var/lib/fedberry/criu/restored.pid --shell-job");
+  // A relative folder becomes absolute: criu reads a relative --pidfile
+  // under the images folder, not under the caller's folder.
+  CriuAdapter relative({"criu", "rel/criu", true});
+  const std::string here = fs::current_path().string();
+  EXPECT_NE(absl::StrJoin(relative.RestoreCommand(), " ")
+                .find("--images-dir " + here + "/rel/criu "),
+            std::string::npos);
+  EXPECT_NE(absl::StrJoin(relative.RestoreCommand(), " ")
+                .find("--pidfile " + here + "/rel/criu/restored.pid"),
+            std::string::npos);
   CriuAdapter detached({"/usr/sbin/criu", "/d", false});
   EXPECT_EQ(detached.DumpCommand(7).back(), "--file-locks");
   EXPECT_EQ(detached.DumpCommand(7).front(), "/usr/sbin/criu");
