@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "checkpoint/atomic_write.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -40,7 +41,7 @@ class ScriptModel : public Model {
   }
   void SetTraining(bool on) override { module_.train(on); }
   bool HasOwnLoss() const override { return loss_.has_value(); }
-  void Save(const std::string& path) { module_.save(path); }
+  void Save(std::ostream& out) { module_.save(out); }
   torch::Tensor OwnLoss(const torch::Tensor& output,
                         const torch::Tensor& target) override {
     return (*loss_)({output, target}).toTensor();
@@ -138,15 +139,15 @@ absl::Status SaveTorchScriptWithState(const std::string& source,
   if (!loaded.ok()) return loaded.status();
   auto* script = static_cast<ScriptModel*>(loaded->model.get());
   if (absl::Status s = script->LoadState(state); !s.ok()) return s;
+  std::ostringstream bytes;
   try {
-    const std::string tmp = destination + ".tmp";
-    script->Save(tmp);
-    std::filesystem::rename(tmp, destination);
+    script->Save(bytes);
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("cannot write ", destination, ": ",
                                             DescribeTorchError(e)));
   }
-  return absl::OkStatus();
+  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
+                                         destination, bytes.str());
 }
 
 }  // namespace fedberry::runtime

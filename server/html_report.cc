@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "checkpoint/atomic_write.h"
 #include "server/svg_chart.h"
 
 namespace fedberry::server {
@@ -332,24 +333,8 @@ absl::Status WriteHtmlReport(const std::string& job_dir,
   std::string title = std::filesystem::path(job_dir).filename().string();
   if (title.empty()) title = job_dir;
   const std::string html = RenderHtmlReport(*record, title);
-  const std::string tmp = output + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << html;
-    out.close();
-    if (!out) {
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat("cannot write ", tmp));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, output, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return absl::InternalError(absl::StrCat("cannot rename ", tmp, " to ",
-                                            output, ": ", ec.message()));
-  }
-  return absl::OkStatus();
+  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
+                                         output, html);
 }
 
 }  // namespace fedberry::server

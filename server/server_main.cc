@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "checkpoint/atomic_write.h"
 #include "checkpoint/checkpoint_store.h"
 #include "client/client_agent.h"
 #include "client/round_meter.h"
@@ -278,17 +279,20 @@ namespace {
 
 absl::Status SaveModel(const runtime::NamedTensors& model,
                        const std::string& path) {
+  std::string bytes;
   try {
     torch::serialize::OutputArchive archive;
     for (const auto& t : model) archive.write(t.name, t.tensor);
-    const std::string tmp = path + ".tmp";
-    archive.save_to(tmp);
-    fs::rename(tmp, path);
+    archive.save_to([&bytes](const void* data, size_t n) {
+      bytes.append(static_cast<const char*>(data), n);
+      return n;
+    });
   } catch (const std::exception& e) {
     return absl::InternalError(
         absl::StrCat("cannot save the global model to ", path, ": ", e.what()));
   }
-  return absl::OkStatus();
+  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
+                                         path, bytes);
 }
 
 server::StrategyOptions StrategyOptionsFromFlags(const std::string& output) {
@@ -610,12 +614,10 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     return absl::UnavailableError(std::string(started.status().message()));
   }
   serving->server = *std::move(started);
-  {
-    std::ofstream addr(output + "/server.addr.tmp");
-    addr << serving->server->address() << "\n";
-    addr.close();
-    fs::rename(output + "/server.addr.tmp", output + "/server.addr");
-  }
+  // Scripts wait for this file to find the port: whole or absent.
+  RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
+      checkpoint::FileSystem::Default(), output + "/server.addr",
+      absl::StrCat(serving->server->address(), "\n")));
   spdlog::info(
       "fedberry-server listening on {}, {} ({}, output {})",
       serving->server->address(), transport.description,

@@ -1,0 +1,41 @@
+#include "checkpoint/atomic_write.h"
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+
+namespace fedberry::checkpoint {
+namespace {
+
+absl::Status Named(const absl::Status& s, const std::string& path) {
+  return absl::Status(s.code(),
+                      absl::StrCat("cannot write ", path, ": ", s.message()));
+}
+
+absl::Status WriteAndSync(FileSystem& fs, const std::string& tmp,
+                          absl::string_view bytes) {
+  auto file = fs.NewWritableFile(tmp);
+  if (!file.ok()) return file.status();
+  if (absl::Status s = (*file)->Append(bytes); !s.ok()) return s;
+  if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
+  return (*file)->Close();
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(FileSystem& fs, const std::string& path,
+                                 absl::string_view bytes) {
+  const std::string tmp = path + ".tmp";
+  absl::Status s = WriteAndSync(fs, tmp, bytes);
+  if (s.ok()) s = fs.Rename(tmp, path);
+  if (!s.ok()) {
+    (void)fs.RemoveFile(tmp);
+    return Named(s, path);
+  }
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (s = fs.SyncDir(dir); !s.ok()) return Named(s, path);
+  return absl::OkStatus();
+}
+
+}  // namespace fedberry::checkpoint

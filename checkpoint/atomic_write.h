@@ -1,0 +1,25 @@
+// One way to replace a file whole: `path`.tmp is written and fsynced, renamed
+// over `path`, and the folder fsynced. A reader sees the old file or the new
+// one, never part of one, and once this returns OK the new one survives a
+// crash or a power cut. Every output file that is rewritten whole (the
+// global model, server.addr, the report page, a TorchScript export) goes
+// through it.
+#ifndef FEDBERRY_CHECKPOINT_ATOMIC_WRITE_H_
+#define FEDBERRY_CHECKPOINT_ATOMIC_WRITE_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "checkpoint/file_system.h"
+
+namespace fedberry::checkpoint {
+
+// The FileSystem's error, naming `path`, when a step fails; the temporary
+// file is removed then and `path` is left as it was.
+absl::Status WriteFileAtomically(FileSystem& fs, const std::string& path,
+                                 absl::string_view bytes);
+
+}  // namespace fedberry::checkpoint
+
+#endif  // FEDBERRY_CHECKPOINT_ATOMIC_WRITE_H_
