@@ -290,6 +290,14 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   } else if (tensors_.empty() ||
              index != static_cast<int64_t>(tensors_.size()) - 1 ||
              static_cast<int64_t>(chunk.offset()) != filled_) {
+    // The next tensor's first chunk before the current one is whole: the
+    // current one's payload was short of its spec.
+    if (!tensors_.empty() && !current_done && chunk.offset() == 0 &&
+        index == static_cast<int64_t>(tensors_.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor '", tensors_.back().name, "' is short of its spec: ",
+          filled_, " of ", size_, " bytes before tensor ", index, " began"));
+    }
     // The chunk expected next: the next tensor's first, or more of the
     // current one (none started yet: tensor 0).
     const bool next_tensor = tensors_.empty() || current_done;

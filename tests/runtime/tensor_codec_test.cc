@@ -155,6 +155,14 @@ TEST(TensorCodec, RefusalsSayWhatWasWrongAndWhatWasExpected) {
   EXPECT_NE(s.message().find("expected tensor 0 offset 0"), std::string::npos)
       << s;
   EXPECT_EQ(s.message().find("18446744073709551615"), std::string::npos) << s;
+  // A payload short of its spec, then the next tensor: said so, not "out
+  // of order".
+  std::vector<v1::ModelChunk> short_payload = chunks;
+  short_payload[0].set_data(short_payload[0].data().substr(0, 4));
+  s = Decode(short_payload, *specs).status();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("is short of its spec: 4 of"), std::string::npos)
+      << s;
   // A dtype this build does not know is named by its number.
   std::vector<v1::ModelChunk> odd = chunks;
   odd[0].mutable_spec()->set_dtype(static_cast<v1::DType>(7));
