@@ -49,9 +49,9 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       close_options_{options_.quorum, options_.round_deadline,
                      options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
-      declared_bound_(options_.max_samples_ratio),
       sink_(std::move(sink)),
-      clock_(clock) {
+      clock_(clock),
+      declared_bound_(options_.max_samples_ratio) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
