@@ -28,7 +28,10 @@ done
 conffiles=$(dpkg-deb -I "$deb" conffiles)
 grep -qx /etc/default/fedberry-client <<<"$conffiles" ||
   fail "/etc/default/fedberry-client is not a conffile"
-dpkg-deb -I "$deb" postinst | grep -q systemd-sysusers ||
+# Captured first, here and below: grep -q leaving a pipe early fails the
+# writer with SIGPIPE, and under pipefail the check then fails at random.
+postinst=$(dpkg-deb -I "$deb" postinst)
+grep -q systemd-sysusers <<<"$postinst" ||
   fail "$deb has no postinst creating the fedberry user"
 
 depends=$(dpkg-deb -f "$deb" Depends | tr ',' '\n' |
@@ -95,8 +98,9 @@ for bin in "$tmp"/usr/bin/*; do
     fail "$name does not start under qemu: $usage"
   echo "check-deb: $name: AArch64, stripped, $(stat -c %s "$bin") bytes"
 done
+used_list=$(printf '%s\n' "${used[@]}")
 for pkg in $depends; do
-  printf '%s\n' "${used[@]}" | grep -qx -- "$pkg" ||
+  grep -qx -- "$pkg" <<<"$used_list" ||
     fail "the package depends on $pkg, which none of its files loads"
 done
 echo "check-deb: $(basename "$deb") ok ($(stat -c %s "$deb") bytes;" \
