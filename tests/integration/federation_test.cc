@@ -6,14 +6,19 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "client/client_agent.h"
+#include "google/protobuf/descriptor.h"
 #include "proto/wire.h"
 #include "runtime/model_zoo.h"
 #include "runtime/tensor_codec.h"
 #include "server/federation_server.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace fedberry {
 namespace {
@@ -426,6 +431,161 @@ TEST_F(BadInputTest, TheStandardHealthServiceAnswers) {
   const auto [unknown, ignored] =
       CallRaw(server_->address(), "/grpc.health.v1.Health/Check", "\x0a\x02no");
   EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+}
+
+// The paths (field after field, through singular message fields, two deep)
+// to every string field of `type`.
+using FieldPath = std::vector<const google::protobuf::FieldDescriptor*>;
+void StringFieldPaths(const google::protobuf::Descriptor* type,
+                      FieldPath& prefix, int depth,
+                      std::vector<FieldPath>& out) {
+  using google::protobuf::FieldDescriptor;
+  for (int i = 0; i < type->field_count(); ++i) {
+    const FieldDescriptor* f = type->field(i);
+    prefix.push_back(f);
+    if (f->type() == FieldDescriptor::TYPE_STRING) {
+      out.push_back(prefix);
+    } else if (f->type() == FieldDescriptor::TYPE_MESSAGE &&
+               !f->is_repeated() && depth < 2) {
+      StringFieldPaths(f->message_type(), prefix, depth + 1, out);
+    }
+    prefix.pop_back();
+  }
+}
+
+// `base` with the string at `path` set to `text`.
+template <typename M>
+M WithString(const M& base, const FieldPath& path, const std::string& text) {
+  M out = base;
+  google::protobuf::Message* m = &out;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    m = m->GetReflection()->MutableMessage(m, path[i]);
+  }
+  if (path.back()->is_repeated()) {
+    m->GetReflection()->AddString(m, path.back(), text);
+  } else {
+    m->GetReflection()->SetString(m, path.back(), text);
+  }
+  return out;
+}
+
+// Calls `call` once for each string field of `base`, set to `text`.
+template <typename M, typename Call>
+void SweepStrings(const M& base, const std::string& text, Call call) {
+  FieldPath prefix;
+  std::vector<FieldPath> paths;
+  StringFieldPaths(M::descriptor(), prefix, 0, paths);
+  for (const FieldPath& path : paths) {
+    SCOPED_TRACE(
+        absl::StrCat(M::descriptor()->name(), ".", path.back()->full_name()));
+    call(WithString(base, path, text));
+  }
+}
+
+// Every string field of every request (and of the messages it holds), set
+// to a forged log line with ANSI escapes and 100 kB: no refusal and no log
+// line of the server carries a control byte or runs long.
+TEST_F(BadInputTest, NoWireStringReachesALogOrARefusalRaw) {
+  const std::string forged =
+      "x\n[2026-11-27 00:00:00.000] [info] round 3/3 done\x1b[2J" +
+      std::string(100000, 'y');
+  std::ostringstream captured;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(captured);
+  spdlog::default_logger()->sinks().push_back(sink);
+  std::vector<grpc::Status> statuses;
+  auto context = [] {
+    auto c = std::make_unique<grpc::ClientContext>();
+    wire::SetDeadline(*c, absl::Seconds(10));
+    return c;
+  };
+  auto read_all = [](auto& reader, auto message) {
+    while (reader->Read(&message)) {
+    }
+    return reader->Finish();
+  };
+  v1::JoinRequest join;
+  join.set_client_name("sweep");
+  join.set_num_samples(10);
+  SweepStrings(join, forged, [&](const v1::JoinRequest& r) {
+    v1::JoinResponse out;
+    statuses.push_back(stub_->Join(context().get(), r, &out));
+  });
+  v1::GetTaskRequest task;
+  SweepStrings(task, forged, [&](const v1::GetTaskRequest& r) {
+    v1::GetTaskResponse out;
+    statuses.push_back(stub_->GetTask(context().get(), r, &out));
+  });
+  v1::HeartbeatRequest beat;
+  beat.set_client_id(id_);
+  beat.set_round(task_.round());
+  beat.set_task_id(task_.task_id());
+  SweepStrings(beat, forged, [&](const v1::HeartbeatRequest& r) {
+    v1::HeartbeatResponse out;
+    statuses.push_back(stub_->Heartbeat(context().get(), r, &out));
+  });
+  SweepStrings(v1::GetPlanRequest(), forged, [&](const v1::GetPlanRequest& r) {
+    v1::GetPlanResponse out;
+    statuses.push_back(stub_->GetPlan(context().get(), r, &out));
+  });
+  v1::PullModelRequest pull;
+  pull.set_client_id(id_);
+  pull.set_round(task_.round());
+  pull.set_task_id(task_.task_id());
+  SweepStrings(pull, forged, [&](const v1::PullModelRequest& r) {
+    auto c = context();
+    auto reader = stub_->PullModel(c.get(), r);
+    statuses.push_back(read_all(reader, v1::ModelChunk()));
+  });
+  SweepStrings(v1::PullModelFileRequest(), forged,
+               [&](const v1::PullModelFileRequest& r) {
+                 auto c = context();
+                 auto reader = stub_->PullModelFile(c.get(), r);
+                 statuses.push_back(read_all(reader, v1::ModelFileChunk()));
+               });
+  v1::PullSamplesRequest samples;
+  samples.set_client_id(id_);
+  samples.set_round(task_.round());
+  samples.set_task_id(task_.task_id());
+  SweepStrings(samples, forged, [&](const v1::PullSamplesRequest& r) {
+    auto c = context();
+    auto reader = stub_->PullSamples(c.get(), r);
+    statuses.push_back(read_all(reader, v1::SampleChunk()));
+  });
+  v1::SampleChunk deposit;
+  deposit.set_client_id(id_);
+  deposit.set_round(task_.round());
+  deposit.set_task_id(task_.task_id());
+  SweepStrings(deposit, forged, [&](const v1::SampleChunk& r) {
+    auto c = context();
+    v1::PushSamplesResponse out;
+    auto writer = stub_->PushSamples(c.get(), &out);
+    writer->Write(r);
+    writer->WritesDone();
+    statuses.push_back(writer->Finish());
+  });
+  v1::UpdateChunk header;
+  *header.mutable_header() = Header();
+  SweepStrings(header, forged, [&](const v1::UpdateChunk& r) {
+    statuses.push_back(Push({r}));
+  });
+  spdlog::default_logger()->flush();
+  auto& sinks = spdlog::default_logger()->sinks();
+  sinks.erase(std::remove(sinks.begin(), sinks.end(), sink), sinks.end());
+
+  EXPECT_GT(statuses.size(), 20u);
+  for (const grpc::Status& s : statuses) {
+    EXPECT_LE(s.error_message().size(), 2048u)
+        << s.error_message().substr(0, 200);
+    EXPECT_EQ(s.error_message().find_first_of("\n\x1b"), std::string::npos)
+        << s.error_message().substr(0, 300);
+  }
+  const std::string log = captured.str();
+  EXPECT_FALSE(log.empty());
+  EXPECT_EQ(log.find('\x1b'), std::string::npos);
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    EXPECT_LE(line.size(), 4096u) << line.substr(0, 300);
+    EXPECT_FALSE(absl::StartsWith(line, "[2026-11-27 00:00:00.000]")) << line;
+  }
 }
 
 TEST_F(BadInputTest, EachBadUpdateGetsItsStatusAndChangesNothing) {
