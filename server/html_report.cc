@@ -1,8 +1,6 @@
 #include "server/html_report.h"
 
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include "absl/strings/str_cat.h"

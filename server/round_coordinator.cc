@@ -609,17 +609,16 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     train_.set_seed(options_.seed * 7919 + round_);
   }
   std::vector<std::string> available;
+  std::vector<uint64_t> per_board;  // the fleet's declarations
+  per_board.reserve(clients_.size());
   for (const auto& [id, info] : clients_) {
     if (info.polled && now - info.last_seen <= options_.liveness) {
       available.push_back(id);
     }
-  }
-  const int n = static_cast<int>(available.size());
-  std::vector<uint64_t> per_board;
-  for (const auto& [id, info] : clients_) {
     per_board.push_back(SamplesPerBoard(info.num_samples, info.boards));
   }
   declared_bound_.SetFleet(std::move(per_board));
+  const int n = static_cast<int>(available.size());
   if (n < std::max(1, options_.min_clients_to_start) ||
       n < options_.min_clients_per_round) {
     return false;
@@ -795,10 +794,11 @@ bool RoundCoordinator::RunOnce() {
     work_pending_ = false;
     if (state_ == State::kWaiting) return TryOpenRoundLocked();
     if (state_ != State::kCollecting) return false;
-    decision = DecideClose(ProgressLocked(), close_options_);
+    const RoundProgress progress = ProgressLocked();
+    decision = DecideClose(progress, close_options_);
     if (decision.action == CloseAction::kWait) return false;
     if (decision.action == CloseAction::kGrace) {
-      LogGraceLocked(decision);
+      LogGraceLocked(progress, decision);
       return false;
     }
     if (decision.complete) {
@@ -811,7 +811,7 @@ bool RoundCoordinator::RunOnce() {
             round_, reported_.size(), pending_.cut_off);
       }
     } else if (decision.late) {
-      CountStragglersLocked();
+      CountStragglersLocked(progress);
     }
     state_ = State::kClosing;
   }
@@ -836,10 +836,10 @@ RoundProgress RoundCoordinator::ProgressLocked() const {
   // that released its memory is silent until restarted, so no liveness
   // applies to it; the grace bounds the wait.
   for (const auto& id : cohort_) {
+    if (reported_.count(id) || refused_.count(id)) continue;
+    ++p.outstanding;
     auto it = clients_.find(id);
-    if (reported_.count(id) || refused_.count(id) || it == clients_.end()) {
-      continue;
-    }
+    if (it == clients_.end()) continue;
     const ClientInfo& info = it->second;
     if (info.state == v1::HeartbeatRequest::RELEASED) {
       ++p.paused;
@@ -853,22 +853,20 @@ RoundProgress RoundCoordinator::ProgressLocked() const {
   return p;
 }
 
-void RoundCoordinator::LogGraceLocked(const CloseDecision& decision) {
+void RoundCoordinator::LogGraceLocked(const RoundProgress& progress,
+                                      const CloseDecision& decision) {
   if (grace_logged_) return;
   spdlog::info(
       "round {}: deadline passed below the quorum ({} of {} needed) while {} "
       "selected client(s) are paused under memory pressure; waiting up to {} "
       "more",
-      round_, reported_.size(), decision.quorum, ProgressLocked().paused,
+      round_, progress.reported, decision.quorum, progress.paused,
       absl::FormatDuration(options_.paused_grace));
   grace_logged_ = true;
 }
 
-void RoundCoordinator::CountStragglersLocked() {
-  const RoundProgress p = ProgressLocked();
-  for (const auto& id : cohort_) {
-    pending_.stragglers += reported_.count(id) || refused_.count(id) ? 0 : 1;
-  }
+void RoundCoordinator::CountStragglersLocked(const RoundProgress& p) {
+  pending_.stragglers += p.outstanding;
   pending_.paused_stragglers = p.paused;
   pending_.released_stragglers = p.released;
   if (p.paused > 0) {

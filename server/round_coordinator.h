@@ -340,10 +340,12 @@ class RoundCoordinator {
   // Where the open round stands, for DecideClose.
   RoundProgress ProgressLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Once a round: past its deadline, waiting for paused boards.
-  void LogGraceLocked(const CloseDecision& decision)
+  void LogGraceLocked(const RoundProgress& progress,
+                      const CloseDecision& decision)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Counts a round closed at its deadline's stragglers into its report.
-  void CountStragglersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CountStragglersLocked(const RoundProgress& progress)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes the open round; `abandon`: gives it up instead, saying why.
   void CloseRound(const char* abandon);
   // What the server persists now (see FederationSnapshot).

@@ -10,7 +10,8 @@ CloseDecision DecideClose(const RoundProgress& p, const CloseOptions& o) {
   d.quorum = QuorumOf(o, p.selected);
   d.late = p.elapsed >= o.deadline;
   const int least = std::max(d.quorum, o.min_updates);
-  // Boards whose update was refused are not awaited (nor heard again).
+  // Boards whose update was refused are not awaited (until a valid update
+  // of theirs counts: then they are not in `refused`).
   const int awaited = p.cohort - p.refused;
   const int enough = std::max(p.needed, o.min_updates);
   d.complete = p.reported > 0 && p.reported >= std::min(awaited, enough) &&

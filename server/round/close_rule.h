@@ -36,6 +36,9 @@ struct RoundProgress {
   int paused = 0;
   int released = 0;
   absl::Duration elapsed;  // since the round opened
+  // Cohort boards that neither reported nor were refused: the stragglers,
+  // if the round closes at its deadline.
+  int outstanding = 0;
 };
 
 struct CloseOptions {
