@@ -120,39 +120,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   // a checkpoint never hands out an id a board still holds).
   std::string id =
       absl::StrCat(absl::StrFormat("c%04d-", next_client_++), RandomHex(16));
-  // A board that restarts joins again under its name: its old id retires and
-  // the new one takes its place in the open round, so it can resume there;
-  // an update it already pushed stays counted under the new id, so the
-  // round still waits for the other selected boards.
-  for (auto it = clients_.begin(); it != clients_.end();) {
-    if (it->second.name == request.client_name()) {
-      const std::string& old = it->first;
-      const bool selected = cohort_.erase(old) > 0;
-      const bool pushed = reported_.erase(old) > 0;
-      // A board whose update was refused stays refused under a new id.
-      const bool refused = refused_.erase(old) > 0;
-      if (selected) cohort_.insert(id);
-      if (pushed) reported_.insert(id);
-      if (refused) refused_.insert(id);
-      if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
-        if (selected) planned_steps_[id] = p->second;
-        planned_steps_.erase(p);
-      }
-      if (auto u = upload_start_.find(old); u != upload_start_.end()) {
-        if (selected) upload_start_[id] = u->second;
-        upload_start_.erase(u);
-      }
-      spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
-                   request.client_name(), id, old,
-                   pushed     ? " (its update of the open round stays counted)"
-                   : selected ? " (it keeps its place in the open round)"
-                              : "");
-      polls_.Wake(old);  // its poll hears the id is gone
-      it = clients_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  RetireEarlierIdsLocked(request.client_name(), id);
   ClientInfo info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
@@ -176,6 +144,43 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   response.set_client_id(id);
   response.set_job_id(options_.job_id);
   return response;
+}
+
+// A board that restarts joins again under its name: its old id retires and
+// the new one takes its place in the open round, so it can resume there;
+// an update it already pushed stays counted under the new id, so the
+// round still waits for the other selected boards.
+void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
+                                              const std::string& id) {
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    if (it->second.name == name) {
+      const std::string& old = it->first;
+      const bool selected = cohort_.erase(old) > 0;
+      const bool pushed = reported_.erase(old) > 0;
+      // A board whose update was refused stays refused under a new id.
+      const bool refused = refused_.erase(old) > 0;
+      if (selected) cohort_.insert(id);
+      if (pushed) reported_.insert(id);
+      if (refused) refused_.insert(id);
+      if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
+        if (selected) planned_steps_[id] = p->second;
+        planned_steps_.erase(p);
+      }
+      if (auto u = upload_start_.find(old); u != upload_start_.end()) {
+        if (selected) upload_start_[id] = u->second;
+        upload_start_.erase(u);
+      }
+      spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
+                   name, id, old,
+                   pushed     ? " (its update of the open round stays counted)"
+                   : selected ? " (it keeps its place in the open round)"
+                              : "");
+      polls_.Wake(old);  // its poll hears the id is gone
+      it = clients_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 absl::StatusOr<std::string> RoundCoordinator::NameOf(

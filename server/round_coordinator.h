@@ -337,6 +337,10 @@ class RoundCoordinator {
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Retires the ids registered under `name` (a board joining again), handing
+  // `id` their place in the open round.
+  void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where the open round stands, for DecideClose.
   RoundProgress ProgressLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Once a round: past its deadline, waiting for paused boards.
