@@ -463,12 +463,14 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   *header->mutable_resources() = resources;
   for (const std::string& move : kept) header->add_kept_moves(move);
   bool open = writer->Write(message);
-  // The server answers the header first: a push it cannot take now (busy,
-  // late, refused) ends here, before the update's bytes are sent.
+  // The server answers the header first: the go-ahead when it is this
+  // push's turn (it may wait for one among --max_inflight_updates), or a
+  // refusal (busy, late, refused) before the update's bytes are sent.
   if (auto* real =
           dynamic_cast<grpc::ClientWriter<v1::UpdateChunk>*>(writer.get());
       open && real != nullptr) {
     real->WaitForInitialMetadata();
+    open = wire::HasPushTurn(context.GetServerInitialMetadata());
   }
   if (open) {
     absl::Status encoded = StreamUpdate(outcome, task.round(), task.task_id(),

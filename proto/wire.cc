@@ -56,6 +56,12 @@ void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {
                        absl::ToChronoMilliseconds(timeout));
 }
 
+bool HasPushTurn(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata) {
+  auto it = metadata.find(kPushTurnMetadata);
+  return it != metadata.end() && it->second == kPushTurnGo;
+}
+
 void AddClientId(grpc::ClientContext& context, const std::string& client_id) {
   context.AddMetadata(kClientIdMetadata, client_id);
 }

@@ -13,6 +13,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -40,6 +41,17 @@ inline constexpr char kSamplesMissing[] = "data move samples missing";
 // round closed (it had the updates it needed, or its deadline passed): the
 // board waits for its next task, it neither retries nor backs off.
 inline constexpr char kLateUpdate[] = "late update";
+
+// A PushUpdate's turn: the server sends this key with kPushTurnGo in its
+// initial metadata when the board may send its update's chunks. A push
+// that waits for its turn hears nothing yet; one that is refused (busy,
+// late, refused for its header) ends with a status and no go-ahead.
+inline constexpr char kPushTurnMetadata[] = "fedberry-push-turn";
+inline constexpr char kPushTurnGo[] = "go";
+// True when `metadata` (a call's server initial metadata) carries the
+// go-ahead.
+bool HasPushTurn(
+    const std::multimap<grpc::string_ref, grpc::string_ref>& metadata);
 
 // Channel arguments for a client's channel to the server.
 grpc::ChannelArguments ClientChannelArguments();

@@ -25,18 +25,32 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
     }
   }
   server->coordinator_->SetSnapshotSink(options.snapshot_sink);
-  // A model pull beyond max_streams waits its turn: at most one per board
-  // the registry holds.
-  server->streams_ = std::make_unique<StreamLimiter>(
-      options.max_streams, options.max_stream_time, clock,
-      "model and sample streams", "--max_streams",
-      options.coordinator.max_clients);
-  server->updates_ = std::make_unique<StreamLimiter>(
-      options.max_inflight_updates, options.max_stream_time, clock,
-      "update pushes", "--max_inflight_updates");
+  // A model pull beyond max_streams, or a push beyond
+  // max_inflight_updates, waits its turn: at most one per board the
+  // registry holds.
+  StreamLimiter::Options streams;
+  streams.max_streams = options.max_streams;
+  streams.max_waiting = options.coordinator.max_clients;
+  streams.max_per_caller = options.max_streams_per_caller;
+  streams.max_duration = options.max_stream_time;
+  streams.max_stall = options.stream_stall_time;
+  StreamLimiter::Options updates = streams;
+  updates.max_streams = options.max_inflight_updates;
+  updates.kind = "update pushes";
+  updates.flag = "--max_inflight_updates";
+  StreamLimiter::Options headers = streams;
+  headers.max_streams = 0;  // a header costs little; its wait is bounded
+  headers.kind = "update pushes awaiting their header";
+  headers.flag = "--max_streams_per_caller";
+  server->streams_ = std::make_unique<StreamLimiter>(streams, clock);
+  server->updates_ = std::make_unique<StreamLimiter>(updates, clock);
+  server->headers_ = std::make_unique<StreamLimiter>(headers, clock);
   server->service_ = std::make_unique<FederationService>(
-      *server->coordinator_, options.max_poll, server->streams_.get(),
-      std::move(options.plan), options.access, server->updates_.get());
+      *server->coordinator_, options.max_poll,
+      FederationService::StreamBounds{server->streams_.get(),
+                                      server->updates_.get(),
+                                      server->headers_.get()},
+      std::move(options.plan), options.access);
   // grpc.health.v1.Health, which load balancers and orchestrators probe:
   // SERVING for the server ("") and fedberry.v1.Federation while it runs.
   grpc::EnableDefaultHealthCheckService(true);
@@ -72,6 +86,25 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
 
 FederationServer::~FederationServer() { Stop(); }
 
+JobStatus FederationServer::Status() const {
+  JobStatus status = StatusOf(*coordinator_);
+  const std::pair<const char*, const StreamLimiter*> bounds[] = {
+      {"streams", streams_.get()},
+      {"updates", updates_.get()},
+      {"headers", headers_.get()}};
+  for (const auto& [name, limiter] : bounds) {
+    status.stream_bounds.push_back(
+        {name, limiter->active(), limiter->waiting(), limiter->cut_offs()});
+  }
+  return status;
+}
+
+void FederationServer::CancelOverdueStreams() {
+  streams_->CancelOverdue();
+  updates_->CancelOverdue();
+  headers_->CancelOverdue();
+}
+
 void FederationServer::SizeTransportQuota() {
   if (options_.max_transport_bytes == 0) return;  // no bound
   const int boards = coordinator_->registered_clients();
@@ -86,8 +119,7 @@ void FederationServer::Drive() {
   while (!coordinator_->done()) {
     coordinator_->RunOnce();
     SizeTransportQuota();
-    streams_->CancelOverdue();
-    updates_->CancelOverdue();
+    CancelOverdueStreams();
     coordinator_->WaitForWork(absl::Milliseconds(100));
   }
   coordinator_->FinishPendingEvaluation();  // a job stopped mid-round
@@ -95,8 +127,7 @@ void FederationServer::Drive() {
   const absl::Time give_up = absl::Now() + options_.done_grace;
   while (absl::Now() < give_up &&
          coordinator_->clients_awaiting_done(options_.done_silence) > 0) {
-    streams_->CancelOverdue();
-    updates_->CancelOverdue();
+    CancelOverdueStreams();
     absl::MutexLock lock(&mu_);
     if (stopped_) break;
     cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));

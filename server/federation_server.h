@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "server/federation_service.h"
 #include "server/round_coordinator.h"
+#include "server/server_metrics.h"
 
 namespace fedberry::server {
 
@@ -45,11 +46,18 @@ struct ServerOptions {
   // limit.
   int max_streams = 32;
   absl::Duration max_stream_time = absl::Minutes(10);
+  // A stream that moves no message for this long is cut off (a reader
+  // that never reads, or a push that stalls, would hold its place until
+  // max_stream_time); zero: never.
+  absl::Duration stream_stall_time = absl::Seconds(30);
+  // Streams, running or waiting, one caller (its certificate, or without
+  // mutual TLS its connection) may hold in each bound; zero: no limit.
+  int max_streams_per_caller = 4;
   // Update pushes at once: each holds one decoded update (a model's worth)
   // until it is checked and aggregated, so this bounds the server's memory
   // at O(model x max_inflight_updates) whatever the number of boards.
-  // Pushes beyond it are refused with ResourceExhausted and retried by the
-  // boards. Zero: no limit.
+  // Pushes beyond it wait their turn, first come first served, their
+  // headers checked; zero: no limit.
   int max_inflight_updates = 16;
   // After the last round the server keeps answering DONE while boards that
   // have not heard it may still ask: any heard from within `done_silence`
@@ -83,6 +91,8 @@ class FederationServer {
   // The bound address, e.g. "127.0.0.1:40311".
   const std::string& address() const { return address_; }
   RoundCoordinator& coordinator() { return *coordinator_; }
+  // The job's state and its stream bounds' figures (for /metrics).
+  JobStatus Status() const;
 
   // Blocks until the job is done and clients were told (or the grace passed),
   // or Stop() was called.
@@ -93,6 +103,8 @@ class FederationServer {
  private:
   FederationServer() = default;
   void Drive();
+  // Cuts off stalled and overdue streams (StreamLimiter::CancelOverdue).
+  void CancelOverdueStreams();
   // Sizes the transport's quota to the boards registered now.
   void SizeTransportQuota();
 
@@ -100,6 +112,7 @@ class FederationServer {
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::unique_ptr<StreamLimiter> streams_;
   std::unique_ptr<StreamLimiter> updates_;
+  std::unique_ptr<StreamLimiter> headers_;
   std::unique_ptr<FederationService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<grpc::ResourceQuota> quota_;

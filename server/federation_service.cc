@@ -28,21 +28,22 @@ absl::Duration PollBudget(grpc::ServerContextBase* context,
   return std::clamp(remaining, absl::ZeroDuration(), max);
 }
 
-// A stream as the limiter's log names it: what, and whose.
-std::string StreamName(const char* what, grpc::ServerContextBase* context) {
-  return absl::StrCat(what, " of ", runtime::Printable(context->peer()));
+// A stream as the limiter's log names it: what, and whose (`caller`, from
+// Authorize).
+std::string StreamName(const char* what, const std::string& caller) {
+  return absl::StrCat(what, " of ", caller);
 }
 
 // Admits a stream into `streams` (null: no limit) for a reactor that keeps
 // its ticket in `into` until gRPC is done with the call: a stalled one is
 // cancelled through `canceller` at the limiter's deadline. The status to
 // finish with when too many run.
-grpc::Status AdmitInto(StreamLimiter* streams, grpc::ServerContextBase* context,
+grpc::Status AdmitInto(StreamLimiter* streams, const std::string& caller,
                        const char* what,
                        const std::shared_ptr<CallCanceller>& canceller,
                        std::optional<StreamLimiter::Ticket>& into) {
   if (streams == nullptr) return grpc::Status::OK;
-  auto ticket = streams->Admit(StreamName(what, context),
+  auto ticket = streams->Admit(StreamName(what, caller), caller,
                                CallCanceller::CallbackOf(canceller));
   if (!ticket.ok()) return wire::ToGrpcStatus(ticket.status());
   into.emplace(*std::move(ticket));
@@ -111,21 +112,31 @@ class TaskPoll final : public grpc::ServerUnaryReactor {
 
 FederationService::FederationService(RoundCoordinator& coordinator,
                                      absl::Duration max_poll,
-                                     StreamLimiter* streams, ServedPlan plan,
-                                     security::AccessPolicy access,
-                                     StreamLimiter* updates)
+                                     StreamBounds bounds, ServedPlan plan,
+                                     security::AccessPolicy access)
     : coordinator_(coordinator),
       max_poll_(max_poll),
-      streams_(streams),
-      updates_(updates),
+      streams_(bounds.streams),
+      updates_(bounds.updates),
+      headers_(bounds.headers),
       plan_(std::move(plan)),
       access_(access) {}
 
 grpc::Status FederationService::Authorize(grpc::ServerContextBase* context,
                                           const char* call,
-                                          const std::string& client_id) {
+                                          const std::string& client_id,
+                                          std::string* caller_key) {
   auto caller = access_.Admit(*context, call);
   if (!caller.ok()) return wire::ToGrpcStatus(caller.status());
+  if (caller_key != nullptr) {
+    // A certificate is one board wherever it connects from; without one, a
+    // connection is all the server knows (boards behind one address, or
+    // emulated on one machine, share it).
+    *caller_key =
+        caller->authenticated
+            ? absl::StrCat("certificate ", runtime::Printable(caller->name))
+            : absl::StrCat("connection ", runtime::Printable(context->peer()));
+  }
   if (client_id.empty() || !access_.requires_identity()) {
     return grpc::Status::OK;
   }
@@ -153,7 +164,9 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
     grpc::CallbackServerContext* context,
     const v1::PullModelFileRequest* request) {
   using Stream = OutgoingStream<v1::ModelFileChunk>;
-  if (grpc::Status ok = Authorize(context, "PullModelFile"); !ok.ok()) {
+  std::string caller;
+  if (grpc::Status ok = Authorize(context, "PullModelFile", "", &caller);
+      !ok.ok()) {
     return Stream::Refused(ok);
   }
   if (!plan_.model_file ||
@@ -173,9 +186,9 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
     offset += wire::kChunkBytes;
     return true;
   };
-  return Stream::StartInTurn(std::move(next), streams_, context,
-                             "PullModelFile",
-                             StreamName("PullModelFile", context));
+  return Stream::StartInTurn(
+      std::move(next), streams_, context, "PullModelFile",
+      StreamName("the model file stream", caller), caller);
 }
 
 grpc::ServerUnaryReactor* FederationService::Join(
@@ -210,7 +223,9 @@ grpc::ServerUnaryReactor* FederationService::GetTask(
 grpc::ServerWriteReactor<v1::ModelChunk>* FederationService::PullModel(
     grpc::CallbackServerContext* context, const v1::PullModelRequest* request) {
   using Stream = OutgoingStream<v1::ModelChunk>;
-  if (grpc::Status ok = Authorize(context, "PullModel", request->client_id());
+  std::string caller;
+  if (grpc::Status ok =
+          Authorize(context, "PullModel", request->client_id(), &caller);
       !ok.ok()) {
     return Stream::Refused(ok);
   }
@@ -234,7 +249,7 @@ grpc::ServerWriteReactor<v1::ModelChunk>* FederationService::PullModel(
   return Stream::StartInTurn(
       [source](v1::ModelChunk& chunk) { return source->chunker->Next(chunk); },
       streams_, context, "the model stream",
-      StreamName("the model stream", context));
+      StreamName("the model stream", caller), caller);
 }
 
 grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
@@ -255,10 +270,12 @@ grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
 }
 
 // One PushUpdate call, a message at a time: the header is checked before
-// any tensor is read (and the board waits for the initial metadata that
-// says it was), then chunks go into the update's staging tensors as they
-// arrive, and the whole update is checked and added at the end. Deletes
-// itself when gRPC is done with the call.
+// any tensor is read, then the push waits its turn among --max_inflight_updates
+// (first come first served, without a thread), then the go-ahead
+// (wire::kPushTurnMetadata in the initial metadata, which the board waits
+// for before it sends its chunks) lets the chunks into the update's staging
+// tensors as they arrive, and the whole update is checked and added at the
+// end. Deletes itself when gRPC is done with the call.
 class FederationService::UpdatePush final
     : public grpc::ServerReadReactor<v1::UpdateChunk> {
  public:
@@ -270,22 +287,18 @@ class FederationService::UpdatePush final
         canceller_(std::make_shared<CallCanceller>(context)) {}
 
   void Start() {
-    RoundCoordinator& coordinator = service_.coordinator_;
-    if (grpc::Status ok = service_.Authorize(context_, "PushUpdate");
+    if (grpc::Status ok =
+            service_.Authorize(context_, "PushUpdate", "", &caller_);
         !ok.ok()) {
-      coordinator.CountRejected();
+      service_.coordinator_.CountRejected();
       Finish(ok);
       return;
     }
-    // Pushes have their own bound, not --max_streams: sharing it, they
-    // were refused for as long as a round's pulls queued for it.
-    if (grpc::Status admitted = AdmitInto(service_.updates_, context_,
-                                          "an update", canceller_, slot_);
+    if (grpc::Status admitted =
+            AdmitInto(service_.headers_, caller_, "an update header",
+                      canceller_, header_wait_);
         !admitted.ok()) {
-      // A board told "busy" was heard from: after the last round it is
-      // still owed its DONE. Its header is not read (the refusal costs it
-      // nothing more), so its id comes from the call's metadata.
-      coordinator.Seen(wire::ClientIdOf(*context_));
+      service_.coordinator_.Seen(wire::ClientIdOf(*context_));
       Finish(admitted);
       return;
     }
@@ -300,6 +313,21 @@ class FederationService::UpdatePush final
     }
   }
 
+  void OnCancel() override {
+    uint64_t waiting;
+    {
+      absl::MutexLock lock(&mu_);
+      waiting = waiting_;
+    }
+    // Admitted meanwhile: its read fails, which ends the call.
+    if (waiting != 0 && service_.updates_->Withdraw(waiting)) {
+      service_.coordinator_.CountRejected();
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the caller went away while its update waited for "
+                          "its turn"));
+    }
+  }
+
   void OnDone() override {
     canceller_->Detach();
     delete this;
@@ -308,6 +336,13 @@ class FederationService::UpdatePush final
  private:
   void OnHeader(bool ok) {
     RoundCoordinator& coordinator = service_.coordinator_;
+    header_wait_.reset();  // the header is here (or never comes)
+    if (!ok && context_->IsCancelled()) {  // gone, or stalled past its time
+      coordinator.CountRejected();
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED,
+                          "the caller went away before its update's header"));
+      return;
+    }
     if (!ok || !message_.has_header()) {
       coordinator.CountRejected();
       Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
@@ -327,17 +362,63 @@ class FederationService::UpdatePush final
       Finish(service_.RefuseUpdate(header_, expected.status()));
       return;
     }
+    expected_ = *std::move(expected);
+    WaitForTurn();
+  }
+
+  // Pushes have their own bound, not --max_streams: sharing it, they were
+  // refused for as long as a round's pulls queued for it.
+  void WaitForTurn() {
+    StreamLimiter* updates = service_.updates_;
+    if (updates == nullptr) return Go(std::nullopt);
+    grpc::Status refused;
+    std::optional<StreamLimiter::Ticket> now;
+    {
+      // An admission from another thread waits until this one is recorded.
+      absl::MutexLock lock(&mu_);
+      auto admission = updates->AdmitInTurn(
+          StreamName("an update push", caller_), caller_,
+          CallCanceller::CallbackOf(canceller_),
+          [this](StreamLimiter::Ticket ticket) { Go(std::move(ticket)); });
+      if (!admission.ok()) {
+        refused = wire::ToGrpcStatus(admission.status());
+      } else if (admission->ticket) {
+        now.emplace(std::move(*admission->ticket));
+      } else {
+        waiting_ = admission->waiting;
+      }
+    }
+    if (!refused.ok()) {
+      // Told "busy", the board was still heard from: after the last round
+      // it is owed its DONE.
+      service_.coordinator_.Seen(header_.client_id());
+      Finish(refused);
+    } else if (now) {
+      Go(std::move(now));
+    }
+  }
+
+  // Its turn: the staging tensors, then the go-ahead and the first chunk.
+  void Go(std::optional<StreamLimiter::Ticket> ticket) {
+    {
+      absl::MutexLock lock(&mu_);
+      waiting_ = 0;
+      if (ticket) slot_.emplace(std::move(*ticket));
+    }
     assembler_.emplace(header_.round(), header_.task_id(),
-                       std::move(expected->specs), std::move(expected->global));
+                       std::move(expected_.specs), std::move(expected_.global));
     assembler_->Reuse(service_.staging_.Take());
-    // Admitted: the board waits for this before it sends its chunks, so a
-    // push refused above cost it and the server a header, not an update.
+    context_->AddInitialMetadata(wire::kPushTurnMetadata, wire::kPushTurnGo);
     StartSendInitialMetadata();
     StartRead(&message_);
   }
 
   void OnChunk(bool ok) {
     if (ok) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (slot_) slot_->Progress();
+      }
       absl::Status added =
           message_.has_chunk()
               ? assembler_->Add(message_.chunk())
@@ -375,9 +456,14 @@ class FederationService::UpdatePush final
   grpc::CallbackServerContext* const context_;
   v1::PushUpdateResponse* const response_;
   std::shared_ptr<CallCanceller> canceller_;
-  std::optional<StreamLimiter::Ticket> slot_;
+  std::string caller_;  // whom its place counts against
+  std::optional<StreamLimiter::Ticket> header_wait_;  // until the header
+  absl::Mutex mu_;
+  uint64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // its place in the queue
+  std::optional<StreamLimiter::Ticket> slot_ ABSL_GUARDED_BY(mu_);
   v1::UpdateChunk message_;
   v1::UpdateHeader header_;
+  RoundCoordinator::UpdateExpectation expected_;  // from BeginUpdate
   std::optional<runtime::ModelAssembler> assembler_;
 };
 
@@ -411,14 +497,15 @@ class FederationService::SamplePush final
         canceller_(std::make_shared<CallCanceller>(context)) {}
 
   void Start() {
-    if (grpc::Status ok = service_.Authorize(context_, "PushSamples");
+    std::string caller;
+    if (grpc::Status ok =
+            service_.Authorize(context_, "PushSamples", "", &caller);
         !ok.ok()) {
       Finish(ok);
       return;
     }
-    if (grpc::Status admitted =
-            AdmitInto(service_.streams_, context_, "the sample push",
-                      canceller_, ticket_);
+    if (grpc::Status admitted = AdmitInto(
+            service_.streams_, caller, "the sample push", canceller_, ticket_);
         !admitted.ok()) {
       Finish(admitted);
       return;
@@ -433,6 +520,7 @@ class FederationService::SamplePush final
     }
     absl::Status status;
     if (ok) {
+      if (ticket_) ticket_->Progress();
       status = assembler_->Add(chunk_);
       if (status.ok()) {
         StartRead(&chunk_);
@@ -535,11 +623,12 @@ class FederationService::SamplePull final
  public:
   SamplePull(FederationService& service, grpc::CallbackServerContext* context,
              const v1::PullSamplesRequest& request, std::string receiver,
-             absl::Time deadline)
+             std::string caller, absl::Time deadline)
       : service_(service),
         context_(context),
         request_(request),
         receiver_(std::move(receiver)),
+        caller_(std::move(caller)),
         deadline_(deadline),
         canceller_(std::make_shared<CallCanceller>(context)) {}
 
@@ -574,9 +663,8 @@ class FederationService::SamplePull final
       Finish(wire::ToGrpcStatus(samples.status()));
       return;
     }
-    if (grpc::Status admitted =
-            AdmitInto(service_.streams_, context_, "the sample pull",
-                      canceller_, ticket_);
+    if (grpc::Status admitted = AdmitInto(
+            service_.streams_, caller_, "the sample pull", canceller_, ticket_);
         !admitted.ok()) {
       Finish(admitted);
       return;
@@ -595,6 +683,7 @@ class FederationService::SamplePull final
 
   void OnWriteDone(bool ok) override {
     if (ok) {
+      if (ticket_) ticket_->Progress();
       WriteNext();
     } else {
       Finish(Gone());
@@ -634,6 +723,7 @@ class FederationService::SamplePull final
   grpc::CallbackServerContext* const context_;
   const v1::PullSamplesRequest request_;
   const std::string receiver_;
+  const std::string caller_;  // whom its stream counts against
   const absl::Time deadline_;
   std::shared_ptr<CallCanceller> canceller_;
   std::optional<StreamLimiter::Ticket> ticket_;
@@ -651,7 +741,9 @@ grpc::ServerWriteReactor<v1::SampleChunk>* FederationService::PullSamples(
     grpc::CallbackServerContext* context,
     const v1::PullSamplesRequest* request) {
   using Stream = OutgoingStream<v1::SampleChunk>;
-  if (grpc::Status ok = Authorize(context, "PullSamples", request->client_id());
+  std::string caller;
+  if (grpc::Status ok =
+          Authorize(context, "PullSamples", request->client_id(), &caller);
       !ok.ok()) {
     return Stream::Refused(ok);
   }
@@ -663,8 +755,8 @@ grpc::ServerWriteReactor<v1::SampleChunk>* FederationService::PullSamples(
   // Wait for the sender, but never past the caller's own deadline.
   const absl::Time deadline =
       absl::Now() + PollBudget(context, coordinator_.data_move_wait());
-  auto* pull =
-      new SamplePull(*this, context, *request, *std::move(receiver), deadline);
+  auto* pull = new SamplePull(*this, context, *request, *std::move(receiver),
+                              std::move(caller), deadline);
   pull->TryTake();
   return pull;
 }

@@ -31,21 +31,27 @@ struct ServedPlan {
 // core, however many boards are connected.
 class FederationService final : public v1::Federation::CallbackService {
  public:
-  // `coordinator` (and `streams`, when given) must outlive the service.
+  // The bounds the service's streams are admitted into (see
+  // StreamLimiter); a null one: no limit.
+  struct StreamBounds {
+    // Model and sample streams.
+    StreamLimiter* streams = nullptr;
+    // Update pushes (each holds a decoded update).
+    StreamLimiter* updates = nullptr;
+    // Update pushes until their header arrives: a push that never sends
+    // one is cut off like a stalled stream.
+    StreamLimiter* headers = nullptr;
+  };
+
+  // `coordinator` (and the bounds) must outlive the service.
   // GetTask long polls for at most `max_poll` (clients set their deadline
-  // above it). Model and sample streams are admitted by `streams`; null:
-  // no limit.
+  // above it).
   // `plan`: what GetPlan answers; a plan without a model format stands for
   // the built-in image plan of the coordinator's TrainConfig.
   // `access`: who may call (every call is checked before it is served).
-  // `updates` admits update pushes (each holds a decoded update); null: no
-  // limit beyond `streams`.
-  explicit FederationService(RoundCoordinator& coordinator,
-                             absl::Duration max_poll = absl::Seconds(5),
-                             StreamLimiter* streams = nullptr,
-                             ServedPlan plan = {},
-                             security::AccessPolicy access = {},
-                             StreamLimiter* updates = nullptr);
+  FederationService(RoundCoordinator& coordinator, absl::Duration max_poll,
+                    StreamBounds bounds, ServedPlan plan = {},
+                    security::AccessPolicy access = {});
 
   grpc::ServerUnaryReactor* GetPlan(grpc::CallbackServerContext* context,
                                     const v1::GetPlanRequest* request,
@@ -87,13 +93,17 @@ class FederationService final : public v1::Federation::CallbackService {
   // Admits the caller of `call` (AccessPolicy::Admit) and, for a call that
   // names `client_id`, checks the caller owns it. An unknown id passes, so
   // the call itself answers NotFound (and the board joins again).
+  // `caller_key` (may be null) is set to whom the call's streams count
+  // against: its certificate, or without one its connection.
   grpc::Status Authorize(grpc::ServerContextBase* context, const char* call,
-                         const std::string& client_id = "");
+                         const std::string& client_id = "",
+                         std::string* caller_key = nullptr);
 
   RoundCoordinator& coordinator_;
   const absl::Duration max_poll_;
   StreamLimiter* const streams_;
   StreamLimiter* const updates_;
+  StreamLimiter* const headers_;
   const ServedPlan plan_;
   const security::AccessPolicy access_;
   // Update pushes read into recycled tensors (at most 16 idle sets; pushes

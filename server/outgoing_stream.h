@@ -65,10 +65,12 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
   // when a place is free, else when one frees up, the caller waiting
   // without a thread; refused (ResourceExhausted) when too many wait
   // already. `what` names the stream in its cancellation, `who` to the
-  // limiter. A caller that goes away while it waits leaves the queue.
+  // limiter, `caller` whom its per-caller bound counts. A caller that goes
+  // away while it waits leaves the queue.
   static OutgoingStream* StartInTurn(Next next, StreamLimiter* limiter,
                                      grpc::ServerContextBase* context,
-                                     std::string what, std::string who) {
+                                     std::string what, std::string who,
+                                     std::string caller) {
     auto canceller = std::make_shared<CallCanceller>(context);
     auto* stream =
         new OutgoingStream(std::move(next), canceller, std::move(what));
@@ -82,11 +84,12 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
     {
       // An admission from another thread waits until this one is recorded.
       absl::MutexLock lock(&stream->mu_);
-      auto admission = limiter->AdmitInTurn(
-          std::move(who), CallCanceller::CallbackOf(canceller),
-          [stream](StreamLimiter::Ticket ticket) {
-            stream->Admitted(std::move(ticket));
-          });
+      auto admission =
+          limiter->AdmitInTurn(std::move(who), std::move(caller),
+                               CallCanceller::CallbackOf(canceller),
+                               [stream](StreamLimiter::Ticket ticket) {
+                                 stream->Admitted(std::move(ticket));
+                               });
       if (!admission.ok()) {
         refused = wire::ToGrpcStatus(admission.status());
       } else if (admission->ticket) {
@@ -122,6 +125,10 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
 
   void OnWriteDone(bool ok) override {
     if (ok) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (ticket_) ticket_->Progress();
+      }
       WriteNext();
     } else {
       this->Finish(grpc::Status(grpc::StatusCode::CANCELLED,

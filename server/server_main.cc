@@ -196,12 +196,22 @@ ABSL_FLAG(int, max_inflight_updates, 16,
           "Update pushes taken at once; each holds one decoded update until "
           "it is aggregated, so the server's memory stays near the model's "
           "size times this, whatever the number of boards. A push beyond it "
-          "is refused with RESOURCE_EXHAUSTED and the board retries. 0: no "
+          "waits its turn, first come first served (no thread; its header "
+          "checked first), and is told to go when a place frees. 0: no "
           "limit.");
+ABSL_FLAG(int, max_streams_per_caller, 4,
+          "Model, sample and update streams, running or waiting, one caller "
+          "may hold in each of those bounds: its certificate under mutual "
+          "TLS, else its connection. Beyond it a stream is refused with "
+          "RESOURCE_EXHAUSTED (logged at most every 10 s). 0: no limit.");
+ABSL_FLAG(absl::Duration, stream_stall_time, absl::Seconds(30),
+          "A running stream that moves no message for this long (a reader "
+          "that stops reading, a push that stalls) is cut off and its caller "
+          "logged, so it cannot hold its place until --max_stream_time. 0: "
+          "never.");
 ABSL_FLAG(absl::Duration, max_stream_time, absl::Minutes(10),
-          "A model or sample stream still open after this long is cancelled, "
-          "so a client that stalls mid-push lets go of its thread. 0: no "
-          "limit.");
+          "A model, sample or update stream still open after this long is "
+          "cut off and its caller logged. 0: no limit.");
 ABSL_FLAG(int, target_updates, 0,
           "Partial participation: a round closes on its first K updates (0: "
           "when every selected board reported); later updates are refused "
@@ -523,6 +533,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   options.max_streams = absl::GetFlag(FLAGS_max_streams);
   options.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
   options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
+  options.stream_stall_time = absl::GetFlag(FLAGS_stream_stall_time);
+  options.max_streams_per_caller = absl::GetFlag(FLAGS_max_streams_per_caller);
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--data_moves plans whole epochs: use --local_steps=0 (got ",
@@ -638,10 +650,10 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
         absl::Seconds(2), [revoked] { revoked->Refresh(); });
   }
   if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    server::RoundCoordinator* coordinator = &serving->server->coordinator();
+    server::FederationServer* federation = serving->server.get();
     auto metrics_http = server::MetricsHttpServer::Start(
         absl::GetFlag(FLAGS_metrics_listen),
-        {[coordinator] { return server::StatusOf(*coordinator); },
+        {[federation] { return federation->Status(); },
          [figures](const server::JobStatus& s) { return figures->Render(s); }});
     if (!metrics_http.ok()) {
       return absl::UnavailableError(

@@ -64,6 +64,32 @@ void ServerMetrics::Record(const RoundReport& report) {
   }
 }
 
+void ServerMetrics::RenderStreamBounds(const JobStatus& status,
+                                       PrometheusText& p) {
+  for (const StreamBoundStatus& b : status.stream_bounds) {
+    const Labels bound = {{"bound", b.bound}};
+    p.Gauge("fedberry_streams_active",
+            "Streams running, by bound (streams: model and sample, updates: "
+            "update pushes, headers: pushes awaiting their header).",
+            b.active, bound);
+    p.Gauge("fedberry_streams_waiting", "Streams waiting their turn, by bound.",
+            b.waiting, bound);
+    const std::pair<const char*, int64_t> reasons[] = {
+        {"stalled", b.cut_offs.stalled},
+        {"overdue", b.cut_offs.overdue},
+        {"caller_share", b.cut_offs.caller_share}};
+    for (const auto& [reason, n] : reasons) {
+      p.Counter("fedberry_streams_cut_off_total",
+                "Streams cut off (stalled: moved nothing for "
+                "--stream_stall_time; overdue: past --max_stream_time) or "
+                "refused because their caller held its share "
+                "(caller_share: --max_streams_per_caller).",
+                static_cast<double>(n),
+                {{"bound", b.bound}, {"reason", reason}});
+    }
+  }
+}
+
 std::string ServerMetrics::Render(const JobStatus& status) const {
   PrometheusText p;
   p.Gauge("fedberry_job_running", "1 while the federated job runs, else 0.",
@@ -75,6 +101,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
           static_cast<double>(status.current_round));
   p.Gauge("fedberry_registered_clients", "Clients registered with the server.",
           status.registered_clients);
+  RenderStreamBounds(status, p);
 
   absl::MutexLock lock(&mu_);
   p.Counter("fedberry_rounds_completed_total", "Rounds aggregated.",

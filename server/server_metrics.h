@@ -12,20 +12,33 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "server/round/round_types.h"
+#include "server/stream_limiter.h"
 
 namespace fedberry::server {
 
+class PrometheusText;
 class RoundCoordinator;
 
-// What the coordinator says about the job at scrape time.
+// One stream bound's figures at scrape time (see StreamLimiter).
+struct StreamBoundStatus {
+  std::string bound;  // "streams" (model and sample), "updates", "headers"
+  int active = 0;
+  int waiting = 0;
+  StreamLimiter::CutOffs cut_offs;
+};
+
+// What the coordinator (and the server's stream bounds) say about the job
+// at scrape time.
 struct JobStatus {
   bool running = false;
   uint64_t current_round = 0;
   int rounds = 0;
   int registered_clients = 0;
+  std::vector<StreamBoundStatus> stream_bounds;
 };
 
 // The coordinator's state as a JobStatus.
@@ -38,6 +51,7 @@ class ServerMetrics {
   std::string Render(const JobStatus& status) const;
 
  private:
+  static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
   struct ClientFigures {
     v1::DeviceInfo device;
     uint64_t rounds = 0;

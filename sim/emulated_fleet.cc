@@ -138,10 +138,11 @@ class PushReactor final : public grpc::ClientWriteReactor<v1::UpdateChunk> {
     StartWrite(&message_);
     StartCall();
   }
-  // The server's initial metadata admits the push; the chunks wait for it
-  // and for the header's write.
+  // The server's go-ahead (initial metadata) admits the push; the chunks
+  // wait for it and for the header's write. Without it the push was
+  // refused, and OnDone says why.
   void OnReadInitialMetadataDone(bool ok) override {
-    if (!ok) return;
+    if (!ok || !wire::HasPushTurn(context.GetServerInitialMetadata())) return;
     WriteNextWhenBoth(/*header_written=*/false);
   }
   void OnWriteDone(bool ok) override {

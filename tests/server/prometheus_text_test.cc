@@ -68,11 +68,21 @@ TEST(ServerMetrics, RendersRoundsAndClientsButNotAbsentReadings) {
   r.round = 2;
   r.refused_result = "the aggregate is not finite";
   metrics.Record(r);
-  JobStatus status{true, 3, 5, 2};
+  StreamLimiter::CutOffs cut;
+  cut.stalled = 3;
+  cut.caller_share = 1;
+  JobStatus status{true, 3, 5, 2, {{"streams", 32, 7, cut}}};
   auto page = testing::ParseExposition(metrics.Render(status));
   ASSERT_EQ(page.error, "");
   EXPECT_EQ(page.Value("fedberry_job_running"), 1);
   EXPECT_EQ(page.Value("fedberry_rounds_completed_total"), 2);
+  EXPECT_EQ(page.Value("fedberry_streams_waiting", {{"bound", "streams"}}), 7);
+  EXPECT_EQ(page.Value("fedberry_streams_cut_off_total",
+                       {{"bound", "streams"}, {"reason", "stalled"}}),
+            3);
+  EXPECT_EQ(page.Value("fedberry_streams_cut_off_total",
+                       {{"bound", "streams"}, {"reason", "caller_share"}}),
+            1);
   EXPECT_EQ(page.Value("fedberry_rounds_refused_total"), 1);
   EXPECT_EQ(page.Value("fedberry_updates_accepted_total"), 4);
   EXPECT_EQ(page.Value("fedberry_test_accuracy_ratio"), 0.8);

@@ -11,30 +11,41 @@
 namespace fedberry::server {
 namespace {
 
+// Options for a limiter of `max_streams` streams that may last
+// `max_duration`, `max_waiting` of them waiting.
+StreamLimiter::Options Limits(int max_streams, absl::Duration max_duration,
+                              int max_waiting = 0) {
+  StreamLimiter::Options o;
+  o.max_streams = max_streams;
+  o.max_duration = max_duration;
+  o.max_waiting = max_waiting;
+  return o;
+}
+
 TEST(StreamLimiter, RefusesStreamsBeyondItsLimitUntilOneEnds) {
   SimulatedClock clock;
-  StreamLimiter limiter(2, absl::Minutes(10), clock);
-  auto a = limiter.Admit("a", [] {});
-  auto b = limiter.Admit("b", [] {});
+  StreamLimiter limiter(Limits(2, absl::Minutes(10)), clock);
+  auto a = limiter.Admit("a", "", [] {});
+  auto b = limiter.Admit("b", "", [] {});
   ASSERT_TRUE(a.ok() && b.ok());
   {
-    auto c = limiter.Admit("c", [] {});
+    auto c = limiter.Admit("c", "", [] {});
     EXPECT_EQ(c.status().code(), absl::StatusCode::kResourceExhausted);
     EXPECT_NE(c.status().message().find("max_streams"), std::string::npos);
   }
   EXPECT_EQ(limiter.active(), 2);
   { auto done = *std::move(a); }  // a's stream ends
   EXPECT_EQ(limiter.active(), 1);
-  EXPECT_TRUE(limiter.Admit("c", [] {}).ok());
+  EXPECT_TRUE(limiter.Admit("c", "", [] {}).ok());
 }
 
 TEST(StreamLimiter, CancelsOverdueStreamsOnce) {
   SimulatedClock clock;
-  StreamLimiter limiter(0, absl::Minutes(1), clock);
+  StreamLimiter limiter(Limits(0, absl::Minutes(1)), clock);
   int cancelled_old = 0, cancelled_new = 0;
-  auto old = limiter.Admit("old", [&] { ++cancelled_old; });
+  auto old = limiter.Admit("old", "", [&] { ++cancelled_old; });
   clock.Advance(absl::Seconds(45));
-  auto young = limiter.Admit("young", [&] { ++cancelled_new; });
+  auto young = limiter.Admit("young", "", [&] { ++cancelled_new; });
   EXPECT_EQ(limiter.CancelOverdue(), 0);
   clock.Advance(absl::Seconds(30));  // old: 75 s, young: 30 s
   EXPECT_EQ(limiter.CancelOverdue(), 1);
@@ -48,10 +59,10 @@ TEST(StreamLimiter, CancelsOverdueStreamsOnce) {
 
 TEST(StreamLimiter, ZeroMeansNoLimit) {
   SimulatedClock clock;
-  StreamLimiter limiter(0, absl::ZeroDuration(), clock);
+  StreamLimiter limiter(Limits(0, absl::ZeroDuration()), clock);
   std::vector<StreamLimiter::Ticket> held;
   for (int i = 0; i < 100; ++i) {
-    auto t = limiter.Admit("s", [] { ADD_FAILURE() << "cancelled"; });
+    auto t = limiter.Admit("s", "", [] { ADD_FAILURE() << "cancelled"; });
     ASSERT_TRUE(t.ok());
     held.push_back(*std::move(t));
   }
@@ -63,9 +74,10 @@ TEST(StreamLimiter, ZeroMeansNoLimit) {
 // admitted in and holds their tickets.
 struct Queue {
   explicit Queue(StreamLimiter& l) : limiter(l) {}
-  absl::StatusOr<StreamLimiter::Admission> Admit(const std::string& name) {
+  absl::StatusOr<StreamLimiter::Admission> Admit(
+      const std::string& name, const std::string& caller = "") {
     return limiter.AdmitInTurn(
-        name, [] {},
+        name, caller, [] {},
         [this, name](StreamLimiter::Ticket t) {
           admitted.push_back(name);
           held.push_back(std::move(t));
@@ -78,8 +90,7 @@ struct Queue {
 
 TEST(StreamLimiter, StreamsBeyondItsLimitWaitTheirTurnInOrder) {
   SimulatedClock clock;
-  StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
-                        "--max_streams", /*max_waiting=*/2);
+  StreamLimiter limiter(Limits(1, absl::Minutes(10), /*max_waiting=*/2), clock);
   Queue queue(limiter);
   auto admit = [&](const std::string& name) { return queue.Admit(name); };
   std::vector<std::string>& admitted = queue.admitted;
@@ -100,7 +111,7 @@ TEST(StreamLimiter, StreamsBeyondItsLimitWaitTheirTurnInOrder) {
   EXPECT_NE(fourth.status().message().find("2 wait"), std::string::npos)
       << fourth.status();
   // A stream admitted the other way does not overtake the queue.
-  EXPECT_EQ(limiter.Admit("sample stream", [] {}).status().code(),
+  EXPECT_EQ(limiter.Admit("sample stream", "", [] {}).status().code(),
             absl::StatusCode::kResourceExhausted);
 
   first->ticket.reset();  // the first ends: the second's turn
@@ -119,8 +130,7 @@ TEST(StreamLimiter, StreamsBeyondItsLimitWaitTheirTurnInOrder) {
 
 TEST(StreamLimiter, AWithdrawnStreamIsNeverAdmitted) {
   SimulatedClock clock;
-  StreamLimiter limiter(1, absl::Minutes(10), clock, "model streams",
-                        "--max_streams", /*max_waiting=*/4);
+  StreamLimiter limiter(Limits(1, absl::Minutes(10), /*max_waiting=*/4), clock);
   Queue queue(limiter);
   auto admit = [&](const std::string& name) { return *queue.Admit(name); };
   std::vector<std::string>& admitted = queue.admitted;
@@ -137,13 +147,79 @@ TEST(StreamLimiter, AWithdrawnStreamIsNeverAdmitted) {
 
 TEST(StreamLimiter, WithoutAQueueAStreamBeyondTheLimitIsRefused) {
   SimulatedClock clock;
-  StreamLimiter limiter(1, absl::Minutes(10), clock);  // max_waiting 0
+  StreamLimiter limiter(Limits(1, absl::Minutes(10)), clock);  // max_waiting 0
   auto running = limiter.AdmitInTurn(
-      "a", [] {}, [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
+      "a", "", [] {},
+      [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
   ASSERT_TRUE(running.ok() && running->ticket.has_value());
   auto refused = limiter.AdmitInTurn(
-      "b", [] {}, [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
+      "b", "", [] {},
+      [](StreamLimiter::Ticket) { ADD_FAILURE() << "admitted"; });
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(StreamLimiter, OneCallerHoldsNoMoreThanItsShareRunningOrWaiting) {
+  SimulatedClock clock;
+  StreamLimiter::Options o = Limits(2, absl::Minutes(10), /*max_waiting=*/8);
+  o.max_per_caller = 2;
+  StreamLimiter limiter(o, clock);
+  Queue queue(limiter);
+  auto a1 = queue.Admit("a1", "connection a");
+  auto a2 = queue.Admit("a2", "connection a");  // running: the limit is full
+  ASSERT_TRUE(a1.ok() && a2.ok());
+  auto a3 = queue.Admit("a3", "connection a");
+  EXPECT_EQ(a3.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(a3.status().message().find("--max_streams_per_caller"),
+            std::string::npos)
+      << a3.status();
+  EXPECT_EQ(limiter.Admit("a4", "connection a", [] {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  // Another caller still gets a place in the queue, and its turn.
+  auto b1 = queue.Admit("b1", "connection b");
+  ASSERT_TRUE(b1.ok());
+  EXPECT_NE(b1->waiting, 0u);
+  a1->ticket.reset();
+  EXPECT_EQ(queue.admitted, std::vector<std::string>{"b1"});
+  // a1's end gave caller a a place back.
+  EXPECT_TRUE(queue.Admit("a5", "connection a").ok());
+  EXPECT_EQ(limiter.cut_offs().caller_share, 1);  // a4 found the limit full
+  // A waiting stream that is withdrawn gives its place back too.
+  auto b2 = queue.Admit("b2", "connection b");
+  ASSERT_TRUE(b2.ok() && b2->waiting != 0);
+  EXPECT_EQ(queue.Admit("b3", "connection b").status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(limiter.Withdraw(b2->waiting));
+  EXPECT_TRUE(queue.Admit("b3", "connection b").ok());
+}
+
+TEST(StreamLimiter, CutsOffAStreamThatMakesNoProgressAndCountsIt) {
+  SimulatedClock clock;
+  StreamLimiter::Options o = Limits(0, absl::Minutes(10));
+  o.max_stall = absl::Seconds(30);
+  StreamLimiter limiter(o, clock);
+  int stalled_cancels = 0, reading_cancels = 0;
+  auto stalled =
+      limiter.Admit("stalled", "connection a", [&] { ++stalled_cancels; });
+  auto reading =
+      limiter.Admit("reading", "connection b", [&] { ++reading_cancels; });
+  ASSERT_TRUE(stalled.ok() && reading.ok());
+  for (int i = 0; i < 5; ++i) {  // 50 s in all; `reading` moves every 10 s
+    clock.Advance(absl::Seconds(10));
+    reading->Progress();
+    limiter.CancelOverdue();
+  }
+  EXPECT_EQ(stalled_cancels, 1);
+  EXPECT_EQ(reading_cancels, 0);
+  EXPECT_EQ(limiter.cut_offs().stalled, 1);
+  EXPECT_EQ(limiter.cut_offs().overdue, 0);
+  // Progress does not outlast max_duration.
+  for (int i = 0; i < 60; ++i) {
+    clock.Advance(absl::Seconds(10));
+    reading->Progress();
+    limiter.CancelOverdue();
+  }
+  EXPECT_EQ(reading_cancels, 1);
+  EXPECT_EQ(limiter.cut_offs().overdue, 1);
 }
 
 }  // namespace
