@@ -23,16 +23,6 @@ namespace fedberry::server {
 namespace {
 
 // `bytes` random bytes from OpenSSL's CSPRNG, as lowercase hex.
-std::string RandomHex(int bytes) {
-  std::string raw(bytes, '\0');
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes) != 1) {
-    // The OS has no entropy to give: no id is better than a guessable one.
-    spdlog::critical("the system's random generator failed; stopping");
-    std::abort();
-  }
-  return absl::BytesToHexString(raw);
-}
-
 // An evaluation a model can be published (or reported) on.
 bool IsFinite(const runtime::EvalResult& eval) {
   return std::isfinite(eval.mean_loss) && std::isfinite(eval.accuracy);
@@ -51,6 +41,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
       clock_(clock),
+      clients_(options_.max_clients),
       declared_bound_(options_.max_samples_ratio) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
@@ -106,22 +97,8 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
                  std::string(bounded.message()));
     return bounded;
   }
-  const bool known = absl::c_any_of(clients_, [&](const auto& c) {
-    return c.second.name == request.client_name();
-  });
-  if (!known && clients_.size() >= static_cast<size_t>(options_.max_clients)) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "the server holds ", clients_.size(),
-        " registered clients, its limit (--max_clients); try again later"));
-  }
-  // The sequence number is for people reading logs; the 128 random bits
-  // from the system's CSPRNG make an id unguessable, so no caller can act
-  // for a board whose id it did not receive (and a server restarted without
-  // a checkpoint never hands out an id a board still holds).
-  std::string id =
-      absl::StrCat(absl::StrFormat("c%04d-", next_client_++), RandomHex(16));
-  RetireEarlierIdsLocked(request.client_name(), id);
-  ClientInfo info;
+  RETURN_IF_ERROR(clients_.CheckRoom(request.client_name()));
+  ClientRecord info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
   info.device = request.device();
@@ -130,7 +107,8 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.allow_data_moves = request.allow_data_moves();
   info.sample_bytes = request.sample_bytes();
   info.boards = request.boards();
-  clients_[id] = info;
+  const std::string id = clients_.Add(info);
+  RetireEarlierIdsLocked(request.client_name(), id);
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{}{})",
                info.name, id, info.num_samples, request.device().cores(),
                runtime::Printable(request.device().architecture()),
@@ -152,9 +130,8 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
 // round still waits for the other selected boards.
 void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                                               const std::string& id) {
-  for (auto it = clients_.begin(); it != clients_.end();) {
-    if (it->second.name == name) {
-      const std::string& old = it->first;
+  for (const std::string& old : clients_.IdsNamed(name)) {
+    if (old != id) {
       const bool selected = cohort_.erase(old) > 0;
       const bool pushed = reported_.erase(old) > 0;
       // A board whose update was refused stays refused under a new id.
@@ -175,10 +152,8 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                    pushed     ? " (its update of the open round stays counted)"
                    : selected ? " (it keeps its place in the open round)"
                               : "");
+      clients_.Remove(old);
       polls_.Wake(old);  // its poll hears the id is gone
-      it = clients_.erase(it);
-    } else {
-      ++it;
     }
   }
 }
@@ -186,31 +161,21 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
 absl::StatusOr<std::string> RoundCoordinator::NameOf(
     const std::string& client_id) const {
   absl::MutexLock lock(&mu_);
-  auto it = clients_.find(client_id);
-  if (it == clients_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                            runtime::Printable(client_id),
-                                            "': join the federation first"));
-  }
-  return it->second.name;
+  return clients_.NameOf(client_id);
 }
 
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     const std::string& client_id) {
-  auto it = clients_.find(client_id);
-  if (it == clients_.end()) {
-    return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                            runtime::Printable(client_id),
-                                            "': join the federation first"));
-  }
-  it->second.last_seen = clock_.Now();
-  it->second.polled = true;
-  it->second.heard = true;
+  RETURN_IF_ERROR(clients_.NameOf(client_id).status());
+  ClientRecord& client = clients_.At(client_id);
+  client.last_seen = clock_.Now();
+  client.polled = true;
+  client.heard = true;
   v1::GetTaskResponse response;
   response.set_total_rounds(total_rounds_);
   response.set_round(round_);
   if (state_ == State::kDone) {
-    it->second.told_done = true;
+    client.told_done = true;
     response.set_action(v1::GetTaskResponse::DONE);
     return response;
   }
@@ -223,13 +188,13 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
       response.mutable_config()->set_local_steps(
           static_cast<uint32_t>(p->second));
     }
-    for (const PlannedMove& m : relay_.MovesFrom(it->second.name)) {
+    for (const PlannedMove& m : relay_.MovesFrom(client.name)) {
       v1::DataMove* move = response.add_send();
       move->set_move_id(m.id);
       move->set_samples(m.samples);
       move->set_peer(m.to);
     }
-    for (const PlannedMove& m : relay_.MovesTo(it->second.name)) {
+    for (const PlannedMove& m : relay_.MovesTo(client.name)) {
       v1::DataMove* move = response.add_receive();
       move->set_move_id(m.id);
       move->set_samples(m.samples);
@@ -293,11 +258,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
 absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
-  if (!clients_.count(client_id)) {
-    return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                            runtime::Printable(client_id),
-                                            "': join the federation first"));
-  }
+  RETURN_IF_ERROR(clients_.NameOf(client_id).status());
   if (state_ == State::kClosing && round == round_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "round ", round,
@@ -331,7 +292,7 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  clients_[request.client_id()].last_seen = clock_.Now();
+  clients_.At(request.client_id()).last_seen = clock_.Now();
   return global_;
 }
 
@@ -339,7 +300,7 @@ absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
     const std::string& client_id, uint64_t round, const std::string& task_id) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
-  ClientInfo& info = clients_[client_id];
+  ClientRecord& info = clients_.At(client_id);
   info.last_seen = clock_.Now();
   return info.name;
 }
@@ -350,9 +311,9 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   if (header.task_id() == closed_task_ &&
       closed_without_.erase(header.client_id()) > 0) {
     ++late_updates_;
-    const auto it = clients_.find(header.client_id());
+    const ClientRecord* late = clients_.Find(header.client_id());
     const std::string name =
-        it != clients_.end() ? it->second.name : header.client_id();
+        late != nullptr ? late->name : runtime::Printable(header.client_id());
     spdlog::warn(
         "round {}: a late update from {} ({} samples) is refused: the round "
         "closed without it",
@@ -367,7 +328,7 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   // A sender's update counts only once the samples it lent are here for
   // their receivers: after a server restart they are not, and the sender
   // must hand them over again (its receivers are waiting for them).
-  const std::string& sender = clients_[header.client_id()].name;
+  const std::string& sender = clients_.At(header.client_id()).name;
   for (const std::string& kept : header.kept_moves()) {
     relay_.Cancel(sender, kept);
   }
@@ -378,7 +339,7 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
         " are not on the server (it may have restarted); hand them over "
         "again, then send the update"));
   }
-  clients_[header.client_id()].last_seen = clock_.Now();
+  clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   return UpdateExpectation{
       runtime::UpdateSpecs(specs_, options_.update_encoding,
@@ -395,7 +356,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
         absl::StrCat("client ", header.client_id(),
                      " already sent its update for round ", header.round()));
   }
-  const ClientInfo& info = clients_.at(header.client_id());
+  const ClientRecord& info = clients_.At(header.client_id());
   v1::TrainConfig task = train_;
   if (auto p = planned_steps_.find(header.client_id());
       p != planned_steps_.end()) {
@@ -443,7 +404,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     reported_.insert(untrusted.client_id());
     ++adds_in_flight_;
     sum = aggregate_.get();
-    name = clients_.at(untrusted.client_id()).name;
+    name = clients_.At(untrusted.client_id()).name;
   }
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
@@ -457,10 +418,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   // The board may have joined again meanwhile (its claim moved to its new
   // id): what follows names it by its current id.
   std::string id = untrusted.client_id();
-  if (!clients_.count(id)) {
-    for (const auto& [other, info] : clients_) {
-      if (info.name == name) id = other;
-    }
+  if (clients_.Find(id) == nullptr) {
+    for (const std::string& other : clients_.IdsNamed(name)) id = other;
   }
   if (!added.ok()) {
     reported_.erase(id);
@@ -470,7 +429,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   v1::UpdateHeader header = untrusted;
   header.set_client_id(id);
-  ClientInfo& info = clients_[id];
+  ClientRecord& info = clients_.At(id);
   if (auto cleared = SanitizeResources(*header.mutable_resources());
       !cleared.empty()) {
     spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
@@ -514,8 +473,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
 
 void RoundCoordinator::Seen(const std::string& client_id) {
   absl::MutexLock lock(&mu_);
-  if (auto it = clients_.find(client_id); it != clients_.end()) {
-    it->second.last_seen = clock_.Now();
+  if (ClientRecord* client = clients_.Find(client_id)) {
+    client->last_seen = clock_.Now();
   }
 }
 
@@ -523,7 +482,7 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&mu_);
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  ClientInfo& info = clients_[request.client_id()];
+  ClientRecord& info = clients_.At(request.client_id());
   info.last_seen = clock_.Now();
   // A released board is paused too: it is away, and comes back.
   const auto paused = [](v1::HeartbeatRequest::State s) {
@@ -564,10 +523,10 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header) {
       reported_.count(id) || !refused_.insert(id).second) {
     return;
   }
-  auto it = clients_.find(id);
+  const ClientRecord* client = clients_.Find(id);
   spdlog::info("round {}: not waiting for {} any more (its update was refused)",
                round_,
-               it != clients_.end() ? it->second.name : runtime::Printable(id));
+               client != nullptr ? client->name : runtime::Printable(id));
   work_pending_ = true;
   changed_.SignalAll();
 }
@@ -613,13 +572,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     // Each round gets its own data order.
     train_.set_seed(options_.seed * 7919 + round_);
   }
-  std::vector<std::string> available;
+  std::vector<std::string> available =
+      clients_.Available(now, options_.liveness);
   std::vector<uint64_t> per_board;  // the fleet's declarations
   per_board.reserve(clients_.size());
-  for (const auto& [id, info] : clients_) {
-    if (info.polled && now - info.last_seen <= options_.liveness) {
-      available.push_back(id);
-    }
+  for (const auto& [id, info] : clients_.all()) {
     per_board.push_back(SamplesPerBoard(info.num_samples, info.boards));
   }
   declared_bound_.SetFleet(std::move(per_board));
@@ -665,9 +622,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   refused_.clear();
   // Heartbeats speak of a task: a board still paused says so again in the
   // new one (at its first batch boundary).
-  for (auto& [id, info] : clients_) {
-    info.state = v1::HeartbeatRequest::TRAINING;
-  }
+  clients_.ResetStates();
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
   aggregate_ = *std::move(aggregate);
@@ -693,17 +648,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
 }
 
 void RoundCoordinator::PruneLocked() {
-  const absl::Time now = clock_.Now();
-  int pruned = 0;
-  for (auto it = clients_.begin(); it != clients_.end();) {
-    if (!it->second.polled && now - it->second.joined > options_.liveness &&
-        !cohort_.count(it->first)) {
-      it = clients_.erase(it);
-      ++pruned;
-    } else {
-      ++it;
-    }
-  }
+  const int pruned = clients_.Prune(clock_.Now(), options_.liveness, cohort_);
   if (pruned > 0) {
     spdlog::info("forgot {} client(s) that joined but never asked for a task",
                  pruned);
@@ -722,7 +667,7 @@ void RoundCoordinator::PlanRoundLocked() {
   std::vector<planner::PlannedClient> planned;
   std::map<std::string, std::string> id_of;  // name -> id
   for (const auto& id : cohort_) {
-    const ClientInfo& info = clients_[id];
+    const ClientRecord& info = clients_.At(id);
     planned.push_back({info.name, info.num_samples});
     id_of[info.name] = id;
   }
@@ -759,7 +704,7 @@ void RoundCoordinator::PlanRoundLocked() {
 void RoundCoordinator::PlanMovesLocked() {
   std::vector<planner::MovePlannedClient> planned;
   for (const auto& id : cohort_) {
-    const ClientInfo& info = clients_[id];
+    const ClientRecord& info = clients_.At(id);
     planned.push_back({info.name, info.num_samples, info.allow_data_moves,
                        info.sample_bytes});
   }
@@ -843,9 +788,9 @@ RoundProgress RoundCoordinator::ProgressLocked() const {
   for (const auto& id : cohort_) {
     if (reported_.count(id) || refused_.count(id)) continue;
     ++p.outstanding;
-    auto it = clients_.find(id);
-    if (it == clients_.end()) continue;
-    const ClientInfo& info = it->second;
+    const ClientRecord* found = clients_.Find(id);
+    if (found == nullptr) continue;
+    const ClientRecord& info = *found;
     if (info.state == v1::HeartbeatRequest::RELEASED) {
       ++p.paused;
       ++p.released;
@@ -1051,7 +996,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   snapshot.history = history_;
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
-  for (const auto& [id, info] : clients_) {
+  for (const auto& [id, info] : clients_.all()) {
     snapshot.clients.push_back({id, info.name, info.num_samples,
                                 info.allow_data_moves, info.sample_bytes,
                                 info.boards});
@@ -1119,10 +1064,10 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   round_ = snapshot.next_round;
   history_ = snapshot.history;
   if (planner_) planner_->estimator().Restore(snapshot.capacities);
-  clients_.clear();
+  clients_.Clear();
   const absl::Time now = clock_.Now();
   for (const auto& c : snapshot.clients) {
-    ClientInfo info;
+    ClientRecord info;
     info.name = c.name;
     info.num_samples = c.num_samples;
     info.allow_data_moves = c.allow_data_moves;
@@ -1134,9 +1079,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     // They took part in the job before the restart; they resume with their
     // ids, often straight into the reopened round.
     info.polled = true;
-    clients_[c.id] = info;
-    next_client_ = std::max<uint64_t>(
-        next_client_, std::strtoull(c.id.c_str() + 1, nullptr, 10) + 1);
+    clients_.Restore(c.id, std::move(info));
   }
   state_ = !options_.relay && round_ > static_cast<uint64_t>(options_.rounds)
                ? State::kDone
@@ -1187,21 +1130,12 @@ std::vector<RoundReport> RoundCoordinator::history() const {
 
 int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   absl::MutexLock lock(&mu_);
-  const absl::Time since = clock_.Now() - heard_within;
-  int n = 0;
-  for (const auto& [id, info] : clients_) {
-    // A board that joined and never asked for a task may never ask.
-    n +=
-        !info.told_done && info.heard && info.polled && info.last_seen >= since;
-  }
-  return n;
+  return clients_.AwaitingDone(clock_.Now() - heard_within);
 }
 
 uint64_t RoundCoordinator::registered_samples() const {
   absl::MutexLock lock(&mu_);
-  uint64_t n = 0;
-  for (const auto& [id, info] : clients_) n += info.num_samples;
-  return n;
+  return clients_.samples();
 }
 
 void RoundCoordinator::RelayResult(
@@ -1244,7 +1178,7 @@ void RoundCoordinator::RelayResult(
 
 int RoundCoordinator::registered_clients() const {
   absl::MutexLock lock(&mu_);
-  return static_cast<int>(clients_.size());
+  return clients_.size();
 }
 
 }  // namespace fedberry::server

@@ -35,6 +35,7 @@
 #include "server/input_checks.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
+#include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/round_types.h"
 #include "server/sample_relay.h"
@@ -295,27 +296,6 @@ class RoundCoordinator {
 
  private:
   enum class State { kWaiting, kCollecting, kClosing, kDone };
-  struct ClientInfo {
-    std::string name;
-    uint64_t num_samples = 0;
-    v1::DeviceInfo device;
-    absl::Time joined;
-    absl::Time last_seen;
-    // It asked for a task since it joined: only such boards are selected
-    // (a join alone proves nothing), and boards that never do are pruned.
-    bool polled = false;
-    bool told_done = false;
-    // It asked for a task since this server started; false for a board
-    // restored from the checkpoint until it asks again (the end of the job
-    // does not wait for one that never comes back).
-    bool heard = true;
-    // What its last heartbeat of the open round said (PAUSED, RELEASED).
-    v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
-    bool allow_data_moves = false;
-    uint64_t sample_bytes = 0;
-    uint32_t boards = 0;
-  };
-
   // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
   absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -380,7 +360,7 @@ class RoundCoordinator {
   std::optional<UpstreamRound> offer_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, ClientInfo> clients_ ABSL_GUARDED_BY(mu_);
+  ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
   // Selected boards whose update was refused (CountRefusedUpdate).
@@ -407,7 +387,6 @@ class RoundCoordinator {
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
-  uint64_t next_client_ ABSL_GUARDED_BY(mu_) = 1;
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_begin_error_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();

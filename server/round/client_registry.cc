@@ -1,0 +1,133 @@
+#include "server/round/client_registry.h"
+
+#include <openssl/rand.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "runtime/log_text.h"
+
+namespace fedberry::server {
+namespace {
+
+std::string RandomHex(int bytes) {
+  std::string raw(bytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(raw.data()), bytes) != 1) {
+    // The OS has no entropy to give: no id is better than a guessable one.
+    spdlog::critical("the system's random generator failed; stopping");
+    std::abort();
+  }
+  return absl::BytesToHexString(raw);
+}
+
+}  // namespace
+
+absl::Status ClientRegistry::CheckRoom(const std::string& name) const {
+  if (clients_.size() < static_cast<size_t>(max_clients_)) {
+    return absl::OkStatus();
+  }
+  const bool known =
+      std::any_of(clients_.begin(), clients_.end(),
+                  [&](const auto& c) { return c.second.name == name; });
+  if (known) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the server holds ", clients_.size(),
+      " registered clients, its limit (--max_clients); try again later"));
+}
+
+std::string ClientRegistry::Add(ClientRecord client) {
+  std::string id =
+      absl::StrCat(absl::StrFormat("c%04d-", next_++), RandomHex(16));
+  clients_[id] = std::move(client);
+  return id;
+}
+
+void ClientRegistry::Restore(const std::string& id, ClientRecord client) {
+  clients_[id] = std::move(client);
+  // Ids issued later must not repeat a restored one's sequence number.
+  next_ =
+      std::max<uint64_t>(next_, std::strtoull(id.c_str() + 1, nullptr, 10) + 1);
+}
+
+void ClientRegistry::Remove(const std::string& id) { clients_.erase(id); }
+
+ClientRecord* ClientRegistry::Find(const std::string& id) {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : &it->second;
+}
+
+const ClientRecord* ClientRegistry::Find(const std::string& id) const {
+  auto it = clients_.find(id);
+  return it == clients_.end() ? nullptr : &it->second;
+}
+
+absl::StatusOr<std::string> ClientRegistry::NameOf(
+    const std::string& id) const {
+  const ClientRecord* client = Find(id);
+  if (client == nullptr) {
+    return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                            runtime::Printable(id),
+                                            "': join the federation first"));
+  }
+  return client->name;
+}
+
+std::vector<std::string> ClientRegistry::IdsNamed(
+    const std::string& name) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, client] : clients_) {
+    if (client.name == name) ids.push_back(id);
+  }
+  return ids;
+}
+
+int ClientRegistry::Prune(absl::Time now, absl::Duration liveness,
+                          const std::set<std::string>& keep) {
+  int pruned = 0;
+  for (auto it = clients_.begin(); it != clients_.end();) {
+    if (!it->second.polled && now - it->second.joined > liveness &&
+        !keep.count(it->first)) {
+      it = clients_.erase(it);
+      ++pruned;
+    } else {
+      ++it;
+    }
+  }
+  return pruned;
+}
+
+std::vector<std::string> ClientRegistry::Available(
+    absl::Time now, absl::Duration liveness) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, client] : clients_) {
+    if (client.polled && now - client.last_seen <= liveness) ids.push_back(id);
+  }
+  return ids;
+}
+
+int ClientRegistry::AwaitingDone(absl::Time since) const {
+  int n = 0;
+  for (const auto& [id, c] : clients_) {
+    // A board that joined and never asked for a task may never ask.
+    n += !c.told_done && c.heard && c.polled && c.last_seen >= since;
+  }
+  return n;
+}
+
+void ClientRegistry::ResetStates() {
+  for (auto& [id, client] : clients_) {
+    client.state = v1::HeartbeatRequest::TRAINING;
+  }
+}
+
+uint64_t ClientRegistry::samples() const {
+  uint64_t n = 0;
+  for (const auto& [id, client] : clients_) n += client.num_samples;
+  return n;
+}
+
+}  // namespace fedberry::server

@@ -1,0 +1,102 @@
+// The boards a server knows: the id each joined under, what it declared,
+// when it was last heard from and what it last said it was doing. Ids are
+// issued here. Owns no lock: the round coordinator guards it with its own.
+// Thread-compatible.
+#ifndef FEDBERRY_SERVER_ROUND_CLIENT_REGISTRY_H_
+#define FEDBERRY_SERVER_ROUND_CLIENT_REGISTRY_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "fedberry/v1/federation.pb.h"
+
+namespace fedberry::server {
+
+struct ClientRecord {
+  std::string name;
+  uint64_t num_samples = 0;
+  v1::DeviceInfo device;
+  absl::Time joined;
+  absl::Time last_seen;
+  // It asked for a task since it joined: only such boards are selected
+  // (a join alone proves nothing), and boards that never do are pruned.
+  bool polled = false;
+  bool told_done = false;
+  // It asked for a task since this server started; false for a board
+  // restored from the checkpoint until it asks again (the end of the job
+  // does not wait for one that never comes back).
+  bool heard = true;
+  // What its last heartbeat of the open round said (PAUSED, RELEASED).
+  v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
+  bool allow_data_moves = false;
+  uint64_t sample_bytes = 0;
+  uint32_t boards = 0;  // a gateway's boards; 0 for a board
+};
+
+class ClientRegistry {
+ public:
+  using Clients = std::map<std::string, ClientRecord>;
+
+  explicit ClientRegistry(int max_clients) : max_clients_(max_clients) {}
+
+  // ResourceExhausted when max_clients are registered and none of them is
+  // named `name` (a known board restarting is always let in).
+  absl::Status CheckRoom(const std::string& name) const;
+
+  // Registers `client` under a fresh id, which it returns: a sequence
+  // number for people reading logs, and 128 random bits from the system's
+  // CSPRNG, so no caller can act for a board whose id it did not receive
+  // (and a server restarted without a checkpoint never hands out an id a
+  // board still holds).
+  std::string Add(ClientRecord client);
+  // Registers `client` under the id it had before a restart.
+  void Restore(const std::string& id, ClientRecord client);
+  void Remove(const std::string& id);
+  void Clear() { clients_.clear(); }
+
+  // Null when `id` is not registered.
+  ClientRecord* Find(const std::string& id);
+  const ClientRecord* Find(const std::string& id) const;
+  // The board registered as `id`; callers have checked it is.
+  ClientRecord& At(const std::string& id) { return clients_.at(id); }
+  const ClientRecord& At(const std::string& id) const {
+    return clients_.at(id);
+  }
+  // NotFound, telling the caller to join, when `id` is not registered.
+  absl::StatusOr<std::string> NameOf(const std::string& id) const;
+  // The ids registered under `name` (a board that joined again has two
+  // until the older retires).
+  std::vector<std::string> IdsNamed(const std::string& name) const;
+
+  // Forgets boards that joined more than `liveness` before `now` and never
+  // asked for a task, except those in `keep`; returns how many.
+  int Prune(absl::Time now, absl::Duration liveness,
+            const std::set<std::string>& keep);
+  // Boards that asked for a task and were heard from within `liveness`.
+  std::vector<std::string> Available(absl::Time now,
+                                     absl::Duration liveness) const;
+  // Boards not yet told DONE that asked for a task since this server
+  // started and were heard from since `since`.
+  int AwaitingDone(absl::Time since) const;
+  // Every board's heartbeat state back to TRAINING (a new task).
+  void ResetStates();
+
+  int size() const { return static_cast<int>(clients_.size()); }
+  uint64_t samples() const;
+  const Clients& all() const { return clients_; }
+
+ private:
+  const int max_clients_;
+  uint64_t next_ = 1;
+  Clients clients_;
+};
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_ROUND_CLIENT_REGISTRY_H_
