@@ -23,10 +23,6 @@ namespace fedberry::server {
 namespace {
 
 // `bytes` random bytes from OpenSSL's CSPRNG, as lowercase hex.
-// An evaluation a model can be published (or reported) on.
-bool IsFinite(const runtime::EvalResult& eval) {
-  return std::isfinite(eval.mean_loss) && std::isfinite(eval.accuracy);
-}
 
 }  // namespace
 
@@ -39,10 +35,12 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       close_options_{options_.quorum, options_.round_deadline,
                      options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
-      sink_(std::move(sink)),
+
       clock_(clock),
       clients_(options_.max_clients),
-      declared_bound_(options_.max_samples_ratio) {
+      declared_bound_(options_.max_samples_ratio),
+      publisher_(evaluator_, std::move(sink),
+                 [this](const RoundReport& r) { return RecordEvaluation(r); }) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
@@ -829,115 +827,31 @@ void RoundCoordinator::CountStragglersLocked(const RoundProgress& p) {
 
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
 
-void RoundCoordinator::FinishPendingEvaluation() {
-  if (pending_evaluation_.joinable()) pending_evaluation_.join();
-}
+void RoundCoordinator::FinishPendingEvaluation() { publisher_.FinishPending(); }
 
 void RoundCoordinator::CloseRound(const char* abandon) {
   // The previous round reports before this one.
   FinishPendingEvaluation();
   relay_.Close();  // moved samples serve their round only
-  std::unique_ptr<RoundAggregator> sum;
-  RoundReport report;
-  bool overlap = false;
-  {
-    // Updates being added are part of the round: wait for them (their adds
-    // take milliseconds; no new one starts once the round is closing).
-    absl::MutexLock lock(
-        &mu_, absl::Condition(
-                  +[](int* adds) { return *adds == 0; }, &adds_in_flight_));
-    sum = std::move(aggregate_);
-    bound_.reset();
-    report = std::move(pending_);
-    report.late_updates += late_updates_;
-    late_updates_ = 0;
-    // Selected boards that did not report: what they push now is late.
-    closed_task_ = task_id_;
-    closed_round_ = round_;
-    closed_without_.clear();
-    for (const auto& id : cohort_) {
-      if (!reported_.count(id)) closed_without_.insert(id);
-    }
-    report.participants = static_cast<int>(reported_.size());
-    report.dropped = report.selected - report.participants;
-    report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-    report.makespan_seconds =
-        absl::ToDoubleSeconds(last_update_ - round_start_);
-    // No round follows the last one to overlap with, and the end of the
-    // job is announced only once it is evaluated and durable.
-    overlap = options_.overlap_evaluation && evaluator_ && !options_.relay &&
-              !shutdown_ && round_ < static_cast<uint64_t>(options_.rounds);
-  }
+  ClosingRound closing = TakeClosingRound();
   if (abandon != nullptr) {
-    spdlog::warn(
-        "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
-        "minimum {}); the round starts over with the same global model",
-        report.round, report.participants, report.selected, abandon,
-        QuorumOf(close_options_, report.selected), close_options_.min_updates);
-    absl::MutexLock lock(&mu_);
-    state_ = shutdown_ ? State::kDone : State::kWaiting;
-    ++attempt_;
-    ClearCohortLocked();
-    work_pending_ = true;
-    changed_.SignalAll();
+    AbandonRound(closing.report, abandon);
     return;
   }
-  const absl::Time agg_start = absl::Now();
-  absl::StatusOr<runtime::NamedTensors> averaged = sum->Result();
-  report.aggregation_seconds = absl::ToDoubleSeconds(absl::Now() - agg_start);
-  std::shared_ptr<const runtime::NamedTensors> next;
-  if (averaged.ok()) {
-    if (absl::Status finite = runtime::CheckFinite(*averaged); !finite.ok()) {
-      report.refused_result =
-          absl::StrCat("the aggregate is not finite: ", finite.message());
-    } else {
-      next =
-          std::make_shared<const runtime::NamedTensors>(*std::move(averaged));
-    }
-  } else {
-    report.refused_result =
-        absl::StrCat("aggregation failed: ", averaged.status().message());
-  }
-  if (next && evaluator_) {
-    // Overlapped: only a probe now, the whole evaluation once the next
-    // round has opened.
-    const absl::Time eval_start = absl::Now();
-    auto eval = evaluator_(*next, overlap ? kEvaluationProbeSamples : 0);
-    // An overlapped evaluation replaces the probe's time with its own.
-    report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - eval_start);
-    if (!eval.ok()) {
-      spdlog::error("round {}: evaluation failed: {}", report.round,
-                    eval.status().ToString());
-      overlap = false;
-    } else if (!IsFinite(*eval)) {
-      report.refused_result = absl::StrCat(
-          "its evaluation is not finite (loss ", eval->mean_loss,
-          overlap ? absl::StrCat(" on the first ", eval->samples, " samples")
-                  : "",
-          ")");
-      next.reset();
-    } else if (!overlap) {
-      report.eval = *eval;
-    }
-  }
-  overlap = overlap && next != nullptr;
-  if (!report.refused_result.empty()) {
-    // Never publish a model that cannot train: boards would all go NaN.
-    spdlog::error(
-        "round {}: refused the round's result, {}; the global model stays "
-        "as it was",
-        report.round, report.refused_result);
-  }
+  RoundReport& report = closing.report;
+  const RoundResult result =
+      MakeRoundResult(*closing.sum, evaluator_, closing.overlap, report);
   FederationSnapshot snapshot;
   bool finished = false;
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-    if (next) {
-      global_ = next;
-      strategy_->Commit(*sum);  // only a published result moves its state
+    if (result.model) {
+      global_ = result.model;
+      // Only a published result moves the strategy's state.
+      strategy_->Commit(*closing.sum);
     }
-    sum.reset();
+    closing.sum.reset();
     // The per-board entries went to the report sink (clients.jsonl): the
     // history, which every snapshot holds, keeps the round's summary only,
     // so it grows with rounds, not with boards x rounds.
@@ -957,29 +871,8 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     work_pending_ = true;
     changed_.SignalAll();
   }
-  // The snapshot is durable before the round is reported: a crash between
-  // the two loses no round.
-  if (snapshot_sink_) snapshot_sink_(snapshot);
-  if (overlap && !finished) {
-    if (!overlap_logged_) {
-      spdlog::info(
-          "round {}: its model is evaluated while round {} trains "
-          "(--overlap_evaluation); each round's report follows its evaluation",
-          report.round, report.round + 1);
-      overlap_logged_ = true;
-    }
-    pending_evaluation_ =
-        std::thread([this, report = std::move(report), next]() mutable {
-          EvaluateAndReport(std::move(report), std::move(next));
-        });
-    return;  // not the job's last round, and no relay
-  }
-  if (overlap) {
-    EvaluateAndReport(report, next);  // stopped meanwhile: nothing follows
-  } else if (sink_) {
-    sink_(report);
-  }
-  if (options_.relay) RelayResult(report, next);
+  publisher_.Publish(report, snapshot, result, finished);
+  if (options_.relay) RelayResult(report, result.model);
   if (finished) {
     absl::MutexLock lock(&mu_);
     state_ = State::kDone;
@@ -987,6 +880,53 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     work_pending_ = true;
     changed_.SignalAll();
   }
+}
+
+RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
+  // Updates being added are part of the round: wait for them (their adds
+  // take milliseconds; no new one starts once the round is closing).
+  absl::MutexLock lock(
+      &mu_, absl::Condition(
+                +[](int* adds) { return *adds == 0; }, &adds_in_flight_));
+  ClosingRound closing;
+  closing.sum = std::move(aggregate_);
+  bound_.reset();
+  RoundReport& report = closing.report;
+  report = std::move(pending_);
+  report.late_updates += late_updates_;
+  late_updates_ = 0;
+  // Selected boards that did not report: what they push now is late.
+  closed_task_ = task_id_;
+  closed_round_ = round_;
+  closed_without_.clear();
+  for (const auto& id : cohort_) {
+    if (!reported_.count(id)) closed_without_.insert(id);
+  }
+  report.participants = static_cast<int>(reported_.size());
+  report.dropped = report.selected - report.participants;
+  report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
+  report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
+  // No round follows the last one to overlap with, and the end of the
+  // job is announced only once it is evaluated and durable.
+  closing.overlap = options_.overlap_evaluation && evaluator_ &&
+                    !options_.relay && !shutdown_ &&
+                    round_ < static_cast<uint64_t>(options_.rounds);
+  return closing;
+}
+
+void RoundCoordinator::AbandonRound(const RoundReport& report,
+                                    const char* why) {
+  spdlog::warn(
+      "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
+      "minimum {}); the round starts over with the same global model",
+      report.round, report.participants, report.selected, why,
+      QuorumOf(close_options_, report.selected), close_options_.min_updates);
+  absl::MutexLock lock(&mu_);
+  state_ = shutdown_ ? State::kDone : State::kWaiting;
+  ++attempt_;
+  ClearCohortLocked();
+  work_pending_ = true;
+  changed_.SignalAll();
 }
 
 FederationSnapshot RoundCoordinator::SnapshotLocked() const {
@@ -1004,45 +944,17 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   return snapshot;
 }
 
-void RoundCoordinator::EvaluateAndReport(
-    RoundReport report, std::shared_ptr<const runtime::NamedTensors> model) {
-  const absl::Time start = absl::Now();
-  auto eval = evaluator_(*model, 0);
-  report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  report.eval_overlapped = true;
-  if (!eval.ok()) {
-    spdlog::error("round {}: evaluation failed: {}", report.round,
-                  eval.status().ToString());
-  } else {
-    if (!IsFinite(*eval)) {
-      // Its probe was finite, so the next round already trains from it.
-      spdlog::error(
-          "round {}: its model's evaluation is not finite (loss {}) on the "
-          "whole evaluation set, though finite on its first {} samples; "
-          "round {} already trains from it",
-          report.round, eval->mean_loss, kEvaluationProbeSamples,
-          report.round + 1);
-    }
-    report.eval = *eval;
+FederationSnapshot RoundCoordinator::RecordEvaluation(
+    const RoundReport& report) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
+    if (it->round != report.round) continue;
+    it->eval = report.eval;
+    it->eval_seconds = report.eval_seconds;
+    it->eval_overlapped = true;
+    break;
   }
-  // Kill tests: the next round is open, this one not yet reported.
-  checkpoint::KillPoint("round.overlapped_evaluation");
-  FederationSnapshot snapshot;
-  {
-    absl::MutexLock lock(&mu_);
-    for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
-      if (it->round != report.round) continue;
-      it->eval = report.eval;
-      it->eval_seconds = report.eval_seconds;
-      it->eval_overlapped = true;
-      break;
-    }
-    snapshot = SnapshotLocked();
-  }
-  // As in CloseRound: durable (now with the round's figures) before the
-  // round is reported.
-  if (snapshot_sink_) snapshot_sink_(snapshot);
-  if (sink_) sink_(report);
+  return SnapshotLocked();
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {

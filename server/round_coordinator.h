@@ -37,6 +37,7 @@
 #include "server/planner/round_planner.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
+#include "server/round/round_publisher.h"
 #include "server/round/round_types.h"
 #include "server/sample_relay.h"
 #include "server/strategy/strategy.h"
@@ -141,9 +142,6 @@ struct CoordinatorOptions {
   bool overlap_evaluation = false;
 };
 
-// Samples the overlapped evaluation checks before it publishes a model.
-inline constexpr int64_t kEvaluationProbeSamples = 100;
-
 class RoundCoordinator {
  public:
   // `evaluator` and `sink` may be empty. `clock` must outlive this object.
@@ -164,7 +162,9 @@ class RoundCoordinator {
   const CoordinatorOptions& options() const { return options_; }
 
   // Persists state after each round (set before serving).
-  void SetSnapshotSink(SnapshotSink sink) { snapshot_sink_ = std::move(sink); }
+  void SetSnapshotSink(SnapshotSink sink) {
+    publisher_.SetSnapshotSink(std::move(sink));
+  }
 
   // Registers a client. A client joining again under the same name replaces
   // its earlier registration (a restarted board), and takes over its place
@@ -332,19 +332,25 @@ class RoundCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes the open round; `abandon`: gives it up instead, saying why.
   void CloseRound(const char* abandon);
+  // The open round as it closes: its sum (once the adds in flight are in),
+  // its report so far, and whether its evaluation overlaps the next round.
+  struct ClosingRound {
+    std::unique_ptr<RoundAggregator> sum;
+    RoundReport report;
+    bool overlap = false;
+  };
+  ClosingRound TakeClosingRound();
+  // Gives the closing round up (`why`): it starts over with the same model.
+  void AbandonRound(const RoundReport& report, const char* why);
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The overlapped part of CloseRound: evaluates `model`, the published
-  // result of `report`'s round, records the figures in the history, then
-  // persists and reports the round.
-  void EvaluateAndReport(RoundReport report,
-                         std::shared_ptr<const runtime::NamedTensors> model);
+  // An overlapped evaluation's figures into the history (see
+  // RoundPublisher); the snapshot to persist with them.
+  FederationSnapshot RecordEvaluation(const RoundReport& report);
 
   const CoordinatorOptions options_;
   CloseOptions close_options_;  // min_updates set once the strategy is made
   const Evaluator evaluator_;
-  const ReportSink sink_;
-  SnapshotSink snapshot_sink_;
   Clock& clock_;
 
   mutable absl::Mutex mu_;
@@ -399,10 +405,9 @@ class RoundCoordinator {
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
-  // The overlapped evaluation of the last closed round; started and joined
-  // by the driver's thread only.
-  std::thread pending_evaluation_;
-  bool overlap_logged_ = false;  // the driver's
+  // Publishes closed rounds (and runs the overlapped evaluation); the
+  // driver's.
+  RoundPublisher publisher_;
   // Parked task polls, woken (under mu_) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;
