@@ -45,10 +45,17 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
   train_ = options_.train;
+  if (options_.relay) {
+    auto upstream = std::make_unique<UpstreamRounds>(options_.relay_sink);
+    upstream_ = upstream.get();
+    source_ = std::move(upstream);
+  } else {
+    source_ = std::make_unique<OwnRounds>(options_.rounds, options_.train,
+                                          options_.seed);
+  }
   // A gateway learns the job's rounds from its parent's first offer.
-  total_rounds_ =
-      options_.relay ? 0 : static_cast<uint32_t>(std::max(0, options_.rounds));
-  if (options_.rounds <= 0 && !options_.relay) state_ = State::kDone;
+  total_rounds_ = source_->total_rounds();
+  if (source_->EndsBefore(round_)) state_ = State::kDone;
   if (strategy) {
     strategy_ = std::move(strategy);
   } else {
@@ -536,7 +543,7 @@ void RoundCoordinator::ClearCohortLocked() {
 }
 
 absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
-  if (!options_.relay) {
+  if (upstream_ == nullptr) {
     return absl::FailedPreconditionError(
         "this server runs its own rounds; it takes none from a parent");
   }
@@ -548,7 +555,7 @@ absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the parent's model does not fit this gateway's plan: ", s.message()));
   }
-  offer_ = std::move(round);
+  upstream_->Offer(std::move(round));
   work_pending_ = true;
   changed_.SignalAll();
   return absl::OkStatus();
@@ -557,19 +564,14 @@ absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
 bool RoundCoordinator::TryOpenRoundLocked() {
   PruneLocked();
   const absl::Time now = clock_.Now();
-  if (options_.relay) {
-    // A gateway runs the parent's rounds, with the parent's model.
-    if (!offer_) return false;
-    if (round_ != offer_->round || global_ != offer_->global) attempt_ = 0;
-    round_ = offer_->round;
-    global_ = offer_->global;
-    train_ = offer_->train;
-    total_rounds_ = offer_->total_rounds;
-  } else {
-    train_ = options_.train;
-    // Each round gets its own data order.
-    train_.set_seed(options_.seed * 7919 + round_);
-  }
+  std::optional<RoundSource::Opening> opening = source_->Next(round_, global_);
+  if (!opening) return false;  // a gateway waiting for its parent's offer
+  // A new round, or a new model for it, starts its attempts afresh.
+  if (round_ != opening->round || global_ != opening->global) attempt_ = 0;
+  round_ = opening->round;
+  global_ = std::move(opening->global);
+  train_ = std::move(opening->train);
+  total_rounds_ = opening->total_rounds;
   std::vector<std::string> available =
       clients_.Available(now, options_.liveness);
   std::vector<uint64_t> per_board;  // the fleet's declarations
@@ -862,8 +864,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     attempt_ = 0;
     snapshot = SnapshotLocked();
     // A gateway's job ends when its parent's does (Shutdown).
-    finished = shutdown_ || (!options_.relay &&
-                             round_ > static_cast<uint64_t>(options_.rounds));
+    finished = shutdown_ || source_->EndsBefore(round_);
     // The end of the job is announced only once the last round is durable:
     // clients that hear "done" exit, and a server that crashed before its
     // checkpoint would redo the round without them.
@@ -872,7 +873,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     changed_.SignalAll();
   }
   publisher_.Publish(report, snapshot, result, finished);
-  if (options_.relay) RelayResult(report, result.model);
+  source_->Closed(report, result.model);
   if (finished) {
     absl::MutexLock lock(&mu_);
     state_ = State::kDone;
@@ -908,9 +909,8 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the
   // job is announced only once it is evaluated and durable.
-  closing.overlap = options_.overlap_evaluation && evaluator_ &&
-                    !options_.relay && !shutdown_ &&
-                    round_ < static_cast<uint64_t>(options_.rounds);
+  closing.overlap = options_.overlap_evaluation && evaluator_ && !shutdown_ &&
+                    source_->MayOverlap(round_);
   return closing;
 }
 
@@ -993,9 +993,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     info.polled = true;
     clients_.Restore(c.id, std::move(info));
   }
-  state_ = !options_.relay && round_ > static_cast<uint64_t>(options_.rounds)
-               ? State::kDone
-               : State::kWaiting;
+  state_ = source_->EndsBefore(round_) ? State::kDone : State::kWaiting;
   work_pending_ = true;
   return absl::OkStatus();
 }
@@ -1048,44 +1046,6 @@ int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
 uint64_t RoundCoordinator::registered_samples() const {
   absl::MutexLock lock(&mu_);
   return clients_.samples();
-}
-
-void RoundCoordinator::RelayResult(
-    const RoundReport& report,
-    std::shared_ptr<const runtime::NamedTensors> next) {
-  RelayedRound out;
-  {
-    absl::MutexLock lock(&mu_);
-    if (!offer_) return;
-    out.upstream_task_id = offer_->task_id;
-    offer_.reset();  // run once; the parent's next task brings the next
-  }
-  double loss = 0, accuracy = 0;
-  uint64_t steps = 0;
-  for (const ClientRoundReport& c : report.clients) {
-    const double w = static_cast<double>(c.num_samples);
-    out.weight += c.num_samples;
-    loss += w * c.metrics.train_loss();
-    accuracy += w * c.metrics.train_accuracy();
-    steps += c.metrics.steps();
-  }
-  out.participants = report.participants;
-  if (out.weight > 0) {
-    out.metrics.set_train_loss(loss / static_cast<double>(out.weight));
-    out.metrics.set_train_accuracy(accuracy / static_cast<double>(out.weight));
-  }
-  // The parent's planner reads the rest of its round as transfer time.
-  out.metrics.set_train_seconds(report.round_seconds);
-  out.metrics.set_steps(steps);
-  if (next && out.weight > 0) {
-    out.mean = *next;
-  } else {
-    out.mean = absl::InternalError(
-        absl::StrCat("round ", report.round, " of this gateway gave no model: ",
-                     report.refused_result.empty() ? "no accepted update"
-                                                   : report.refused_result));
-  }
-  if (options_.relay_sink) options_.relay_sink(std::move(out));
 }
 
 int RoundCoordinator::registered_clients() const {

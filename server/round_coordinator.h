@@ -38,34 +38,13 @@
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/round_publisher.h"
+#include "server/round/round_source.h"
 #include "server/round/round_types.h"
 #include "server/sample_relay.h"
 #include "server/strategy/strategy.h"
 #include "server/update_bound.h"
 
 namespace fedberry::server {
-
-// Tiers: a round handed down by the parent of a site gateway
-// (fedberry-server --upstream), which the gateway runs with its own boards.
-struct UpstreamRound {
-  uint64_t round = 0;   // the parent's round number
-  std::string task_id;  // the parent's task for this gateway
-  uint32_t total_rounds = 0;
-  v1::TrainConfig train;  // what the parent asked: the boards train that
-  std::shared_ptr<const runtime::NamedTensors> global;  // the parent's model
-};
-
-// What a site gateway's round gives its parent: the weighted mean of its
-// boards' models and their weights summed, so FedAvg over the tiers equals
-// FedAvg over every board.
-struct RelayedRound {
-  std::string upstream_task_id;
-  absl::StatusOr<runtime::NamedTensors> mean;  // error: no result
-  uint64_t weight = 0;
-  v1::TrainMetrics metrics;  // its boards' figures, weighted means
-  int participants = 0;
-};
-using RelaySink = std::function<void(RelayedRound)>;
 
 struct CoordinatorOptions {
   int rounds = 5;
@@ -311,9 +290,6 @@ class RoundCoordinator {
   void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Hands a relayed round's result to the parent's link (tiers).
-  void RelayResult(const RoundReport& report,
-                   std::shared_ptr<const runtime::NamedTensors> next);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -351,6 +327,10 @@ class RoundCoordinator {
   const CoordinatorOptions options_;
   CloseOptions close_options_;  // min_updates set once the strategy is made
   const Evaluator evaluator_;
+  // Where rounds come from (the job's own, or a parent's); `upstream_` is
+  // the same source for a gateway, else null.
+  std::unique_ptr<RoundSource> source_;
+  UpstreamRounds* upstream_ = nullptr;
   Clock& clock_;
 
   mutable absl::Mutex mu_;
@@ -362,8 +342,6 @@ class RoundCoordinator {
   // round, or the parent's), and the job's rounds as boards are told.
   v1::TrainConfig train_ ABSL_GUARDED_BY(mu_);
   uint32_t total_rounds_ ABSL_GUARDED_BY(mu_) = 0;
-  // Tiers: the parent's round to run, until its result is relayed.
-  std::optional<UpstreamRound> offer_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
   ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
