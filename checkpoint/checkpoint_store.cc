@@ -245,9 +245,12 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::LoadLatest() {
     }
     skipped.push_back(loaded.status());
   }
+  if (skipped.empty()) {
+    return absl::NotFoundError(absl::StrCat("no checkpoint in ", root_));
+  }
   std::string why;
   for (const auto& s : skipped) absl::StrAppend(&why, "; ", s.message());
-  return absl::NotFoundError(
+  return absl::DataLossError(
       absl::StrCat("no valid checkpoint in ", root_, why));
 }
 

@@ -75,7 +75,8 @@ class CheckpointStore {
   absl::StatusOr<std::string> Save(const std::vector<CheckpointFile>& files);
 
   // The newest checkpoint whose every checksum verifies. NotFound when there
-  // is none (the skipped ones are named in the message).
+  // is no checkpoint; DataLoss when there are some but none verifies (each
+  // is named in the message, with why).
   absl::StatusOr<LoadedCheckpoint> LoadLatest();
 
   // One checkpoint by name, verified. NotFound, DataLoss (checksum, size,

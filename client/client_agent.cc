@@ -541,7 +541,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
     if (pushed.ok()) break;
     if (absl::IsAlreadyExists(pushed)) break;  // an earlier try arrived
     if (absl::IsFailedPrecondition(pushed) &&
-        absl::StartsWith(pushed.message(), wire::kSamplesMissing) &&
+        wire::ReasonOf(pushed) == wire::kReasonSamplesMissing &&
         data.lent > 0 && handovers++ < 3) {
       // The server lost the samples this board lent (it restarted): their
       // receivers wait for them, so send them again before the update.
@@ -642,7 +642,7 @@ absl::Status ClientAgent::RunUntilDone() {
           return round;
         }
         if (absl::IsFailedPrecondition(round) &&
-            absl::StartsWith(round.message(), wire::kLateUpdate)) {
+            wire::ReasonOf(round) == wire::kReasonLateUpdate) {
           // Over-selected and outrun, or past the deadline: expected.
           spdlog::info("round {}: {}; waiting for the next round",
                        task->round(), std::string(round.message()));

@@ -8,7 +8,7 @@
 // logged every report interval with the readings that hold it.
 //
 // A systemd unit gets the same with Restart=on-failure and
-// RestartForceExitStatus=75 (see README).
+// RestartForceExitStatus=75 (see docs/guide/watchdog.md).
 //
 // With a CRIU adapter (CRIU usable here) the client may instead ask for a
 // dump (client/criu_signals.h): the supervisor dumps it to disk, which ends

@@ -26,7 +26,7 @@ set(FEDBERRY_PRIVATE_LIBDIR lib/fedberry)
 # flavour (the pthread one hangs inside LibTorch's OpenMP, pytorch#52047)
 # with LibTorch's own im2col convolutions trained LeNet-5 in 1.37 M
 # instructions a sample where Debian's defaults took 6.37 M
-# (scripts/test-pi-vm.sh --compute; README, "The board's compute path"),
+# (scripts/test-pi-vm.sh --compute; docs/guide/cross-build.md, "The board's compute path"),
 # so the arm64 copy is pinned to it without changing the board's
 # alternatives.
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")

@@ -1,6 +1,11 @@
 #include "proto/wire.h"
 
 #include <chrono>
+#include <optional>
+
+#include "absl/strings/cord.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 
 namespace fedberry::wire {
 
@@ -39,16 +44,62 @@ std::shared_ptr<grpc::Channel> MakeClientChannel(const std::string& address) {
                                    ClientChannelArguments());
 }
 
+namespace {
+
+constexpr char kErrorInfoUrl[] = "type.googleapis.com/google.rpc.ErrorInfo";
+
+}  // namespace
+
+absl::Status WithReason(absl::Status status, absl::string_view reason) {
+  google::rpc::ErrorInfo info;
+  info.set_reason(std::string(reason));
+  info.set_domain(kErrorDomain);
+  status.SetPayload(kErrorInfoUrl, absl::Cord(info.SerializeAsString()));
+  return status;
+}
+
+std::string ReasonOf(const absl::Status& status) {
+  auto payload = status.GetPayload(kErrorInfoUrl);
+  google::rpc::ErrorInfo info;
+  if (!payload || !info.ParseFromString(std::string(*payload)) ||
+      info.domain() != kErrorDomain) {
+    return "";
+  }
+  return info.reason();
+}
+
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
-                      std::string(status.message()));
+  const auto code = static_cast<grpc::StatusCode>(status.code());
+  std::string message(status.message());
+  auto info = status.GetPayload(kErrorInfoUrl);
+  if (!info) return grpc::Status(code, message);
+  google::rpc::Status details;
+  details.set_code(static_cast<int>(status.code()));
+  details.set_message(message);
+  google::protobuf::Any* any = details.add_details();
+  any->set_type_url(kErrorInfoUrl);
+  any->set_value(std::string(*info));
+  return grpc::Status(code, message, details.SerializeAsString());
 }
 
 absl::Status FromGrpcStatus(const grpc::Status& status) {
   if (status.ok()) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                      status.error_message());
+  absl::Status out(static_cast<absl::StatusCode>(status.error_code()),
+                   status.error_message());
+  google::rpc::Status details;
+  if (status.error_details().empty() ||
+      !details.ParseFromString(status.error_details())) {
+    return out;
+  }
+  for (const google::protobuf::Any& any : details.details()) {
+    google::rpc::ErrorInfo info;
+    if (any.type_url() == kErrorInfoUrl && any.UnpackTo(&info) &&
+        info.domain() == kErrorDomain) {
+      return WithReason(std::move(out), info.reason());
+    }
+  }
+  return out;
 }
 
 void SetDeadline(grpc::ClientContext& context, absl::Duration timeout) {

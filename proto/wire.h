@@ -18,6 +18,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "proto/chunking.h"
 
@@ -33,14 +34,24 @@ inline constexpr int kStreamWindowBytes = 256 << 10;
 inline constexpr int kKeepaliveTimeMs = 20'000;
 inline constexpr int kKeepaliveTimeoutMs = 10'000;
 inline constexpr int kMinPingIntervalMs = 10'000;
-// Starts the FailedPrecondition message of an update refused because the
-// sender's data-move samples are not on the server: the client hands them
-// over again and resends the update.
-inline constexpr char kSamplesMissing[] = "data move samples missing";
-// Starts the FailedPrecondition message of an update that came after its
-// round closed (it had the updates it needed, or its deadline passed): the
-// board waits for its next task, it neither retries nor backs off.
-inline constexpr char kLateUpdate[] = "late update";
+// Why a call was refused, when the caller acts on it: a google.rpc.ErrorInfo
+// reason in `kErrorDomain`, carried in gRPC's error details (the
+// grpc-status-details-bin trailer, a google.rpc.Status), never parsed out
+// of the message, which is for people.
+inline constexpr char kErrorDomain[] = "fedberry.v1";
+// FailedPrecondition: the sender's data-move samples are not on the server
+// (it restarted); the client hands them over again and resends the update.
+inline constexpr char kReasonSamplesMissing[] = "SAMPLES_MISSING";
+// FailedPrecondition: the update came after its round closed (it had the
+// updates it needed, or its deadline passed); the board waits for its next
+// task, it neither retries nor backs off.
+inline constexpr char kReasonLateUpdate[] = "LATE_UPDATE";
+
+// `status` with `reason` (an ErrorInfo in kErrorDomain) attached as its
+// payload; ToGrpcStatus sends it, FromGrpcStatus restores it.
+absl::Status WithReason(absl::Status status, absl::string_view reason);
+// The reason attached to `status`, or empty.
+std::string ReasonOf(const absl::Status& status);
 
 // A PushUpdate's turn: the server sends this key with kPushTurnGo in its
 // initial metadata when the board may send its update's chunks. A push
@@ -62,7 +73,8 @@ void ConfigureServerBuilder(grpc::ServerBuilder& builder);
 // Opens an insecure channel to `address` with ClientChannelArguments().
 std::shared_ptr<grpc::Channel> MakeClientChannel(const std::string& address);
 
-// Canonical codes map 1:1 between Abseil and gRPC.
+// Canonical codes map 1:1 between Abseil and gRPC; a WithReason reason
+// travels as error details.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 absl::Status FromGrpcStatus(const grpc::Status& status);
 

@@ -64,7 +64,7 @@ absl::StatusOr<ComputeKernels> UseComputeKernelsFromEnvironment() {
 #if defined(__aarch64__)
     // oneDNN 2.6 has no optimised aarch64 convolutions; LibTorch's im2col
     // on the copy's OpenBLAS took fewer instructions a training sample on
-    // an emulated Cortex-A53 (README, "The board's compute path").
+    // an emulated Cortex-A53 (docs/guide/cross-build.md, "The board's compute path").
     at::globalContext().setUserEnabledMkldnn(false);
 #endif
     return kernels;

@@ -74,10 +74,12 @@ class BasicBlock : public nn::Module {
                                                        .stride(stride)
                                                        .padding(1)
                                                        .bias(false)))),
-        bn1_(register_module("bn1", nn::BatchNorm2d(out))),
+        // Registered in the members' order (conv1, conv2, bn1, bn2), as
+        // they always were: the state's order is the model's wire layout.
         conv2_(register_module(
             "conv2",
             nn::Conv2d(nn::Conv2dOptions(out, out, 3).padding(1).bias(false)))),
+        bn1_(register_module("bn1", nn::BatchNorm2d(out))),
         bn2_(register_module("bn2", nn::BatchNorm2d(out))) {
     if (stride != 1 || in != out) {
       shortcut_ = register_module(

@@ -323,11 +323,13 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
         "round {}: a late update from {} ({} samples) is refused: the round "
         "closed without it",
         closed_round_, name, header.num_samples());
-    return absl::FailedPreconditionError(absl::StrCat(
-        wire::kLateUpdate, ": round ", closed_round_,
-        " closed before this update arrived (it had the updates it needed, "
-        "or its deadline passed); it is not counted, and the server logged "
-        "it"));
+    return wire::WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            "late update: round ", closed_round_,
+            " closed before this update arrived (it had the updates it needed, "
+            "or its deadline passed); it is not counted, and the server logged "
+            "it")),
+        wire::kReasonLateUpdate);
   }
   RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
@@ -338,11 +340,13 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
     relay_.Cancel(sender, kept);
   }
   if (auto missing = relay_.Undelivered(sender); !missing.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        wire::kSamplesMissing, ": the ", missing.front().samples,
-        " samples of data move ", missing.front().id,
-        " are not on the server (it may have restarted); hand them over "
-        "again, then send the update"));
+    return wire::WithReason(
+        absl::FailedPreconditionError(absl::StrCat(
+            "data move samples missing: the ", missing.front().samples,
+            " samples of data move ", missing.front().id,
+            " are not on the server (it may have restarted); hand them over "
+            "again, then send the update")),
+        wire::kReasonSamplesMissing);
   }
   clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();

@@ -193,7 +193,7 @@ class RoundCoordinator {
   // for a second update in one round, InvalidArgument for a weight of zero
   // or beyond what its task allows (MaxUpdateWeight) or for training
   // figures that are not finite, and
-  // FailedPrecondition starting with wire::kSamplesMissing when the client has
+  // FailedPrecondition with reason wire::kReasonSamplesMissing when the client has
   // data moves to send whose samples the server does not hold.
   absl::StatusOr<UpdateExpectation> BeginUpdate(const v1::UpdateHeader& header);
 

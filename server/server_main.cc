@@ -226,13 +226,13 @@ ABSL_FLAG(std::string, strategy, "fedavg",
           "--proximal_mu), fedadam, fedyogi, fedadagrad (server optimizers: "
           "--server_lr, --beta1, --beta2, --tau), median, trimmed_mean "
           "(--trim_fraction), krum, multikrum (--byzantine, --krum_keep). "
-          "See README, Strategies.");
+          "See docs/guide/strategies.md.");
 ABSL_FLAG(double, proximal_mu, 0,
           "fedprox: weight mu of the proximal term (mu/2)||w - w_global||^2 "
           "boards add to their loss (e.g. 0.01).");
 ABSL_FLAG(double, server_lr, 1.0,
           "fedadam/fedyogi/fedadagrad: server step (defaults measured on the "
-          "default 5-round job: README, Strategies).");
+          "default 5-round job: docs/guide/strategies.md).");
 ABSL_FLAG(double, beta1, 0.5, "Server optimizers: first-moment decay.");
 ABSL_FLAG(double, beta2, 0.99, "fedadam/fedyogi: second-moment decay.");
 ABSL_FLAG(double, tau, 1.0,
@@ -428,9 +428,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
           loaded->name, decoded->snapshot.history.size(),
           decoded->snapshot.next_round, decoded->snapshot.clients.size());
       restore = std::move(decoded->snapshot);
-    } else if (!absl::IsNotFound(loaded.status()) ||
-               loaded.status().message().find("ckpt-") !=
-                   absl::string_view::npos) {
+    } else if (!absl::IsNotFound(loaded.status())) {  // not merely none yet
       spdlog::warn("starting a new job: {}", loaded.status().ToString());
     }
   }

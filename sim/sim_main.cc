@@ -117,7 +117,7 @@ ABSL_FLAG(bool, data_moves, false,
 ABSL_FLAG(std::string, fleet_profile, "",
           "Emulate a heterogeneous fleet: a file with one line per client of "
           "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
-          "README); sets the number of clients. Empty: identical clients.");
+          "docs/guide/planners.md); sets the number of clients. Empty: identical clients.");
 ABSL_FLAG(int, tiers, 1,
           "1: the clients join the server. 2: they join --gateways site "
           "gateways (fedberry-server --upstream), which join the server as "

@@ -52,7 +52,8 @@ TEST(CheckpointStore, SaveThenLoadLatestAndPointer) {
 TEST(CheckpointStore, KeepsTheNewestN) {
   fedberry::testing::TempDir dir;
   CheckpointStore store(dir / "ckpt", FileSystem::Default(), {.keep = 2});
-  for (const char* t : {"a", "b", "c", "d"}) ASSERT_TRUE(store.Save(Files(t)).ok());
+  for (const char* t : {"a", "b", "c", "d"})
+    ASSERT_TRUE(store.Save(Files(t)).ok());
   auto list = store.List();
   ASSERT_TRUE(list.ok());
   ASSERT_EQ(list->size(), 2u);
@@ -199,6 +200,22 @@ TEST(CheckpointStore, UnknownFormatVersionIsRefused) {
   auto latest = store.LoadLatest();
   ASSERT_TRUE(latest.ok());
   EXPECT_EQ(latest->name, "ckpt-00000001");
+}
+
+// Checkpoints that are all bad are not "no checkpoint": a resuming server
+// says so instead of starting afresh in silence.
+TEST(CheckpointStore, OnlyBadCheckpointsAreDataLossNamingEach) {
+  fedberry::testing::TempDir dir;
+  CheckpointStore store(dir / "ckpt");
+  const std::string body =
+      "{\"files\":[],\"format\":\"fedberry-checkpoint\",\"version\":99}\n";
+  fs::create_directories(dir / "ckpt/ckpt-00000004");
+  std::ofstream(dir / "ckpt/ckpt-00000004/MANIFEST")
+      << body << "xxh3:" << Checksum(body) << "\n";
+  auto latest = store.LoadLatest();
+  EXPECT_EQ(latest.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(latest.status().message().find("ckpt-00000004"), std::string::npos)
+      << latest.status();
 }
 
 TEST(CheckpointStore, LeftoverTempFolderFromACrashIsIgnoredAndCleaned) {

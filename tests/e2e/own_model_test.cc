@@ -1,5 +1,5 @@
-// End to end with a user's own model and data, as the README walks through
-// it: a TorchScript module exported by python3-torch, shipped by a real
+// End to end with a user's own model and data, as docs/guide/own-model.md
+// walks through it: a TorchScript module exported by python3-torch, shipped by a real
 // fedberry-server as the job's plan, trained by real fedberry-client
 // processes on CSV rows and on an image folder; boards whose data does not
 // fit, and boards pinned to another model.

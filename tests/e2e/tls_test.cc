@@ -1,5 +1,5 @@
 // Transport security end to end, with real processes and certificates made
-// by the fedberry-pki tool, as the README's fleet section walks through it:
+// by the fedberry-pki tool, as docs/guide/mutual-tls.md walks through it:
 // a job over mutual TLS completes, and each way a board can be refused
 // (foreign CA, expired certificate, no certificate, a name its certificate
 // does not list, a revoked board without a server restart, a server name

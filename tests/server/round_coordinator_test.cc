@@ -1473,7 +1473,7 @@ TEST_F(RoundCoordinatorTest,
   // The third board's work arrives late: refused, said so, and counted.
   absl::Status late = Submit(Header(selected[2], task, 1), Model(9, 9));
   EXPECT_EQ(late.code(), absl::StatusCode::kFailedPrecondition) << late;
-  EXPECT_TRUE(absl::StartsWith(late.message(), wire::kLateUpdate)) << late;
+  EXPECT_EQ(wire::ReasonOf(late), wire::kReasonLateUpdate) << late;
   EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
   ASSERT_TRUE(coordinator_->RunOnce());  // round 2
   std::vector<std::string> second;
