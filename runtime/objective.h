@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -58,7 +59,8 @@ class Objective {
                      const at::Tensor& labels, int64_t label_count) const;
 
  private:
-  Objective(TaskKind task, std::string loss) : task_(task), loss_(loss) {}
+  Objective(TaskKind task, std::string loss)
+      : task_(task), loss_(std::move(loss)) {}
   TaskKind task_;
   std::string loss_;
 };
