@@ -2,8 +2,8 @@
 // over `path`, and the folder fsynced. A reader sees the old file or the new
 // one, never part of one, and once this returns OK the new one survives a
 // crash or a power cut. Every output file that is rewritten whole (the
-// global model, server.addr, the report page, a TorchScript export) goes
-// through it.
+// global model, server.addr, the report page, a TorchScript export, the
+// metrics files a resumed server rewrites) goes through it.
 #ifndef FEDBERRY_CHECKPOINT_ATOMIC_WRITE_H_
 #define FEDBERRY_CHECKPOINT_ATOMIC_WRITE_H_
 

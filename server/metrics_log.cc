@@ -6,11 +6,15 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "checkpoint/atomic_write.h"
+#include "checkpoint/file_system.h"
+#include "runtime/status_macros.h"
 
 namespace fedberry::server {
 namespace {
@@ -88,8 +92,7 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
   auto log = std::unique_ptr<MetricsLog>(new MetricsLog);
   {
     // Replace, not append: lines of rounds after the checkpoint are redone.
-    std::ofstream rounds(dir + "/rounds.jsonl.tmp", std::ios::trunc);
-    std::ofstream clients(dir + "/clients.jsonl.tmp", std::ios::trunc);
+    std::ostringstream rounds, clients;
     std::set<uint64_t> done;
     for (const auto& r : history) done.insert(r.round);
     const auto in_history = [&](const nlohmann::json& j) {
@@ -120,19 +123,13 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
         Format(r, rounds, clients, log->described_);
       }
     }
-    if (!rounds || !clients) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot write metrics files in ", dir));
-    }
-  }
-  std::filesystem::rename(dir + "/rounds.jsonl.tmp", dir + "/rounds.jsonl", ec);
-  if (!ec) {
-    std::filesystem::rename(dir + "/clients.jsonl.tmp", dir + "/clients.jsonl",
-                            ec);
-  }
-  if (ec) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "cannot replace metrics files in ", dir, ": ", ec.message()));
+    // Each file is replaced whole and durably (checkpoint/atomic_write.h):
+    // a crash leaves the old lines or the new ones, never half of them.
+    checkpoint::FileSystem& fs = checkpoint::FileSystem::Default();
+    RETURN_IF_ERROR(checkpoint::WriteFileAtomically(fs, dir + "/rounds.jsonl",
+                                                    rounds.str()));
+    RETURN_IF_ERROR(checkpoint::WriteFileAtomically(fs, dir + "/clients.jsonl",
+                                                    clients.str()));
   }
   log->rounds_.open(dir + "/rounds.jsonl", std::ios::app);
   log->clients_.open(dir + "/clients.jsonl", std::ios::app);
