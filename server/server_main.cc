@@ -387,108 +387,26 @@ int ExitCodeOf(const absl::Status& s) {
   return absl::IsUnavailable(s) || absl::IsAlreadyExists(s) ? 3 : 2;
 }
 
-// Resumes from the checkpoints, wires the coordinator's options, sinks and
-// transport, and starts serving `job`. A gateway's coordinator (tiers)
-// relays each round's result to `relay_sink`; null: this server runs the
-// job's rounds itself.
-absl::StatusOr<std::unique_ptr<Serving>> StartServing(
-    server::JobPlan job, server::RelaySink relay_sink,
-    std::string script_source) {
-  auto serving = std::make_unique<Serving>();
-  const bool relay = static_cast<bool>(relay_sink);
-  const std::string output = absl::GetFlag(FLAGS_output);
-  checkpoint::StoreOptions store_options;
-  store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
-  serving->store = std::make_unique<checkpoint::CheckpointStore>(
-      output + "/checkpoints", checkpoint::FileSystem::Default(),
-      store_options);
-  serving->plan = job.plan;
-  serving->script_source = std::move(script_source);
-
-  std::optional<server::FederationSnapshot> restore;
-  if (absl::GetFlag(FLAGS_resume)) {
-    auto loaded = serving->store->LoadLatest();
-    if (loaded.ok()) {
-      for (const auto& s : loaded->skipped) {
-        spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
-      }
-      auto decoded = server::DecodeFederationCheckpoint(*loaded);
-      if (!decoded.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cannot resume: ", decoded.status().ToString()));
-      }
-      if (absl::Status same = server::CheckSamePlan(*decoded, job.plan);
-          !same.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("cannot resume: ", same.message()));
-      }
-      spdlog::info(
-          "resuming the job from checkpoint {}: {} rounds done, next round {}, "
-          "{} registered clients",
-          loaded->name, decoded->snapshot.history.size(),
-          decoded->snapshot.next_round, decoded->snapshot.clients.size());
-      restore = std::move(decoded->snapshot);
-    } else if (!absl::IsNotFound(loaded.status())) {  // not merely none yet
-      spdlog::warn("starting a new job: {}", loaded.status().ToString());
-    }
-  }
-  ASSIGN_OR_RETURN(serving->metrics,
-                   server::MetricsLog::Open(
-                       output, restore ? restore->history
-                                       : std::vector<server::RoundReport>{}));
-
-  const runtime::NamedTensors initial = job.model->State();
-  // Model::State lists parameters first: the server optimizers step those.
-  const int parameter_count = static_cast<int>(job.model->Parameters().size());
-  server::Evaluator evaluator;
-  if (job.eval) {
-    spdlog::info("evaluation set: {}", job.eval->Describe());
-    evaluator =
-        [model = std::shared_ptr<runtime::Model>(std::move(job.model)),
-         eval = std::shared_ptr<runtime::Dataset>(std::move(job.eval)),
-         objective = *job.objective](
-            const runtime::NamedTensors& state,
-            int64_t max_samples) -> absl::StatusOr<runtime::EvalResult> {
-      if (absl::Status s = model->LoadState(state); !s.ok()) return s;
-      return runtime::Evaluate(*model, *eval, objective, /*batch_size=*/100,
-                               max_samples);
-    };
-  }
-
-  ASSIGN_OR_RETURN(
-      security::ServerTransport transport,
-      security::MakeServerTransport(
-          {absl::GetFlag(FLAGS_listen),
-           {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
-            absl::GetFlag(FLAGS_client_ca)},
-           absl::GetFlag(FLAGS_revoked),
-           absl::GetFlag(FLAGS_insecure)},
-          absl::Now()));
-  serving->revoked = std::move(transport.revoked);
+// The server's command line, typed: everything StartServing needs that
+// does not come from the job's plan.
+struct ServerConfig {
+  std::string output;
+  bool resume = false;
+  int checkpoint_keep = 0;
+  security::ServerTransportOptions transport;
+  std::string metrics_listen;
+  std::string upstream;  // a site gateway's parent; empty: its own job
+  // The transport's and the coordinator's settings from the flags; the
+  // plan's (model, encodings, strategy for a gateway) are set from the job.
   server::ServerOptions options;
-  options.listen = absl::GetFlag(FLAGS_listen);
-  options.credentials = transport.credentials;
-  options.access = transport.access;
-  options.restore = std::move(restore);
-  options.plan = {job.plan, job.model_file};
-  options.snapshot_sink = [store = serving->store.get(), plan = job.plan](
-                              const server::FederationSnapshot& snapshot) {
-    auto files = server::EncodeFederationCheckpoint(snapshot, plan);
-    auto saved = files.ok() ? store->Save(*files)
-                            : absl::StatusOr<std::string>(files.status());
-    if (saved.ok()) {
-      spdlog::info("federation state after round {} saved as {}",
-                   snapshot.next_round - 1, *saved);
-    } else {
-      // The job goes on; a restart would redo this round.
-      spdlog::error("federation checkpoint after round {} failed: {}",
-                    snapshot.next_round - 1, saved.status().ToString());
-    }
-  };
-  server::CoordinatorOptions& c = options.coordinator;
+};
+
+// The coordinator's settings the flags give.
+server::CoordinatorOptions CoordinatorOptionsFromFlags(
+    bool relay, const std::string& output) {
+  server::CoordinatorOptions c;
   c.rounds = absl::GetFlag(FLAGS_rounds);
   c.relay = relay;
-  c.relay_sink = std::move(relay_sink);
   c.fraction = absl::GetFlag(FLAGS_fraction);
   c.target_updates = absl::GetFlag(FLAGS_target_updates);
   c.over_select = absl::GetFlag(FLAGS_over_select);
@@ -498,7 +416,6 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
   c.paused_grace = absl::GetFlag(FLAGS_paused_grace);
   c.seed = absl::GetFlag(FLAGS_seed);
-  c.train.set_model(job.plan.model_name());
   c.train.set_local_epochs(absl::GetFlag(FLAGS_local_epochs));
   c.train.set_local_steps(absl::GetFlag(FLAGS_local_steps));
   c.train.set_batch_size(absl::GetFlag(FLAGS_batch_size));
@@ -520,41 +437,54 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   // to the gateways' averages.
   c.strategy =
       relay ? server::StrategyOptions{} : StrategyOptionsFromFlags(output);
-  c.strategy.parameter_count = parameter_count;
-  c.update_encoding = job.plan.update_encoding();
-  c.topk_fraction = job.plan.topk_fraction();
-  c.model_encoding = job.plan.model_encoding();
-  options.max_threads = absl::GetFlag(FLAGS_max_threads);
-  options.max_transport_bytes =
+  return c;
+}
+
+ServerConfig ServerConfigFromFlags() {
+  ServerConfig config;
+  config.output = absl::GetFlag(FLAGS_output);
+  config.resume = absl::GetFlag(FLAGS_resume);
+  config.checkpoint_keep = absl::GetFlag(FLAGS_checkpoint_keep);
+  config.transport = {
+      absl::GetFlag(FLAGS_listen),
+      {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+       absl::GetFlag(FLAGS_client_ca)},
+      absl::GetFlag(FLAGS_revoked),
+      absl::GetFlag(FLAGS_insecure)};
+  config.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.upstream = absl::GetFlag(FLAGS_upstream);
+  server::ServerOptions& o = config.options;
+  o.listen = config.transport.listen;
+  o.coordinator =
+      CoordinatorOptionsFromFlags(!config.upstream.empty(), config.output);
+  o.max_threads = absl::GetFlag(FLAGS_max_threads);
+  o.max_transport_bytes =
       static_cast<size_t>(std::max(0, absl::GetFlag(FLAGS_max_transport_mib)))
       << 20;
-  options.max_streams = absl::GetFlag(FLAGS_max_streams);
-  options.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
-  options.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
-  options.stream_stall_time = absl::GetFlag(FLAGS_stream_stall_time);
-  options.max_streams_per_caller = absl::GetFlag(FLAGS_max_streams_per_caller);
+  o.max_streams = absl::GetFlag(FLAGS_max_streams);
+  o.max_inflight_updates = absl::GetFlag(FLAGS_max_inflight_updates);
+  o.max_stream_time = absl::GetFlag(FLAGS_max_stream_time);
+  o.stream_stall_time = absl::GetFlag(FLAGS_stream_stall_time);
+  o.max_streams_per_caller = absl::GetFlag(FLAGS_max_streams_per_caller);
+  return config;
+}
+
+// InvalidArgument naming what the settings get wrong.
+absl::Status CheckServerOptions(const server::ServerOptions& options) {
+  const server::CoordinatorOptions& c = options.coordinator;
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--data_moves plans whole epochs: use --local_steps=0 (got ",
         c.train.local_steps(), ")"));
   }
-  if (c.planning.data_moves) {
-    spdlog::warn(
-        "data moves are on: training samples of clients that allow it may "
-        "move between them through this server (trusted clusters only)");
-  }
-  {
-    // The smallest round that can close: its quorum of the fewest selected.
-    const int min_updates = std::max(
-        1,
-        static_cast<int>(std::ceil(
-            c.quorum * std::max(c.min_clients_per_round, c.target_updates))));
-    if (absl::Status s =
-            server::ValidateStrategyOptions(c.strategy, min_updates);
-        !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("invalid strategy settings: ", s.message()));
-    }
+  // The smallest round that can close: its quorum of the fewest selected.
+  const int min_updates = std::max(
+      1, static_cast<int>(std::ceil(
+             c.quorum * std::max(c.min_clients_per_round, c.target_updates))));
+  if (absl::Status s = server::ValidateStrategyOptions(c.strategy, min_updates);
+      !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid strategy settings: ", s.message()));
   }
   if (auto p = server::planner::RoundPlanner::Create(c.planning); !p.ok()) {
     return absl::InvalidArgumentError(
@@ -574,16 +504,79 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
         "target_updates >= 0 and "
         "1 <= over_select <= 100");
   }
+  return absl::OkStatus();
+}
 
-  server::MetricsLog* log = serving->metrics.get();
-  c.refused_board_sink = [log](const std::string& name,
-                               const std::string& reason) {
-    log->WriteRefusedBoard(name, reason);
+// The federation state to continue from (`resume`), checked against the
+// job's plan; nullopt for a new job.
+absl::StatusOr<std::optional<server::FederationSnapshot>> ResumeFrom(
+    checkpoint::CheckpointStore& store, const v1::TrainingPlan& plan) {
+  auto loaded = store.LoadLatest();
+  if (!loaded.ok()) {
+    if (!absl::IsNotFound(loaded.status())) {  // not merely none yet
+      spdlog::warn("starting a new job: {}", loaded.status().ToString());
+    }
+    return std::nullopt;
+  }
+  for (const auto& s : loaded->skipped) {
+    spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
+  }
+  auto decoded = server::DecodeFederationCheckpoint(*loaded);
+  if (!decoded.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot resume: ", decoded.status().ToString()));
+  }
+  if (absl::Status same = server::CheckSamePlan(*decoded, plan); !same.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot resume: ", same.message()));
+  }
+  spdlog::info(
+      "resuming the job from checkpoint {}: {} rounds done, next round {}, "
+      "{} registered clients",
+      loaded->name, decoded->snapshot.history.size(),
+      decoded->snapshot.next_round, decoded->snapshot.clients.size());
+  return std::move(decoded->snapshot);
+}
+
+// The server's evaluation on the plan's held-out data; empty without any.
+server::Evaluator MakeEvaluator(server::JobPlan& job) {
+  if (!job.eval) return nullptr;
+  spdlog::info("evaluation set: {}", job.eval->Describe());
+  return [model = std::shared_ptr<runtime::Model>(std::move(job.model)),
+          eval = std::shared_ptr<runtime::Dataset>(std::move(job.eval)),
+          objective = *job.objective](
+             const runtime::NamedTensors& state,
+             int64_t max_samples) -> absl::StatusOr<runtime::EvalResult> {
+    if (absl::Status s = model->LoadState(state); !s.ok()) return s;
+    return runtime::Evaluate(*model, *eval, objective, /*batch_size=*/100,
+                             max_samples);
   };
-  serving->rounds = relay ? 0 : c.rounds;
-  auto figures = std::make_shared<server::ServerMetrics>();
-  auto sink = [log, rounds = serving->rounds,
-               figures](const server::RoundReport& r) {
+}
+
+// Saves each snapshot as the newest federation checkpoint; a failure is
+// logged and the job goes on (a restart would redo the round).
+server::SnapshotSink CheckpointSink(checkpoint::CheckpointStore* store,
+                                    v1::TrainingPlan plan) {
+  return [store,
+          plan = std::move(plan)](const server::FederationSnapshot& snapshot) {
+    auto files = server::EncodeFederationCheckpoint(snapshot, plan);
+    auto saved = files.ok() ? store->Save(*files)
+                            : absl::StatusOr<std::string>(files.status());
+    if (saved.ok()) {
+      spdlog::info("federation state after round {} saved as {}",
+                   snapshot.next_round - 1, *saved);
+    } else {
+      spdlog::error("federation checkpoint after round {} failed: {}",
+                    snapshot.next_round - 1, saved.status().ToString());
+    }
+  };
+}
+
+// Each round into the metrics files, the /metrics figures and the log.
+server::ReportSink RoundSink(server::MetricsLog* log,
+                             std::shared_ptr<server::ServerMetrics> figures,
+                             int rounds) {
+  return [log, rounds, figures](const server::RoundReport& r) {
     log->Write(r);
     figures->Record(r);
     const std::string round = rounds > 0
@@ -612,55 +605,127 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
                    r.participants, r.selected, r.round_seconds);
     }
   };
+}
 
+// What watches a serving server: descriptors, the revocation list, and
+// the /metrics endpoint when `metrics_listen` names one.
+absl::Status StartWatches(Serving& serving,
+                          std::shared_ptr<server::ServerMetrics> figures,
+                          const std::string& metrics_listen) {
+  // Each board holds a descriptor: say when they near the limit, since
+  // gRPC then refuses connections without a word.
+  serving.fd_watch = std::make_unique<runtime::FdUsageWatch>(
+      runtime::FdLimitSystem::Real(),
+      [](const std::string& what) { spdlog::error("{}", what); });
+  serving.fd_sampler = std::make_unique<runtime::PeriodicSampler>(
+      absl::Seconds(1), [w = serving.fd_watch.get()] { w->Check(); });
+  // A revoked board is refused from its next call on, without a restart.
+  if (security::RevocationList* revoked = serving.revoked.get()) {
+    serving.revocation_watch = std::make_unique<runtime::PeriodicSampler>(
+        absl::Seconds(2), [revoked] { revoked->Refresh(); });
+  }
+  if (metrics_listen.empty()) return absl::OkStatus();
+  server::FederationServer* federation = serving.server.get();
+  auto metrics_http = server::MetricsHttpServer::Start(
+      metrics_listen,
+      {[federation] { return federation->Status(); },
+       [figures](const server::JobStatus& s) { return figures->Render(s); }});
+  if (!metrics_http.ok()) {
+    return absl::UnavailableError(std::string(metrics_http.status().message()));
+  }
+  serving.metrics_http = *std::move(metrics_http);
+  spdlog::info("metrics on http://{}/metrics, health on /healthz",
+               serving.metrics_http->address());
+  return absl::OkStatus();
+}
+
+// The job's plan into the server's settings: model, parameter count,
+// encodings; and a gateway's relay.
+void ApplyPlan(const server::JobPlan& job, server::RelaySink relay_sink,
+               server::ServerOptions& options) {
+  server::CoordinatorOptions& c = options.coordinator;
+  c.relay = static_cast<bool>(relay_sink);
+  c.relay_sink = std::move(relay_sink);
+  c.train.set_model(job.plan.model_name());
+  // Model::State lists parameters first: the server optimizers step those.
+  c.strategy.parameter_count = static_cast<int>(job.model->Parameters().size());
+  c.update_encoding = job.plan.update_encoding();
+  c.topk_fraction = job.plan.topk_fraction();
+  c.model_encoding = job.plan.model_encoding();
+  options.plan = {job.plan, job.model_file};
+}
+
+// Resumes from the checkpoints, wires the coordinator's options, sinks and
+// transport, and starts serving `job` as `config` says. A gateway's
+// coordinator (tiers) relays each round's result to `relay_sink`; null:
+// this server runs the job's rounds itself.
+absl::StatusOr<std::unique_ptr<Serving>> StartServing(
+    server::JobPlan job, ServerConfig config, server::RelaySink relay_sink,
+    std::string script_source) {
+  auto serving = std::make_unique<Serving>();
+  server::ServerOptions& options = config.options;
+  const bool relay = static_cast<bool>(relay_sink);
+  ApplyPlan(job, std::move(relay_sink), options);
+  RETURN_IF_ERROR(CheckServerOptions(options));
+  if (options.coordinator.planning.data_moves) {
+    spdlog::warn(
+        "data moves are on: training samples of clients that allow it may "
+        "move between them through this server (trusted clusters only)");
+  }
+  checkpoint::StoreOptions store_options;
+  store_options.keep = config.checkpoint_keep;
+  serving->store = std::make_unique<checkpoint::CheckpointStore>(
+      config.output + "/checkpoints", checkpoint::FileSystem::Default(),
+      store_options);
+  serving->plan = job.plan;
+  serving->script_source = std::move(script_source);
+  if (config.resume) {
+    ASSIGN_OR_RETURN(options.restore, ResumeFrom(*serving->store, job.plan));
+  }
+  ASSIGN_OR_RETURN(
+      serving->metrics,
+      server::MetricsLog::Open(
+          config.output, options.restore ? options.restore->history
+                                         : std::vector<server::RoundReport>{}));
+  const runtime::NamedTensors initial = job.model->State();
+  server::Evaluator evaluator = MakeEvaluator(job);
+  ASSIGN_OR_RETURN(
+      security::ServerTransport transport,
+      security::MakeServerTransport(config.transport, absl::Now()));
+  serving->revoked = std::move(transport.revoked);
+  options.credentials = transport.credentials;
+  options.access = transport.access;
+  options.snapshot_sink = CheckpointSink(serving->store.get(), job.plan);
+  server::MetricsLog* log = serving->metrics.get();
+  options.coordinator.refused_board_sink = [log](const std::string& name,
+                                                 const std::string& reason) {
+    log->WriteRefusedBoard(name, reason);
+  };
+  serving->rounds = relay ? 0 : options.coordinator.rounds;
+  auto figures = std::make_shared<server::ServerMetrics>();
   if (auto raised = runtime::RaiseFdLimit(); raised.ok()) {
     spdlog::info("{}; each board holds one descriptor", raised->Describe());
   } else {
     spdlog::warn("{}", std::string(raised.status().message()));
   }
-  auto started =
-      server::FederationServer::Start(options, initial, evaluator, sink);
+  auto started = server::FederationServer::Start(
+      options, initial, evaluator, RoundSink(log, figures, serving->rounds));
   if (!started.ok()) {
     return absl::UnavailableError(std::string(started.status().message()));
   }
   serving->server = *std::move(started);
   // Scripts wait for this file to find the port: whole or absent.
   RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
-      checkpoint::FileSystem::Default(), output + "/server.addr",
+      checkpoint::FileSystem::Default(), config.output + "/server.addr",
       absl::StrCat(serving->server->address(), "\n")));
-  spdlog::info(
-      "fedberry-server listening on {}, {} ({}, output {})",
-      serving->server->address(), transport.description,
-      relay ? absl::StrCat("a site gateway of ", absl::GetFlag(FLAGS_upstream),
-                           ", ", job.plan.model_name())
-            : absl::StrCat(c.rounds, " rounds of ", c.train.model()),
-      output);
-  // Each board holds a descriptor: say when they near the limit, since
-  // gRPC then refuses connections without a word.
-  serving->fd_watch = std::make_unique<runtime::FdUsageWatch>(
-      runtime::FdLimitSystem::Real(),
-      [](const std::string& what) { spdlog::error("{}", what); });
-  serving->fd_sampler = std::make_unique<runtime::PeriodicSampler>(
-      absl::Seconds(1), [w = serving->fd_watch.get()] { w->Check(); });
-  // A revoked board is refused from its next call on, without a restart.
-  if (security::RevocationList* revoked = serving->revoked.get()) {
-    serving->revocation_watch = std::make_unique<runtime::PeriodicSampler>(
-        absl::Seconds(2), [revoked] { revoked->Refresh(); });
-  }
-  if (!absl::GetFlag(FLAGS_metrics_listen).empty()) {
-    server::FederationServer* federation = serving->server.get();
-    auto metrics_http = server::MetricsHttpServer::Start(
-        absl::GetFlag(FLAGS_metrics_listen),
-        {[federation] { return federation->Status(); },
-         [figures](const server::JobStatus& s) { return figures->Render(s); }});
-    if (!metrics_http.ok()) {
-      return absl::UnavailableError(
-          std::string(metrics_http.status().message()));
-    }
-    serving->metrics_http = *std::move(metrics_http);
-    spdlog::info("metrics on http://{}/metrics, health on /healthz",
-                 serving->metrics_http->address());
-  }
+  spdlog::info("fedberry-server listening on {}, {} ({}, output {})",
+               serving->server->address(), transport.description,
+               relay ? absl::StrCat("a site gateway of ", config.upstream, ", ",
+                                    job.plan.model_name())
+                     : absl::StrCat(options.coordinator.rounds, " rounds of ",
+                                    options.coordinator.train.model()),
+               config.output);
+  RETURN_IF_ERROR(StartWatches(*serving, figures, config.metrics_listen));
   return serving;
 }
 
@@ -723,8 +788,8 @@ int RunJob() {
   }
   for (const auto& w : job->warnings) spdlog::warn("{}", w);
   spdlog::info("plan: {}", runtime::DescribePlan(job->plan));
-  auto serving =
-      StartServing(*std::move(job), nullptr, absl::GetFlag(FLAGS_model));
+  auto serving = StartServing(*std::move(job), ServerConfigFromFlags(), nullptr,
+                              absl::GetFlag(FLAGS_model));
   if (!serving.ok()) {
     spdlog::error("{}", std::string(serving.status().message()));
     return ExitCodeOf(serving.status());
@@ -769,9 +834,10 @@ int RunGateway() {
                          server::JobPlanFromParent(plan, file));
         for (const auto& w : job.warnings) spdlog::warn("{}", w);
         spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
-        ASSIGN_OR_RETURN(serving,
-                         StartServing(std::move(job), std::move(sink),
-                                      file != nullptr ? file->path() : ""));
+        ASSIGN_OR_RETURN(
+            serving,
+            StartServing(std::move(job), ServerConfigFromFlags(),
+                         std::move(sink), file != nullptr ? file->path() : ""));
         revoked = serving->revoked.get();
         return &serving->server->coordinator();
       });
