@@ -291,51 +291,241 @@ int Supervise(int argc, char** argv) {
   return supervisor.Run();
 }
 
-int Run() {
-  runtime::SetComputeThreads(std::max(1, absl::GetFlag(FLAGS_threads)));
-  at::set_num_interop_threads(1);
-  spdlog::info("compute: {}", runtime::DescribeComputeKernels());
-
-  auto kind = runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition));
-  if (!kind.ok()) {
-    spdlog::error("{}", std::string(kind.status().message()));
-    return 2;
-  }
+// This board's data and shard, as the flags give them.
+struct BoardConfig {
   runtime::PartitionSpec partition;
-  partition.kind = *kind;
-  partition.index = absl::GetFlag(FLAGS_partition_index);
-  partition.count = absl::GetFlag(FLAGS_partition_count);
-  partition.alpha = absl::GetFlag(FLAGS_alpha);
-  partition.seed = absl::GetFlag(FLAGS_partition_seed);
-  const std::string model_sha256 = absl::GetFlag(FLAGS_model_sha256);
-  if (!model_sha256.empty() && !runtime::IsSha256Hex(model_sha256)) {
-    spdlog::error("--model_sha256 must be 64 lowercase hex digits");
-    return 2;
+  std::string model_sha256;  // --model_sha256; empty: any
+  std::string cache_dir;
+  client::BoardDataOptions data;
+};
+
+// InvalidArgument naming the flag that is wrong.
+absl::StatusOr<BoardConfig> BoardConfigFromFlags() {
+  BoardConfig board;
+  ASSIGN_OR_RETURN(board.partition.kind,
+                   runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition)));
+  board.partition.index = absl::GetFlag(FLAGS_partition_index);
+  board.partition.count = absl::GetFlag(FLAGS_partition_count);
+  board.partition.alpha = absl::GetFlag(FLAGS_alpha);
+  board.partition.seed = absl::GetFlag(FLAGS_partition_seed);
+  board.model_sha256 = absl::GetFlag(FLAGS_model_sha256);
+  if (!board.model_sha256.empty() &&
+      !runtime::IsSha256Hex(board.model_sha256)) {
+    return absl::InvalidArgumentError(
+        "--model_sha256 must be 64 lowercase hex digits");
   }
-  std::string cache_dir = absl::GetFlag(FLAGS_cache_dir);
-  if (cache_dir.empty()) {
-    cache_dir =
+  if (!(absl::GetFlag(FLAGS_compute_slowdown) >= 1)) {
+    return absl::InvalidArgumentError("--compute_slowdown must be >= 1");
+  }
+  board.cache_dir = absl::GetFlag(FLAGS_cache_dir);
+  if (board.cache_dir.empty()) {
+    board.cache_dir =
         !absl::GetFlag(FLAGS_checkpoint_dir).empty()
             ? absl::StrCat(absl::GetFlag(FLAGS_checkpoint_dir), "/cache")
             : (std::filesystem::temp_directory_path() / "fedberry-cache")
                   .string();
   }
-  client::BoardDataOptions board_data;
-  board_data.spec = absl::GetFlag(FLAGS_data);
-  board_data.partition = partition;
-  board_data.fraction = absl::GetFlag(FLAGS_data_fraction);
-  board_data.cache_dir = cache_dir;
-  auto open_data = client::MakeBoardDataOpener(board_data);
+  board.data.spec = absl::GetFlag(FLAGS_data);
+  board.data.partition = board.partition;
+  board.data.fraction = absl::GetFlag(FLAGS_data_fraction);
+  board.data.cache_dir = board.cache_dir;
+  return board;
+}
+
+// The agent's settings from the flags, the board and its transport.
+client::AgentOptions AgentOptionsFromFlags(
+    const BoardConfig& board, const security::ClientTransport& transport) {
+  client::AgentOptions options;
+  options.device = client::ToDeviceInfo(
+      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
+  options.name = absl::GetFlag(FLAGS_name);
+  if (options.name.empty()) {
+    options.name = !transport.certificate_name.empty()
+                       ? transport.certificate_name
+                       : absl::StrCat(options.device.hostname(), "/",
+                                      board.partition.index);
+  }
+  options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
+  options.probe_transport = transport.probe;
+  options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
+  options.allow_data_moves = absl::GetFlag(FLAGS_allow_data_moves);
+  options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
+  options.model_cache_dir = absl::StrCat(board.cache_dir, "/models");
+  options.required_model_sha256 = board.model_sha256;
+  options.seed = static_cast<uint64_t>(getpid());
+  return options;
+}
+
+// The checkpoint store (none without --checkpoint_dir) and when to save.
+std::unique_ptr<checkpoint::CheckpointStore> StoreFromFlags() {
+  if (absl::GetFlag(FLAGS_checkpoint_dir).empty()) return nullptr;
+  checkpoint::StoreOptions store_options;
+  store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
+  return std::make_unique<checkpoint::CheckpointStore>(
+      absl::GetFlag(FLAGS_checkpoint_dir), checkpoint::FileSystem::Default(),
+      store_options);
+}
+
+client::CheckpointPolicy CheckpointPolicyFromFlags() {
+  client::CheckpointPolicy policy;
+  policy.every_batches = absl::GetFlag(FLAGS_checkpoint_every_batches);
+  policy.every = absl::GetFlag(FLAGS_checkpoint_every);
+  return policy;
+}
+
+// Whom the watchdog tells of pauses and releases: set once the agent and
+// the gate exist.
+struct WatchdogLink {
+  client::ClientAgent* agent = nullptr;
+  client::WatchdogGate* gate = nullptr;
+};
+
+// The memory-pressure watchdog as the flags set it (see
+// client/watchdog_gate.h); null with --nowatchdog.
+absl::StatusOr<std::unique_ptr<client::WatchdogGate>> WatchdogFromFlags(
+    bool can_resume, runtime::MemoryReader& memory, WatchdogLink* link) {
+  if (!absl::GetFlag(FLAGS_watchdog)) return nullptr;
+  ASSIGN_OR_RETURN(runtime::WatchdogOptions wopts, WatchdogOptionsFromFlags());
+  const std::optional<pid_t> criu_supervisor = client::CriuSupervisorFromEnv();
+  ASSIGN_OR_RETURN(
+      client::ReleaseMode release,
+      client::ChooseReleaseMode(absl::GetFlag(FLAGS_watchdog_release),
+                                can_resume, criu_supervisor));
+  wopts.release_enabled = release != client::ReleaseMode::kOff;
+  spdlog::info(
+      "watchdog: every {}; shrink below {} available or PSI some10 >= {}%, "
+      "pause below {} or >= {}% (after {}), resume at >= {} and <= {}% "
+      "(after {}), release after {} paused or below {} ({})",
+      absl::FormatDuration(absl::GetFlag(FLAGS_watchdog_poll_interval)),
+      wopts.soft_available.ToString(), wopts.soft_psi_some10,
+      wopts.pause_available.ToString(), wopts.pause_psi_some10,
+      absl::FormatDuration(wopts.pause_hold), wopts.resume_available.ToString(),
+      wopts.resume_psi_some10, absl::FormatDuration(wopts.resume_hold),
+      absl::FormatDuration(wopts.release_after),
+      wopts.critical_available.ToString(), client::ReleaseModeName(release));
+  client::WatchdogGateHooks hooks;
+  hooks.on_pause = [link](bool paused, absl::Duration d) {
+    if (link->agent == nullptr) return;
+    link->agent->Heartbeat(
+        paused ? v1::HeartbeatRequest::PAUSED : v1::HeartbeatRequest::TRAINING,
+        d);
+  };
+  // The server holds this board's place in the round while it is away.
+  hooks.on_release = [link] {
+    if (link->agent == nullptr || link->gate == nullptr) return;
+    link->agent->Heartbeat(v1::HeartbeatRequest::RELEASED,
+                           link->gate->counters().paused);
+  };
+  if (release == client::ReleaseMode::kCriu) {
+    hooks.dump = [pid = *criu_supervisor] {
+      return client::RequestCriuDump(pid);
+    };
+  }
+  auto gate = std::make_unique<client::WatchdogGate>(
+      wopts, [&memory] { return memory.Read(); }, Clock::Real(), hooks);
+  link->gate = gate.get();
+  return gate;
+}
+
+// The process's exit status for how the agent ended.
+int ExitCodeOf(const absl::Status& status, bool signalled,
+               const client::ClientAgent& agent) {
+  if (status.ok()) return 0;
+  if (client::IsMemoryRelease(status)) {
+    spdlog::warn(
+        "exiting with status {} to free this process's memory; training "
+        "state is checkpointed and a supervisor (--supervise, or systemd "
+        "with RestartForceExitStatus={}) restarts it once memory is back",
+        client::kMemoryReleaseExitCode, client::kMemoryReleaseExitCode);
+    return client::kMemoryReleaseExitCode;
+  }
+  if (signalled) {  // stopped mid-wait or mid-call alike
+    spdlog::info("stopped by signal after {} rounds", agent.rounds_trained());
+    return 130;
+  }
+  if (client::IsIdentityRefusal(status)) {
+    spdlog::error("{}", client::IdentityAdvice(status));
+    spdlog::error(
+        "stopping with exit status {}: retrying would be refused "
+        "again",
+        client::kRefusedExitCode);
+    return client::kRefusedExitCode;
+  }
+  spdlog::error("client failed: {}", status.ToString());
+  return 1;
+}
+
+// Waits for --server_ready_file (when given), then runs the agent.
+absl::Status RunAgent(client::ClientAgent& agent, const ShutdownSignal& signal,
+                      const std::string& name, const std::string& transport) {
+  if (const std::string ready = absl::GetFlag(FLAGS_server_ready_file);
+      !ready.empty()) {
+    spdlog::info("waiting for the server to listen ({})", ready);
+    RETURN_IF_ERROR(client::WaitForServerReadyFile(
+        ready, absl::GetFlag(FLAGS_give_up_after),
+        [&signal] { return signal.received(); }));
+  }
+  spdlog::info("client '{}' connecting to {} ({})", name,
+               absl::GetFlag(FLAGS_server), transport);
+  return agent.Run();
+}
+
+// Runs the agent over `trainer` (slowed as --compute_slowdown says) until
+// the job ends, polling the watchdog `gate` (may be null); the process's
+// exit status.
+int RunWith(const client::AgentOptions& options, client::LocalTrainer& trainer,
+            const security::ClientTransport& transport,
+            client::WatchdogGate* gate, WatchdogLink& link) {
+  const double slowdown = absl::GetFlag(FLAGS_compute_slowdown);
+  client::SlowedTrainer slowed(trainer, slowdown);
+  if (slowdown > 1) {
+    spdlog::info("emulating a board {}x slower than this machine", slowdown);
+  }
+  client::ClientAgent agent(options, slowed,
+                            v1::Federation::NewStub(transport.channel));
+  link.agent = &agent;
+  std::unique_ptr<runtime::PeriodicSampler> watchdog_poller;
+  if (gate != nullptr) {
+    watchdog_poller = std::make_unique<runtime::PeriodicSampler>(
+        absl::GetFlag(FLAGS_watchdog_poll_interval), [gate] { gate->Poll(); });
+  }
+  ShutdownSignal signal([&](int sig) {
+    spdlog::warn("signal {} received: stopping", sig);
+    agent.Stop();
+  });
+  const absl::Status status =
+      RunAgent(agent, signal, options.name, transport.description);
+  watchdog_poller.reset();
+  link.agent = nullptr;
+  if (gate != nullptr) {
+    const runtime::WatchdogCounters c = gate->counters();
+    spdlog::info(
+        "watchdog: {} pause(s), {} paused, {} shrink(s), {} release(s)",
+        c.pauses,
+        absl::FormatDuration(absl::Trunc(c.paused, absl::Milliseconds(1))),
+        c.shrinks, c.releases);
+  }
+  return ExitCodeOf(status, signal.received(), agent);
+}
+
+int Run() {
+  runtime::SetComputeThreads(std::max(1, absl::GetFlag(FLAGS_threads)));
+  at::set_num_interop_threads(1);
+  spdlog::info("compute: {}", runtime::DescribeComputeKernels());
+  auto board = BoardConfigFromFlags();
+  auto attack = client::ParseUpdateAttack(absl::GetFlag(FLAGS_attack));
+  if (!board.ok() || !attack.ok()) {
+    spdlog::error(
+        "{}",
+        std::string((board.ok() ? attack.status() : board.status()).message()));
+    return 2;
+  }
+  auto open_data = client::MakeBoardDataOpener(board->data);
   if (!open_data.ok()) {
     spdlog::error("cannot load training data: {}",
                   std::string(open_data.status().message()));
     return 2;
   }
-  if (!(absl::GetFlag(FLAGS_compute_slowdown) >= 1)) {
-    spdlog::error("--compute_slowdown must be >= 1");
-    return 2;
-  }
-
   auto transport = security::MakeClientTransport(
       {absl::GetFlag(FLAGS_server),
        {absl::GetFlag(FLAGS_tls_ca), absl::GetFlag(FLAGS_tls_cert),
@@ -350,183 +540,44 @@ int Run() {
                ? client::kRefusedExitCode
                : 2;
   }
-  client::AgentOptions options;
-  options.device = client::ToDeviceInfo(
-      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
-  runtime::ResourceMonitor monitor(runtime::ProcFiles::Real(), Clock::Real());
-  runtime::PeriodicSampler sampler(
-      absl::GetFlag(FLAGS_resource_sample_interval),
-      [&monitor] { monitor.Sample(); });
-  options.monitor = &monitor;
-  options.name = absl::GetFlag(FLAGS_name);
-  if (options.name.empty()) {
-    options.name =
-        !transport->certificate_name.empty()
-            ? transport->certificate_name
-            : absl::StrCat(options.device.hostname(), "/", partition.index);
-  }
-  options.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
-  options.probe_transport = transport->probe;
-  options.give_up_after = absl::GetFlag(FLAGS_give_up_after);
-  options.allow_data_moves = absl::GetFlag(FLAGS_allow_data_moves);
+  client::AgentOptions options = AgentOptionsFromFlags(*board, *transport);
   if (options.allow_data_moves) {
     spdlog::warn(
         "data moves allowed: the server may move some of this board's "
         "training samples to other boards (trusted clusters only)");
   }
-  options.backoff.max = absl::GetFlag(FLAGS_max_backoff);
-  options.model_cache_dir = absl::StrCat(cache_dir, "/models");
-  options.required_model_sha256 = model_sha256;
-  options.seed = static_cast<uint64_t>(getpid());
-  std::unique_ptr<checkpoint::CheckpointStore> store;
-  if (!absl::GetFlag(FLAGS_checkpoint_dir).empty()) {
-    checkpoint::StoreOptions store_options;
-    store_options.keep = absl::GetFlag(FLAGS_checkpoint_keep);
-    store = std::make_unique<checkpoint::CheckpointStore>(
-        absl::GetFlag(FLAGS_checkpoint_dir), checkpoint::FileSystem::Default(),
-        store_options);
-  }
-  client::CheckpointPolicy policy;
-  policy.every_batches = absl::GetFlag(FLAGS_checkpoint_every_batches);
-  policy.every = absl::GetFlag(FLAGS_checkpoint_every);
+  runtime::ResourceMonitor monitor(runtime::ProcFiles::Real(), Clock::Real());
+  runtime::PeriodicSampler sampler(
+      absl::GetFlag(FLAGS_resource_sample_interval),
+      [&monitor] { monitor.Sample(); });
+  options.monitor = &monitor;
+  std::unique_ptr<checkpoint::CheckpointStore> store = StoreFromFlags();
   const bool can_resume = store != nullptr;
   client::PlanTrainer trainer(*std::move(open_data),
-                              static_cast<uint64_t>(partition.index),
-                              std::move(store), policy);
+                              static_cast<uint64_t>(board->partition.index),
+                              std::move(store), CheckpointPolicyFromFlags());
   trainer.SetSkipBadRows(absl::GetFlag(FLAGS_skip_bad_rows));
-  auto attack = client::ParseUpdateAttack(absl::GetFlag(FLAGS_attack));
-  if (!attack.ok()) {
-    spdlog::error("{}", std::string(attack.status().message()));
-    return 2;
-  }
   if (*attack) {
     spdlog::warn("--attack={}: this board sends poisoned updates (test only)",
                  (*attack)->spec);
     trainer.SetAttack(*std::move(attack));
   }
-  // The memory-pressure watchdog (see client/watchdog_gate.h).
   runtime::MemoryReader memory_reader(runtime::ProcFiles::Real());
-  std::unique_ptr<client::WatchdogGate> gate;
-  client::ClientAgent* heartbeat_to = nullptr;
-  if (absl::GetFlag(FLAGS_watchdog)) {
-    auto wopts = WatchdogOptionsFromFlags();
-    if (!wopts.ok()) {
-      spdlog::error("{}", std::string(wopts.status().message()));
-      return 2;
-    }
-    const std::optional<pid_t> criu_supervisor =
-        client::CriuSupervisorFromEnv();
-    auto release = client::ChooseReleaseMode(
-        absl::GetFlag(FLAGS_watchdog_release), can_resume, criu_supervisor);
-    if (!release.ok()) {
-      spdlog::error("{}", std::string(release.status().message()));
-      return 2;
-    }
-    wopts->release_enabled = *release != client::ReleaseMode::kOff;
-    spdlog::info(
-        "watchdog: every {}; shrink below {} available or PSI some10 >= {}%, "
-        "pause below {} or >= {}% (after {}), resume at >= {} and <= {}% "
-        "(after {}), release after {} paused or below {} ({})",
-        absl::FormatDuration(absl::GetFlag(FLAGS_watchdog_poll_interval)),
-        wopts->soft_available.ToString(), wopts->soft_psi_some10,
-        wopts->pause_available.ToString(), wopts->pause_psi_some10,
-        absl::FormatDuration(wopts->pause_hold),
-        wopts->resume_available.ToString(), wopts->resume_psi_some10,
-        absl::FormatDuration(wopts->resume_hold),
-        absl::FormatDuration(wopts->release_after),
-        wopts->critical_available.ToString(),
-        client::ReleaseModeName(*release));
-    client::WatchdogGateHooks hooks;
-    hooks.on_pause = [&heartbeat_to](bool paused, absl::Duration d) {
-      if (heartbeat_to == nullptr) return;
-      heartbeat_to->Heartbeat(paused ? v1::HeartbeatRequest::PAUSED
-                                     : v1::HeartbeatRequest::TRAINING,
-                              d);
-    };
-    // The server holds this board's place in the round while it is away.
-    hooks.on_release = [&heartbeat_to, &gate] {
-      if (heartbeat_to == nullptr) return;
-      heartbeat_to->Heartbeat(v1::HeartbeatRequest::RELEASED,
-                              gate->counters().paused);
-    };
-    if (*release == client::ReleaseMode::kCriu) {
-      hooks.dump = [pid = *criu_supervisor] {
-        return client::RequestCriuDump(pid);
-      };
-    }
-    gate = std::make_unique<client::WatchdogGate>(
-        *wopts, [&memory_reader] { return memory_reader.Read(); },
-        Clock::Real(), hooks);
-    trainer.SetGate(gate.get());
+  WatchdogLink link;
+  auto gate = WatchdogFromFlags(can_resume, memory_reader, &link);
+  if (!gate.ok()) {
+    spdlog::error("{}", std::string(gate.status().message()));
+    return 2;
+  }
+  if (*gate) {
+    trainer.SetGate(gate->get());
     // Pauses that held training at a batch boundary, and time paused.
-    options.watchdog_totals = [g = gate.get()] {
+    options.watchdog_totals = [g = gate->get()] {
       return std::make_pair(static_cast<uint32_t>(g->boundary_waits()),
                             absl::ToDoubleSeconds(g->counters().paused));
     };
   }
-  client::SlowedTrainer slowed(trainer, absl::GetFlag(FLAGS_compute_slowdown));
-  if (absl::GetFlag(FLAGS_compute_slowdown) > 1) {
-    spdlog::info("emulating a board {}x slower than this machine",
-                 absl::GetFlag(FLAGS_compute_slowdown));
-  }
-  client::ClientAgent agent(options, slowed,
-                            v1::Federation::NewStub(transport->channel));
-  heartbeat_to = &agent;
-  std::unique_ptr<runtime::PeriodicSampler> watchdog_poller;
-  if (gate) {
-    watchdog_poller = std::make_unique<runtime::PeriodicSampler>(
-        absl::GetFlag(FLAGS_watchdog_poll_interval),
-        [g = gate.get()] { g->Poll(); });
-  }
-  ShutdownSignal signal([&](int sig) {
-    spdlog::warn("signal {} received: stopping", sig);
-    agent.Stop();
-  });
-  absl::Status status;
-  if (const std::string ready = absl::GetFlag(FLAGS_server_ready_file);
-      !ready.empty()) {
-    spdlog::info("waiting for the server to listen ({})", ready);
-    status = client::WaitForServerReadyFile(
-        ready, absl::GetFlag(FLAGS_give_up_after),
-        [&signal] { return signal.received(); });
-  }
-  if (status.ok()) {
-    spdlog::info("client '{}' connecting to {} ({})", options.name,
-                 absl::GetFlag(FLAGS_server), transport->description);
-    status = agent.Run();
-  }
-  watchdog_poller.reset();
-  if (gate) {
-    const runtime::WatchdogCounters c = gate->counters();
-    spdlog::info(
-        "watchdog: {} pause(s), {} paused, {} shrink(s), {} release(s)",
-        c.pauses,
-        absl::FormatDuration(absl::Trunc(c.paused, absl::Milliseconds(1))),
-        c.shrinks, c.releases);
-  }
-  if (status.ok()) return 0;
-  if (client::IsMemoryRelease(status)) {
-    spdlog::warn(
-        "exiting with status {} to free this process's memory; training "
-        "state is checkpointed and a supervisor (--supervise, or systemd "
-        "with RestartForceExitStatus={}) restarts it once memory is back",
-        client::kMemoryReleaseExitCode, client::kMemoryReleaseExitCode);
-    return client::kMemoryReleaseExitCode;
-  }
-  if (signal.received()) {  // stopped mid-wait or mid-call alike
-    spdlog::info("stopped by signal after {} rounds", agent.rounds_trained());
-    return 130;
-  }
-  if (client::IsIdentityRefusal(status)) {
-    spdlog::error("{}", client::IdentityAdvice(status));
-    spdlog::error(
-        "stopping with exit status {}: retrying would be refused "
-        "again",
-        client::kRefusedExitCode);
-    return client::kRefusedExitCode;
-  }
-  spdlog::error("client failed: {}", status.ToString());
-  return 1;
+  return RunWith(options, trainer, *transport, gate->get(), link);
 }
 
 }  // namespace
