@@ -486,6 +486,18 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   return s;
 }
 
+void ClientAgent::HandOverLentAgain(const v1::GetTaskResponse& task,
+                                    const RoundData& data) {
+  v1::GetTaskResponse lent = task;
+  lent.clear_send();
+  for (const v1::DataMove& m : task.send()) {
+    if (!absl::c_linear_search(data.kept, m.move_id())) *lent.add_send() = m;
+  }
+  RoundData again;
+  v1::ResourceMetrics ignored;
+  HandOverSamples(lent, &again, &ignored);
+}
+
 absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
@@ -546,17 +558,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       // The server lost the samples this board lent (it restarted): their
       // receivers wait for them, so send them again before the update.
       spdlog::warn("round {}: {}", task.round(), std::string(pushed.message()));
-      // Only the moves it did lend: the kept ones it trained itself.
-      v1::GetTaskResponse lent = task;
-      lent.clear_send();
-      for (const v1::DataMove& m : task.send()) {
-        if (!absl::c_linear_search(data.kept, m.move_id())) {
-          *lent.add_send() = m;
-        }
-      }
-      RoundData again;
-      v1::ResourceMetrics ignored;
-      HandOverSamples(lent, &again, &ignored);
+      HandOverLentAgain(task, data);
       continue;
     }
     if (stop_.load()) return pushed;

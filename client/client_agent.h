@@ -106,6 +106,10 @@ class ClientAgent {
                        v1::ResourceMetrics* moved);
   void FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
                     v1::ResourceMetrics* moved);
+  // Sends the samples of `task`'s moves this board lent (not those it kept
+  // and trained itself) again: the server lost them (it restarted).
+  void HandOverLentAgain(const v1::GetTaskResponse& task,
+                         const RoundData& data);
   absl::Status PushSamples(const v1::GetTaskResponse& task,
                            const v1::DataMove& move,
                            const runtime::ImageDataset& samples,

@@ -314,13 +314,8 @@ class FederationService::UpdatePush final
   }
 
   void OnCancel() override {
-    uint64_t waiting;
-    {
-      absl::MutexLock lock(&mu_);
-      waiting = waiting_;
-    }
     // Admitted meanwhile: its read fails, which ends the call.
-    if (waiting != 0 && service_.updates_->Withdraw(waiting)) {
+    if (turn_.Withdraw()) {
       service_.coordinator_.CountRejected();
       Finish(grpc::Status(grpc::StatusCode::CANCELLED,
                           "the caller went away while its update waited for "
@@ -370,41 +365,22 @@ class FederationService::UpdatePush final
   // refused for as long as a round's pulls queued for it.
   void WaitForTurn() {
     StreamLimiter* updates = service_.updates_;
-    if (updates == nullptr) return Go(std::nullopt);
-    grpc::Status refused;
-    std::optional<StreamLimiter::Ticket> now;
-    {
-      // An admission from another thread waits until this one is recorded.
-      absl::MutexLock lock(&mu_);
-      auto admission = updates->AdmitInTurn(
-          StreamName("an update push", caller_), caller_,
-          CallCanceller::CallbackOf(canceller_),
-          [this](StreamLimiter::Ticket ticket) { Go(std::move(ticket)); });
-      if (!admission.ok()) {
-        refused = wire::ToGrpcStatus(admission.status());
-      } else if (admission->ticket) {
-        now.emplace(std::move(*admission->ticket));
-      } else {
-        waiting_ = admission->waiting;
-      }
-    }
-    if (!refused.ok()) {
+    if (updates == nullptr) return Go();
+    absl::StatusOr<bool> now =
+        turn_.Request(*updates, StreamName("an update push", caller_), caller_,
+                      CallCanceller::CallbackOf(canceller_), [this] { Go(); });
+    if (!now.ok()) {
       // Told "busy", the board was still heard from: after the last round
       // it is owed its DONE.
       service_.coordinator_.Seen(header_.client_id());
-      Finish(refused);
-    } else if (now) {
-      Go(std::move(now));
+      Finish(wire::ToGrpcStatus(now.status()));
+    } else if (*now) {
+      Go();
     }
   }
 
   // Its turn: the staging tensors, then the go-ahead and the first chunk.
-  void Go(std::optional<StreamLimiter::Ticket> ticket) {
-    {
-      absl::MutexLock lock(&mu_);
-      waiting_ = 0;
-      if (ticket) slot_.emplace(std::move(*ticket));
-    }
+  void Go() {
     assembler_.emplace(header_.round(), header_.task_id(),
                        std::move(expected_.specs), std::move(expected_.global));
     assembler_->Reuse(service_.staging_.Take());
@@ -415,10 +391,7 @@ class FederationService::UpdatePush final
 
   void OnChunk(bool ok) {
     if (ok) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (slot_) slot_->Progress();
-      }
+      turn_.Progress();
       absl::Status added =
           message_.has_chunk()
               ? assembler_->Add(message_.chunk())
@@ -458,9 +431,7 @@ class FederationService::UpdatePush final
   std::shared_ptr<CallCanceller> canceller_;
   std::string caller_;  // whom its place counts against
   std::optional<StreamLimiter::Ticket> header_wait_;  // until the header
-  absl::Mutex mu_;
-  uint64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // its place in the queue
-  std::optional<StreamLimiter::Ticket> slot_ ABSL_GUARDED_BY(mu_);
+  StreamTurn turn_;  // its place among --max_inflight_updates
   v1::UpdateChunk message_;
   v1::UpdateHeader header_;
   RoundCoordinator::UpdateExpectation expected_;  // from BeginUpdate

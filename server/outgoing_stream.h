@@ -74,49 +74,27 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
     auto canceller = std::make_shared<CallCanceller>(context);
     auto* stream =
         new OutgoingStream(std::move(next), canceller, std::move(what));
-    stream->limiter_ = limiter;
     if (limiter == nullptr) {
       stream->WriteNext();
       return stream;
     }
-    grpc::Status refused;
-    bool now = false;
-    {
-      // An admission from another thread waits until this one is recorded.
-      absl::MutexLock lock(&stream->mu_);
-      auto admission =
-          limiter->AdmitInTurn(std::move(who), std::move(caller),
-                               CallCanceller::CallbackOf(canceller),
-                               [stream](StreamLimiter::Ticket ticket) {
-                                 stream->Admitted(std::move(ticket));
-                               });
-      if (!admission.ok()) {
-        refused = wire::ToGrpcStatus(admission.status());
-      } else if (admission->ticket) {
-        stream->ticket_.emplace(std::move(*admission->ticket));
-        now = true;
-      } else {
-        stream->waiting_ = admission->waiting;
-      }
-    }
-    // Outside the lock: gRPC may be done with the call, and delete the
-    // stream, as soon as it finishes.
-    if (!refused.ok()) {
-      stream->Finish(refused);
-    } else if (now) {
+    absl::StatusOr<bool> now =
+        stream->turn_.Request(*limiter, std::move(who), std::move(caller),
+                              CallCanceller::CallbackOf(canceller),
+                              [stream] { stream->WriteNext(); });
+    // gRPC may be done with the call, and delete the stream, as soon as it
+    // finishes.
+    if (!now.ok()) {
+      stream->Finish(wire::ToGrpcStatus(now.status()));
+    } else if (*now) {
       stream->WriteNext();
     }
     return stream;
   }
 
   void OnCancel() override {
-    uint64_t waiting;
-    {
-      absl::MutexLock lock(&mu_);
-      waiting = waiting_;
-    }
     // Admitted meanwhile: its writes fail, which ends the call.
-    if (waiting != 0 && limiter_->Withdraw(waiting)) {
+    if (turn_.Withdraw()) {
       this->Finish(
           grpc::Status(grpc::StatusCode::CANCELLED,
                        "the caller went away while waiting for " + what_));
@@ -125,10 +103,7 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
 
   void OnWriteDone(bool ok) override {
     if (ok) {
-      {
-        absl::MutexLock lock(&mu_);
-        if (ticket_) ticket_->Progress();
-      }
+      turn_.Progress();
       WriteNext();
     } else {
       this->Finish(grpc::Status(grpc::StatusCode::CANCELLED,
@@ -148,15 +123,6 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
         canceller_(std::move(canceller)),
         what_(std::move(what)) {}
 
-  void Admitted(StreamLimiter::Ticket ticket) {
-    {
-      absl::MutexLock lock(&mu_);
-      waiting_ = 0;
-      ticket_.emplace(std::move(ticket));
-    }
-    WriteNext();
-  }
-
   void WriteNext() {
     if (next_(message_)) {
       this->StartWrite(&message_);
@@ -166,10 +132,7 @@ class OutgoingStream final : public grpc::ServerWriteReactor<Message> {
   }
 
   Next next_;
-  StreamLimiter* limiter_ = nullptr;  // for StartInTurn's queue
-  absl::Mutex mu_;
-  uint64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // its place in the queue
-  std::optional<StreamLimiter::Ticket> ticket_ ABSL_GUARDED_BY(mu_);
+  StreamTurn turn_;  // its place, once StartInTurn asked for one
   std::shared_ptr<CallCanceller> canceller_;
   const std::string what_;
   Message message_;

@@ -1,18 +1,13 @@
 #include "server/round_coordinator.h"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 
-#include "absl/algorithm/container.h"
-#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "checkpoint/kill_point.h"
 #include "proto/wire.h"
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
@@ -20,11 +15,6 @@
 #include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
-namespace {
-
-// `bytes` random bytes from OpenSSL's CSPRNG, as lowercase hex.
-
-}  // namespace
 
 RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                                    runtime::NamedTensors initial,
@@ -35,7 +25,6 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       close_options_{options_.quorum, options_.round_deadline,
                      options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
-
       clock_(clock),
       clients_(options_.max_clients),
       declared_bound_(options_.max_samples_ratio),
@@ -171,8 +160,9 @@ absl::StatusOr<std::string> RoundCoordinator::NameOf(
 
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     const std::string& client_id) {
-  RETURN_IF_ERROR(clients_.NameOf(client_id).status());
-  ClientRecord& client = clients_.At(client_id);
+  absl::StatusOr<ClientRecord*> found = clients_.Lookup(client_id);
+  if (!found.ok()) return found.status();
+  ClientRecord& client = **found;
   client.last_seen = clock_.Now();
   client.polled = true;
   client.heard = true;
@@ -263,7 +253,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
 absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
-  RETURN_IF_ERROR(clients_.NameOf(client_id).status());
+  RETURN_IF_ERROR(clients_.Lookup(client_id).status());
   if (state_ == State::kClosing && round == round_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "round ", round,

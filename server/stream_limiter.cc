@@ -211,4 +211,48 @@ void StreamLimiter::Release(uint64_t id) {
   next->admitted(Ticket(this, next_id));
 }
 
+absl::StatusOr<bool> StreamTurn::Request(StreamLimiter& limiter,
+                                         std::string what, std::string caller,
+                                         std::function<void()> cancel,
+                                         std::function<void()> admitted) {
+  // An admission from another thread waits on mu_ until this one is
+  // recorded.
+  absl::MutexLock lock(&mu_);
+  limiter_ = &limiter;
+  auto admission = limiter.AdmitInTurn(
+      std::move(what), std::move(caller), std::move(cancel),
+      [this, admitted = std::move(admitted)](StreamLimiter::Ticket ticket) {
+        {
+          absl::MutexLock lock(&mu_);
+          waiting_ = 0;
+          ticket_.emplace(std::move(ticket));
+        }
+        admitted();
+      });
+  if (!admission.ok()) return admission.status();
+  if (admission->ticket) {
+    ticket_.emplace(std::move(*admission->ticket));
+    return true;
+  }
+  waiting_ = admission->waiting;
+  return false;
+}
+
+void StreamTurn::Progress() {
+  absl::MutexLock lock(&mu_);
+  if (ticket_) ticket_->Progress();
+}
+
+bool StreamTurn::Withdraw() {
+  uint64_t waiting;
+  StreamLimiter* limiter;
+  {
+    absl::MutexLock lock(&mu_);
+    waiting = waiting_;
+    limiter = limiter_;
+  }
+  // Outside mu_: an admission under way takes mu_ after the limiter's lock.
+  return waiting != 0 && limiter->Withdraw(waiting);
+}
+
 }  // namespace fedberry::server

@@ -156,6 +156,31 @@ class StreamLimiter {
   absl::Time last_share_log_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 
+// One call's turn in a StreamLimiter's queue (AdmitInTurn), for a reactor:
+// its place is recorded before another thread can admit it, its ticket is
+// held (and its progress told) until the turn is destroyed, and a caller
+// that goes away leaves the queue. Thread-safe.
+class StreamTurn {
+ public:
+  // Asks `limiter` (must outlive the turn) for a place. True: admitted now;
+  // false: queued, and `admitted` runs once it is admitted (on the thread
+  // that freed the place); ResourceExhausted when refused.
+  absl::StatusOr<bool> Request(StreamLimiter& limiter, std::string what,
+                               std::string caller, std::function<void()> cancel,
+                               std::function<void()> admitted);
+  // The stream moved a message (StreamLimiter::Ticket::Progress).
+  void Progress();
+  // Its caller went away: true when it was still queued and has left the
+  // queue (`admitted` will not run), false when it was admitted already.
+  bool Withdraw();
+
+ private:
+  absl::Mutex mu_;
+  StreamLimiter* limiter_ ABSL_GUARDED_BY(mu_) = nullptr;
+  uint64_t waiting_ ABSL_GUARDED_BY(mu_) = 0;  // its place in the queue
+  std::optional<StreamLimiter::Ticket> ticket_ ABSL_GUARDED_BY(mu_);
+};
+
 }  // namespace fedberry::server
 
 #endif  // FEDBERRY_SERVER_STREAM_LIMITER_H_

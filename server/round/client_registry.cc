@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/log_text.h"
+#include "runtime/status_macros.h"
 
 namespace fedberry::server {
 namespace {
@@ -65,14 +66,32 @@ const ClientRecord* ClientRegistry::Find(const std::string& id) const {
   return it == clients_.end() ? nullptr : &it->second;
 }
 
-absl::StatusOr<std::string> ClientRegistry::NameOf(
+namespace {
+
+absl::Status Unknown(const std::string& id) {
+  return absl::NotFoundError(absl::StrCat("unknown client id '",
+                                          runtime::Printable(id),
+                                          "': join the federation first"));
+}
+
+}  // namespace
+
+absl::StatusOr<ClientRecord*> ClientRegistry::Lookup(const std::string& id) {
+  ClientRecord* client = Find(id);
+  if (client == nullptr) return Unknown(id);
+  return client;
+}
+
+absl::StatusOr<const ClientRecord*> ClientRegistry::Lookup(
     const std::string& id) const {
   const ClientRecord* client = Find(id);
-  if (client == nullptr) {
-    return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                            runtime::Printable(id),
-                                            "': join the federation first"));
-  }
+  if (client == nullptr) return Unknown(id);
+  return client;
+}
+
+absl::StatusOr<std::string> ClientRegistry::NameOf(
+    const std::string& id) const {
+  ASSIGN_OR_RETURN(const ClientRecord* client, Lookup(id));
   return client->name;
 }
 

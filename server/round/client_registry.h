@@ -68,7 +68,11 @@ class ClientRegistry {
   const ClientRecord& At(const std::string& id) const {
     return clients_.at(id);
   }
-  // NotFound, telling the caller to join, when `id` is not registered.
+  // The board registered as `id`; NotFound, telling the caller to join,
+  // when none is.
+  absl::StatusOr<ClientRecord*> Lookup(const std::string& id);
+  absl::StatusOr<const ClientRecord*> Lookup(const std::string& id) const;
+  // Its name; NotFound as Lookup.
   absl::StatusOr<std::string> NameOf(const std::string& id) const;
   // The ids registered under `name` (a board that joined again has two
   // until the older retires).

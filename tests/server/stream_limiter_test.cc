@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -220,6 +221,41 @@ TEST(StreamLimiter, CutsOffAStreamThatMakesNoProgressAndCountsIt) {
   }
   EXPECT_EQ(reading_cancels, 1);
   EXPECT_EQ(limiter.cut_offs().overdue, 1);
+}
+
+TEST(StreamTurn, WaitsItsTurnHoldsItsPlaceAndLeavesTheQueueWhenGone) {
+  SimulatedClock clock;
+  StreamLimiter::Options o = Limits(1, absl::Minutes(10), /*max_waiting=*/4);
+  o.max_stall = absl::Seconds(30);
+  StreamLimiter limiter(o, clock);
+  int cancelled = 0;
+  auto first = std::make_unique<StreamTurn>();
+  ASSERT_EQ(*first->Request(
+                limiter, "first", "a", [&] { ++cancelled; },
+                [] { ADD_FAILURE() << "admitted later"; }),
+            true);
+  StreamTurn gone, second;
+  int admitted = 0;
+  ASSERT_EQ(*gone.Request(
+                limiter, "gone", "b", [] {},
+                [] { ADD_FAILURE() << "admitted after it left"; }),
+            false);
+  ASSERT_EQ(*second.Request(
+                limiter, "second", "c", [] {}, [&] { ++admitted; }),
+            false);
+  EXPECT_TRUE(gone.Withdraw());
+  EXPECT_FALSE(gone.Withdraw());
+  EXPECT_EQ(limiter.waiting(), 1);
+  // The turn holds its ticket: its progress keeps it from being cut off.
+  clock.Advance(absl::Seconds(20));
+  first->Progress();
+  clock.Advance(absl::Seconds(20));
+  EXPECT_EQ(limiter.CancelOverdue(), 0);
+  first.reset();  // the first stream ends: the second's turn
+  EXPECT_EQ(admitted, 1);
+  EXPECT_FALSE(second.Withdraw());  // admitted: it stays
+  EXPECT_EQ(limiter.active(), 1);
+  EXPECT_EQ(cancelled, 0);
 }
 
 }  // namespace
