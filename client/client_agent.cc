@@ -574,6 +574,51 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   return absl::OkStatus();
 }
 
+absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {
+  spdlog::info("round {}: evaluating its model on the held-out samples",
+               task.round());
+  ASSIGN_OR_RETURN(runtime::NamedTensors model, PullModel(task));
+  absl::StatusOr<BoardEvalOutcome> outcome = trainer_.Evaluate(
+      TaskRef{task.round(), task.task_id(), nullptr, task.total_rounds()},
+      task.config(), model, stop_);
+  if (stop_.load()) return absl::CancelledError("the client was stopped");
+  v1::EvaluationReport report;
+  report.set_client_id(client_id_);
+  report.set_round(task.round());
+  report.set_task_id(task.task_id());
+  if (outcome.ok()) {
+    *report.mutable_global() = outcome->global;
+    if (outcome->personalized) {
+      *report.mutable_personalized() = *outcome->personalized;
+    }
+    report.set_eval_seconds(outcome->seconds);
+    spdlog::info("round {}: {} held-out samples, loss {:.4f}, accuracy {:.4f}",
+                 task.round(), outcome->global.samples(),
+                 outcome->global.loss(), outcome->global.accuracy());
+  } else {
+    // The server is told why, so it does not wait for this board.
+    report.set_declined(std::string(outcome.status().message()));
+    spdlog::info("round {}: declining to evaluate: {}", task.round(),
+                 report.declined());
+  }
+  return ReportEvaluation(report);
+}
+
+absl::Status ClientAgent::ReportEvaluation(const v1::EvaluationReport& report) {
+  while (true) {
+    v1::ReportEvaluationResponse response;
+    grpc::ClientContext context;
+    wire::SetDeadline(context, options_.rpc_timeout);
+    Track(&context);
+    absl::Status s = wire::FromGrpcStatus(
+        stub_->ReportEvaluation(&context, report, &response));
+    Track(nullptr);
+    if (s.ok() || absl::IsAlreadyExists(s)) return absl::OkStatus();
+    if (!IsTransient(s) || stop_.load()) return s;
+    if (!BackOff(s, "reporting the evaluation")) return s;
+  }
+}
+
 absl::Status ClientAgent::Run() {
   absl::Status status = RunUntilDone();
   // Stopped by handshakes the server refused: say why, not "Socket closed".
@@ -664,6 +709,15 @@ absl::Status ClientAgent::RunUntilDone() {
         }
         break;
       }
+      case v1::GetTaskResponse::EVALUATE:
+        if (absl::Status s = DoEvaluation(*task); !s.ok() && !stop_.load()) {
+          // The server's figures go without this board's; the next task
+          // decides what follows.
+          spdlog::warn("round {}: the evaluation failed on this client: {}",
+                       task->round(), s.ToString());
+          if (!BackOff(s, "the evaluation")) return s;
+        }
+        break;
       default:
         Sleep(
             absl::Milliseconds(std::max<uint32_t>(task->retry_after_ms(), 50)));

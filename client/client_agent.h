@@ -96,6 +96,10 @@ class ClientAgent {
   absl::Status Join();
   absl::StatusOr<v1::GetTaskResponse> GetTask();
   absl::Status DoRound(const v1::GetTaskResponse& task);
+  // An EVALUATE task: pull the model, evaluate it on the held-out samples
+  // (or decline), report.
+  absl::Status DoEvaluation(const v1::GetTaskResponse& task);
+  absl::Status ReportEvaluation(const v1::EvaluationReport& report);
   absl::StatusOr<runtime::NamedTensors> PullModel(
       const v1::GetTaskResponse& task);
   // Carry out the task's data moves (hand over the samples of its send

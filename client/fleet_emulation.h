@@ -38,6 +38,13 @@ class SlowedTrainer : public LocalTrainer {
                                      const v1::TrainConfig& config,
                                      const runtime::NamedTensors& global,
                                      const std::atomic<bool>& stop) override;
+  // Evaluation is not slowed: the fleet profile models training speed.
+  absl::StatusOr<BoardEvalOutcome> Evaluate(
+      const TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global,
+      const std::atomic<bool>& stop) override {
+    return inner_.Evaluate(task, config, global, stop);
+  }
   void JobDone() override { inner_.JobDone(); }
 
  private:

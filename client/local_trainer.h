@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ struct TrainOutcome {
   std::vector<runtime::EncodedTensor> encoded;
 };
 
+// A model's figures on a board's held-out samples.
+struct BoardEvalOutcome {
+  v1::EvalMetrics global;
+  std::optional<v1::EvalMetrics> personalized;
+  double seconds = 0;
+};
+
 class LocalTrainer {
  public:
   virtual ~LocalTrainer() = default;
@@ -77,6 +85,18 @@ class LocalTrainer {
   virtual absl::StatusOr<TrainOutcome> Train(
       const TaskRef& task, const v1::TrainConfig& config,
       const runtime::NamedTensors& global, const std::atomic<bool>& stop) = 0;
+  // Evaluates `global` on the share of this board's data the plan holds
+  // out (TrainingPlan.eval_holdout_fraction), and, when the plan asks for
+  // personalisation, a copy trained from it on the board's own training
+  // share. FailedPrecondition when this trainer holds nothing out;
+  // Unavailable (with the reason) when the board declines, e.g. under
+  // memory pressure.
+  virtual absl::StatusOr<BoardEvalOutcome> Evaluate(
+      const TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
+    return absl::FailedPreconditionError(
+        "this trainer cannot evaluate on held-out samples");
+  }
   // The job ended; saved state for unfinished tasks is of no further use.
   virtual void JobDone() {}
 };

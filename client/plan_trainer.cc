@@ -29,6 +29,16 @@ bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
   return k == tensors.size();
 }
 
+v1::EvalMetrics ToMetrics(const runtime::EvalResult& r) {
+  v1::EvalMetrics m;
+  m.set_samples(static_cast<uint64_t>(r.samples));
+  m.set_loss(r.mean_loss);
+  m.set_accuracy(r.accuracy);
+  m.set_rmse(r.rmse);
+  m.set_mae(r.mae);
+  return m;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
@@ -180,12 +190,35 @@ absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
         "this board's data has ", data->label_count(),
         " classes; the plan's model has ", plan.num_outputs(), " outputs"));
   }
+  ASSIGN_OR_RETURN(runtime::HoldoutSplit split,
+                   SplitPerPlan(plan, std::move(data)));
   plan_ = plan;
   plan_key_ = std::move(key);
   model_ = std::move(model);
   objective_ = std::move(objective);
-  data_ = std::move(data);
+  data_ = std::move(split.train);
+  holdout_ = std::move(split.holdout);
   return absl::OkStatus();
+}
+
+absl::StatusOr<runtime::HoldoutSplit> PlanTrainer::SplitPerPlan(
+    const v1::TrainingPlan& plan, std::unique_ptr<runtime::Dataset> data) {
+  if (plan.eval_holdout_fraction() <= 0) {
+    return runtime::HoldoutSplit{std::move(data), nullptr};
+  }
+  const int64_t size = data->size();
+  absl::StatusOr<runtime::HoldoutSplit> split = runtime::SplitHoldout(
+      std::shared_ptr<const runtime::Dataset>(std::move(data)),
+      plan.eval_holdout_fraction(), plan.eval_holdout_seed());
+  if (!split.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the job evaluates on the boards: ", split.status().message()));
+  }
+  spdlog::info(
+      "holding out {} of this board's {} samples for evaluation on the "
+      "boards (never trained on)",
+      split->holdout->size(), size);
+  return split;
 }
 
 absl::Status PlanTrainer::EnsurePlan(const v1::TrainConfig& config) {
@@ -392,6 +425,55 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   out.metrics.set_train_seconds(result.seconds);
   out.metrics.set_steps(static_cast<uint64_t>(result.steps));
   return out;
+}
+
+absl::StatusOr<BoardEvalOutcome> PlanTrainer::Evaluate(
+    const TaskRef& task, const v1::TrainConfig& config,
+    const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
+  RETURN_IF_ERROR(EnsurePlan(config));
+  if (!holdout_) {
+    return absl::FailedPreconditionError(
+        "this board holds out no samples: the job's plan asks for no "
+        "evaluation on the boards");
+  }
+  if (gate_ != nullptr) {
+    if (std::string busy = gate_->BusyReason(); !busy.empty()) {
+      return absl::UnavailableError(busy);
+    }
+  }
+  const absl::Time start = absl::Now();
+  RETURN_IF_ERROR(model_->LoadState(global));
+  ASSIGN_OR_RETURN(runtime::EvalResult result,
+                   runtime::Evaluate(*model_, *holdout_, *objective_));
+  BoardEvalOutcome out;
+  out.global = ToMetrics(result);
+  if (plan_->personalize_steps() > 0) {
+    ASSIGN_OR_RETURN(out.personalized, Personalize(task, config, stop));
+  }
+  out.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  return out;
+}
+
+absl::StatusOr<v1::EvalMetrics> PlanTrainer::Personalize(
+    const TaskRef& task, const v1::TrainConfig& config,
+    const std::atomic<bool>& stop) {
+  runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
+  options.local_steps = plan_->personalize_steps();
+  options.proximal_mu = 0;  // the board's own model: nothing to stay near
+  // Not the round's training order: another draw of the board's samples.
+  options.seed = (task.round + 1) * 2654435761u + seed_salt_;
+  runtime::TrainHooks hooks;
+  hooks.stop = &stop;
+  if (gate_ != nullptr) {
+    hooks.micro_batches = [this] { return gate_->micro_batches(); };
+  }
+  // The model is the global one now; the copy trained here is never sent
+  // (every training run loads its round's model or checkpoint first).
+  RETURN_IF_ERROR(
+      runtime::Train(*model_, *data_, *objective_, options, hooks).status());
+  ASSIGN_OR_RETURN(runtime::EvalResult result,
+                   runtime::Evaluate(*model_, *holdout_, *objective_));
+  return ToMetrics(result);
 }
 
 }  // namespace fedberry::client

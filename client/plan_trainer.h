@@ -20,6 +20,7 @@
 #include "client/training_gate.h"
 #include "client/update_attack.h"
 #include "runtime/dataset.h"
+#include "runtime/holdout.h"
 #include "runtime/model.h"
 #include "runtime/objective.h"
 
@@ -73,6 +74,10 @@ class PlanTrainer : public LocalTrainer {
                                      const v1::TrainConfig& config,
                                      const runtime::NamedTensors& global,
                                      const std::atomic<bool>& stop) override;
+  absl::StatusOr<BoardEvalOutcome> Evaluate(
+      const TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global,
+      const std::atomic<bool>& stop) override;
   void JobDone() override;
   // Asked at every batch boundary (may be null: never paused); must outlive
   // the trainer. A memory release it asks for is checkpointed (when there
@@ -95,6 +100,14 @@ class PlanTrainer : public LocalTrainer {
                     const runtime::VerifiedModelFile* model_file);
   void Save(const TrainingSnapshot& snapshot, runtime::Model& model,
             torch::optim::Optimizer* optimizer);
+  // `data` cut per the plan's held-out share (none: `data` whole).
+  absl::StatusOr<runtime::HoldoutSplit> SplitPerPlan(
+      const v1::TrainingPlan& plan, std::unique_ptr<runtime::Dataset> data);
+  // The personalised copy's figures: `personalize_steps` steps from the
+  // model loaded now on the training share, then evaluated.
+  absl::StatusOr<v1::EvalMetrics> Personalize(const TaskRef& task,
+                                              const v1::TrainConfig& config,
+                                              const std::atomic<bool>& stop);
   // The rows this board lends first to last in a round of `config`.
   absl::StatusOr<std::vector<int64_t>> LentRowsFor(
       const v1::TrainConfig& config, uint64_t count) const;
@@ -110,7 +123,10 @@ class PlanTrainer : public LocalTrainer {
   std::optional<v1::TrainingPlan> plan_;
   std::string plan_key_;  // what plan_ was bound from
   bool plan_from_server_ = false;
+  // The training share, and the held-out share (null when the plan holds
+  // nothing out).
   std::unique_ptr<runtime::Dataset> data_;
+  std::unique_ptr<runtime::Dataset> holdout_;
   std::unique_ptr<runtime::Model> model_;
   std::optional<runtime::Objective> objective_;
   // Top-k error feedback carried into the next round (see

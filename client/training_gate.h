@@ -7,6 +7,7 @@
 #define FEDBERRY_CLIENT_TRAINING_GATE_H_
 
 #include <atomic>
+#include <string>
 
 #include "absl/status/status.h"
 
@@ -26,6 +27,9 @@ class TrainingGate {
   // intact (a CRIU dump and restore), so training goes on from this
   // boundary. Otherwise the status to end with, to free the memory.
   virtual absl::Status Release(absl::Status release) { return release; }
+  // Why the board should take on no extra work now (an evaluation it may
+  // decline), e.g. training is paused under memory pressure; empty: none.
+  virtual std::string BusyReason() { return ""; }
 };
 
 }  // namespace fedberry::client

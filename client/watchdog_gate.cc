@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include "absl/strings/str_cat.h"
 #include "client/memory_release.h"
 
 namespace fedberry::client {
@@ -132,6 +133,18 @@ WatchdogState WatchdogGate::state() const {
 runtime::WatchdogCounters WatchdogGate::counters() const {
   absl::MutexLock lock(&mu_);
   return watchdog_.counters();
+}
+
+std::string WatchdogGate::BusyReason() {
+  absl::MutexLock lock(&mu_);
+  if (watchdog_.state() != runtime::WatchdogState::kRunning) {
+    return absl::StrCat("memory pressure: training is ",
+                        runtime::WatchdogStateName(watchdog_.state()));
+  }
+  if (watchdog_.micro_batches() > 1) {
+    return "memory pressure: training runs in shrunk batches";
+  }
+  return "";
 }
 
 int WatchdogGate::boundary_waits() const {

@@ -61,6 +61,8 @@ class WatchdogGate : public TrainingGate {
   absl::Status AtBatchBoundary(const std::atomic<bool>& stop) override;
   // With a dump hook: the dump, then RUNNING again after the restore.
   absl::Status Release(absl::Status release) override;
+  // Under memory pressure (training paused, shrunk or released): why.
+  std::string BusyReason() override;
 
   runtime::WatchdogState state() const;
   runtime::WatchdogCounters counters() const;

@@ -73,6 +73,30 @@ std::deque<double> ReadNumbers(const nlohmann::json& j) {
   return out;
 }
 
+nlohmann::json EvalToJson(const runtime::EvalResult& e) {
+  nlohmann::json j = {{"samples", e.samples},
+                      {"loss", Number(e.mean_loss)},
+                      {"accuracy", Number(e.accuracy)}};
+  if (e.regression) {
+    j["rmse"] = Number(e.rmse);
+    j["mae"] = Number(e.mae);
+  }
+  return j;
+}
+
+runtime::EvalResult EvalFromJson(const nlohmann::json& j) {
+  runtime::EvalResult e;
+  e.samples = j.at("samples").get<int64_t>();
+  e.mean_loss = ReadNumber(j.at("loss"));
+  e.accuracy = ReadNumber(j.at("accuracy"));
+  if (j.contains("rmse")) {
+    e.regression = true;
+    e.rmse = ReadNumber(j.at("rmse"));
+    e.mae = ReadNumber(j.at("mae"));
+  }
+  return e;
+}
+
 nlohmann::json ToJson(const RoundReport& r) {
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& c : r.clients) {
@@ -107,13 +131,17 @@ nlohmann::json ToJson(const RoundReport& r) {
       {"eval_seconds", Number(r.eval_seconds)},
       {"eval_overlapped", r.eval_overlapped},
       {"clients", clients}};
-  if (r.eval) {
-    j["eval"] = {{"samples", r.eval->samples},
-                 {"loss", Number(r.eval->mean_loss)},
-                 {"accuracy", Number(r.eval->accuracy)}};
-    if (r.eval->regression) {
-      j["eval"]["rmse"] = Number(r.eval->rmse);
-      j["eval"]["mae"] = Number(r.eval->mae);
+  if (r.eval) j["eval"] = EvalToJson(*r.eval);
+  if (r.board_eval) {
+    // The summary only: the per-board lines are in clients.jsonl.
+    const BoardEvalSummary& b = *r.board_eval;
+    j["board_eval"] = {
+        {"asked", b.asked},       {"boards", b.boards},
+        {"declined", b.declined}, {"combined", EvalToJson(b.combined)},
+        {"min", Number(b.min)},   {"median", Number(b.median)},
+        {"max", Number(b.max)},   {"seconds", Number(b.seconds)}};
+    if (b.personalized) {
+      j["board_eval"]["personalized"] = EvalToJson(*b.personalized);
     }
   }
   return j;
@@ -159,17 +187,22 @@ RoundReport FromJson(const nlohmann::json& j) {
     ProtoFromJson(c, "device", &cr.device);
     r.clients.push_back(std::move(cr));
   }
-  if (j.contains("eval")) {
-    runtime::EvalResult e;
-    e.samples = j["eval"].at("samples").get<int64_t>();
-    e.mean_loss = ReadNumber(j["eval"].at("loss"));
-    e.accuracy = ReadNumber(j["eval"].at("accuracy"));
-    if (j["eval"].contains("rmse")) {
-      e.regression = true;
-      e.rmse = ReadNumber(j["eval"].at("rmse"));
-      e.mae = ReadNumber(j["eval"].at("mae"));
+  if (j.contains("eval")) r.eval = EvalFromJson(j["eval"]);
+  if (j.contains("board_eval")) {
+    const nlohmann::json& b = j["board_eval"];
+    BoardEvalSummary summary;
+    summary.asked = b.at("asked").get<int>();
+    summary.boards = b.at("boards").get<int>();
+    summary.declined = b.at("declined").get<int>();
+    summary.combined = EvalFromJson(b.at("combined"));
+    summary.min = ReadNumber(b.at("min"));
+    summary.median = ReadNumber(b.at("median"));
+    summary.max = ReadNumber(b.at("max"));
+    summary.seconds = ReadNumber(b.at("seconds"));
+    if (b.contains("personalized")) {
+      summary.personalized = EvalFromJson(b["personalized"]);
     }
-    r.eval = e;
+    r.board_eval = std::move(summary);
   }
   return r;
 }

@@ -454,6 +454,16 @@ grpc::ServerUnaryReactor* FederationService::Heartbeat(
       ok.ok() ? wire::ToGrpcStatus(coordinator_.Heartbeat(*request)) : ok);
 }
 
+grpc::ServerUnaryReactor* FederationService::ReportEvaluation(
+    grpc::CallbackServerContext* context, const v1::EvaluationReport* request,
+    v1::ReportEvaluationResponse* response) {
+  grpc::Status ok =
+      Authorize(context, "ReportEvaluation", request->client_id());
+  return Answer(context, ok.ok() ? wire::ToGrpcStatus(
+                                       coordinator_.ReportEvaluation(*request))
+                                 : ok);
+}
+
 // One PushSamples call (a data move's samples, sender to server), a message
 // at a time: the first chunk names the move, which is checked before the
 // rest is read. Deletes itself when gRPC is done with the call.

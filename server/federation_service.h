@@ -74,6 +74,9 @@ class FederationService final : public v1::Federation::CallbackService {
   grpc::ServerUnaryReactor* Heartbeat(grpc::CallbackServerContext* context,
                                       const v1::HeartbeatRequest* request,
                                       v1::HeartbeatResponse* response) override;
+  grpc::ServerUnaryReactor* ReportEvaluation(
+      grpc::CallbackServerContext* context, const v1::EvaluationReport* request,
+      v1::ReportEvaluationResponse* response) override;
   grpc::ServerReadReactor<v1::SampleChunk>* PushSamples(
       grpc::CallbackServerContext* context,
       v1::PushSamplesResponse* response) override;

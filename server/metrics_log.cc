@@ -64,6 +64,53 @@ nlohmann::json DeviceJson(const v1::DeviceInfo& d) {
 }
 
 constexpr char kPlanRefused[] = "plan_refused";
+constexpr char kEvaluation[] = "evaluation";
+
+// `prefix`loss, and accuracy or rmse and mae.
+void AddEvalFigures(const runtime::EvalResult& e, const std::string& prefix,
+                    nlohmann::json& line) {
+  line[prefix + "loss"] = e.mean_loss;
+  if (e.regression) {
+    line[prefix + "rmse"] = e.rmse;
+    line[prefix + "mae"] = e.mae;
+  } else {
+    line[prefix + "accuracy"] = e.accuracy;
+  }
+}
+
+// The round's model on the boards: rounds.jsonl's boards_eval_* fields.
+// Figures only when some board reported them (absent, never 0).
+void AddBoardEval(const BoardEvalSummary& b, nlohmann::json& line) {
+  line["boards_eval_samples"] = b.combined.samples;
+  line["boards_eval_boards"] = b.boards;
+  line["boards_eval_asked"] = b.asked;
+  line["boards_eval_declined"] = b.declined;
+  line["boards_eval_seconds"] = b.seconds;
+  if (b.boards > 0) {
+    AddEvalFigures(b.combined, "boards_eval_", line);
+    line["boards_eval_min"] = b.min;
+    line["boards_eval_median"] = b.median;
+    line["boards_eval_max"] = b.max;
+  }
+  if (b.personalized) {
+    AddEvalFigures(*b.personalized, "boards_eval_personalized_", line);
+  }
+}
+
+// One clients.jsonl line per board that evaluated the round's model.
+void WriteBoardEvalLines(uint64_t round, const BoardEvalSummary& b,
+                         std::ostream& out) {
+  for (const BoardEvalEntry& e : b.per_board) {
+    nlohmann::json line = {{"event", kEvaluation},
+                           {"round", round},
+                           {"client", e.client_name},
+                           {"samples", e.global.samples}};
+    AddEvalFigures(e.global, "", line);
+    if (e.personalized) AddEvalFigures(*e.personalized, "personalized_", line);
+    out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
+        << '\n';
+  }
+}
 
 // The lines of an existing JSON-lines file that `keep` accepts, parsed.
 std::vector<std::pair<std::string, nlohmann::json>> KeptLines(
@@ -219,6 +266,10 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
       line["test_accuracy"] = report.eval->accuracy;
     }
     line["test_loss"] = report.eval->mean_loss;
+  }
+  if (report.board_eval) {
+    AddBoardEval(*report.board_eval, line);
+    WriteBoardEvalLines(report.round, *report.board_eval, clients_);
   }
   rounds_ << line.dump() << '\n';
 }

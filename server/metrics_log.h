@@ -1,7 +1,9 @@
 // Writes a job's figures into its output folder as JSON lines:
 // rounds.jsonl (one line per round) and clients.jsonl (one line per client
 // per round, with the board's resource readings, and its device facts on a
-// client's first line). Readings a board could not take are left out of the
+// client's first line; a board's evaluation of a round's model is a line
+// {"event": "evaluation", "round", "client", "samples", "loss",
+// "accuracy" or "rmse"/"mae"}). Readings a board could not take are left out of the
 // line, never written as 0. Lines are flushed as they are written, so a crashed
 // job keeps every finished round. Thread-safety: not thread-safe; the round
 // driver calls it.

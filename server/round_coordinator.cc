@@ -197,6 +197,13 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     }
     return response;
   }
+  if (state_ == State::kEvaluating && evaluation_->Awaits(client_id)) {
+    response.set_action(v1::GetTaskResponse::EVALUATE);
+    response.set_round(evaluation_->round());
+    response.set_task_id(evaluation_->task_id());
+    *response.mutable_config() = train_;
+    return response;
+  }
   response.set_action(v1::GetTaskResponse::WAIT);
   response.set_retry_after_ms(200);
   return response;
@@ -285,6 +292,18 @@ absl::Status RoundCoordinator::CheckTaskLocked(
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&mu_);
+  if (evaluation_ && request.task_id() == evaluation_->task_id() &&
+      request.round() == evaluation_->round()) {
+    ASSIGN_OR_RETURN(ClientRecord * client,
+                     clients_.Lookup(request.client_id()));
+    if (!evaluation_->Awaits(request.client_id())) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("client ", request.client_id(),
+                       " is not asked to evaluate round ", request.round()));
+    }
+    client->last_seen = clock_.Now();
+    return evaluation_->model();
+  }
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   clients_.At(request.client_id()).last_seen = clock_.Now();
@@ -468,6 +487,31 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   work_pending_ = true;
   changed_.SignalAll();
   return static_cast<int>(reported_.size());
+}
+
+absl::Status RoundCoordinator::ReportEvaluation(
+    const v1::EvaluationReport& report) {
+  absl::MutexLock lock(&mu_);
+  ASSIGN_OR_RETURN(ClientRecord * client, clients_.Lookup(report.client_id()));
+  client->last_seen = clock_.Now();
+  if (!evaluation_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "board ", client->name, " was not asked to evaluate round ",
+        report.round(), " (no evaluation is open)"));
+  }
+  RETURN_IF_ERROR(evaluation_->Accept(report.client_id(), client->name,
+                                      client->num_samples, report,
+                                      options_.board_eval));
+  if (!report.declined().empty()) {
+    spdlog::info("round {}: board {} declined to evaluate: {}",
+                 evaluation_->round(), client->name,
+                 runtime::Printable(report.declined()));
+  }
+  if (evaluation_->Complete()) {
+    work_pending_ = true;
+    changed_.SignalAll();
+  }
+  return absl::OkStatus();
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {
@@ -733,33 +777,48 @@ void RoundCoordinator::PlanMovesLocked() {
 
 bool RoundCoordinator::RunOnce() {
   CloseDecision decision;
+  bool evaluated = false;
   {
     absl::MutexLock lock(&mu_);
     work_pending_ = false;
     if (state_ == State::kWaiting) return TryOpenRoundLocked();
-    if (state_ != State::kCollecting) return false;
-    const RoundProgress progress = ProgressLocked();
-    decision = DecideClose(progress, close_options_);
-    if (decision.action == CloseAction::kWait) return false;
-    if (decision.action == CloseAction::kGrace) {
-      LogGraceLocked(progress, decision);
+    if (state_ == State::kEvaluating) {
+      evaluated = BoardEvaluationOverLocked();
+      if (!evaluated) return false;
+    } else if (state_ != State::kCollecting || !DecideCloseLocked(decision)) {
       return false;
     }
-    if (decision.complete) {
-      pending_.cut_off = decision.cut_off;
-      if (pending_.cut_off > 0) {
-        spdlog::info(
-            "round {}: closing on its first {} updates; {} over-selected "
-            "board(s) still training are cut off (their updates will be "
-            "refused as late)",
-            round_, reported_.size(), pending_.cut_off);
-      }
-    } else if (decision.late) {
-      CountStragglersLocked(progress);
-    }
-    state_ = State::kClosing;
   }
-  CloseRound(decision.action == CloseAction::kAbandon ? decision.why : nullptr);
+  if (evaluated) {
+    FinishBoardEvaluation();
+  } else {
+    CloseRound(decision.action == CloseAction::kAbandon ? decision.why
+                                                        : nullptr);
+  }
+  return true;
+}
+
+bool RoundCoordinator::DecideCloseLocked(CloseDecision& decision) {
+  const RoundProgress progress = ProgressLocked();
+  decision = DecideClose(progress, close_options_);
+  if (decision.action == CloseAction::kWait) return false;
+  if (decision.action == CloseAction::kGrace) {
+    LogGraceLocked(progress, decision);
+    return false;
+  }
+  if (decision.complete) {
+    pending_.cut_off = decision.cut_off;
+    if (pending_.cut_off > 0) {
+      spdlog::info(
+          "round {}: closing on its first {} updates; {} over-selected "
+          "board(s) still training are cut off (their updates will be "
+          "refused as late)",
+          round_, reported_.size(), pending_.cut_off);
+    }
+  } else if (decision.late) {
+    CountStragglersLocked(progress);
+  }
+  state_ = State::kClosing;
   return true;
 }
 
@@ -823,7 +882,10 @@ void RoundCoordinator::CountStragglersLocked(const RoundProgress& p) {
 
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
 
-void RoundCoordinator::FinishPendingEvaluation() { publisher_.FinishPending(); }
+void RoundCoordinator::FinishPendingEvaluation() {
+  FinishBoardEvaluation();  // a job stopped while its boards evaluated
+  publisher_.FinishPending();
+}
 
 void RoundCoordinator::CloseRound(const char* abandon) {
   // The previous round reports before this one.
@@ -839,6 +901,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
       MakeRoundResult(*closing.sum, evaluator_, closing.overlap, report);
   FederationSnapshot snapshot;
   bool finished = false;
+  bool held_round = false;
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
@@ -859,13 +922,31 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     snapshot = SnapshotLocked();
     // A gateway's job ends when its parent's does (Shutdown).
     finished = shutdown_ || source_->EndsBefore(round_);
-    // The end of the job is announced only once the last round is durable:
-    // clients that hear "done" exit, and a server that crashed before its
-    // checkpoint would redo the round without them.
-    if (!finished) state_ = State::kWaiting;
+    if (result.model && !shutdown_ &&
+        EvaluatesOnBoards(options_.board_eval, report.round, finished)) {
+      // The model is durable first; its report waits for the boards.
+      OpenBoardEvaluationLocked(report.round);
+      held_ = HeldRound{report, result, finished};
+      held_round = true;
+    } else if (!finished) {
+      // The end of the job is announced only once the last round is
+      // durable: clients that hear "done" exit, and a server that crashed
+      // before its checkpoint would redo the round without them.
+      state_ = State::kWaiting;
+    }
     work_pending_ = true;
     changed_.SignalAll();
   }
+  if (held_round) {
+    publisher_.Persist(snapshot);
+    return;
+  }
+  PublishClosed(report, snapshot, result, finished);
+}
+
+void RoundCoordinator::PublishClosed(const RoundReport& report,
+                                     const FederationSnapshot& snapshot,
+                                     const RoundResult& result, bool finished) {
   publisher_.Publish(report, snapshot, result, finished);
   source_->Closed(report, result.model);
   if (finished) {
@@ -875,6 +956,62 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     work_pending_ = true;
     changed_.SignalAll();
   }
+}
+
+void RoundCoordinator::OpenBoardEvaluationLocked(uint64_t round) {
+  const absl::Time now = clock_.Now();
+  std::set<std::string> asked;
+  for (const std::string& id : clients_.Available(now, options_.liveness)) {
+    // A site gateway holds no data of its own to evaluate on.
+    if (clients_.At(id).boards == 0) asked.insert(id);
+  }
+  std::mt19937_64 rng(options_.seed * 1000003u + round * 7919u + 0xe7a1u);
+  std::string task_id = absl::StrFormat(
+      "e%d-%08x", round, static_cast<uint32_t>(rng() & 0xffffffff));
+  spdlog::info(
+      "round {}: asking {} board(s) to evaluate its model on their held-out "
+      "samples (task {})",
+      round, asked.size(), task_id);
+  evaluation_.emplace(round, std::move(task_id), global_, std::move(asked),
+                      now);
+  state_ = State::kEvaluating;
+  for (const std::string& id : evaluation_->asked()) polls_.Wake(id);
+}
+
+bool RoundCoordinator::BoardEvaluationOverLocked() const {
+  return evaluation_->Complete() || shutdown_ ||
+         evaluation_->PastDeadline(clock_.Now(), options_.board_eval.deadline);
+}
+
+void RoundCoordinator::FinishBoardEvaluation() {
+  HeldRound held;
+  FederationSnapshot snapshot;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!held_) return;
+    held = *std::move(held_);
+    held_.reset();
+    BoardEvalSummary summary =
+        evaluation_->Summarize(clock_.Now(), options_.board_eval.regression);
+    evaluation_.reset();
+    spdlog::info("round {}: {}", held.report.round,
+                 DescribeBoardEvaluation(summary));
+    held.report.board_eval = summary;
+    for (RoundReport& r : history_) {
+      if (r.round != held.report.round) continue;
+      r.board_eval = std::move(summary);
+      r.board_eval->per_board.clear();  // in the report only
+    }
+    snapshot = SnapshotLocked();
+    // The last round's end is announced once it is published (as
+    // CloseRound does): kClosing until then.
+    state_ = shutdown_       ? State::kDone
+             : held.finished ? State::kClosing
+                             : State::kWaiting;
+    work_pending_ = true;
+    changed_.SignalAll();
+  }
+  PublishClosed(held.report, snapshot, held.result, held.finished);
 }
 
 RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
@@ -903,8 +1040,11 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the
   // job is announced only once it is evaluated and durable.
+  // A round evaluated on the boards reports once they answered: its
+  // server-side evaluation has no next round to overlap with either.
   closing.overlap = options_.overlap_evaluation && evaluator_ && !shutdown_ &&
-                    source_->MayOverlap(round_);
+                    source_->MayOverlap(round_) &&
+                    !EvaluatesOnBoards(options_.board_eval, round_, false);
   return closing;
 }
 

@@ -35,6 +35,7 @@
 #include "server/input_checks.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
+#include "server/round/board_evaluation.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/round_publisher.h"
@@ -119,6 +120,11 @@ struct CoordinatorOptions {
   // (and a snapshot with its figures) follows when it ends, always before
   // the next round's.
   bool overlap_evaluation = false;
+  // Evaluation on the boards (see BoardEvaluation): after the rounds it
+  // names, the round's report waits while the boards that are there
+  // evaluate its model on their held-out samples, and carries their
+  // figures. Not with `relay` (a gateway's boards evaluate for no one).
+  BoardEvalOptions board_eval;
 };
 
 class RoundCoordinator {
@@ -193,8 +199,8 @@ class RoundCoordinator {
   // for a second update in one round, InvalidArgument for a weight of zero
   // or beyond what its task allows (MaxUpdateWeight) or for training
   // figures that are not finite, and
-  // FailedPrecondition with reason wire::kReasonSamplesMissing when the client has
-  // data moves to send whose samples the server does not hold.
+  // FailedPrecondition with reason wire::kReasonSamplesMissing when the client
+  // has data moves to send whose samples the server does not hold.
   absl::StatusOr<UpdateExpectation> BeginUpdate(const v1::UpdateHeader& header);
 
   // Re-checks the header and folds the update into the round's sum, outside
@@ -209,6 +215,13 @@ class RoundCoordinator {
   // A client's training is paused (or runs again, or it released its
   // memory) under memory pressure. Same codes as ModelFor.
   absl::Status Heartbeat(const v1::HeartbeatRequest& request);
+
+  // A board's evaluation of the model it was asked to evaluate (an
+  // EVALUATE task), or its reason to decline. NotFound (unknown client),
+  // FailedPrecondition (no evaluation open, or not asked), AlreadyExists
+  // (answered before), InvalidArgument (wrong task id, bad figures; see
+  // CheckEvaluationReport).
+  absl::Status ReportEvaluation(const v1::EvaluationReport& report);
 
   // A known client was heard from by a call that reached no other method
   // (a push refused as busy): it still counts as live, so the end's DONE
@@ -274,7 +287,7 @@ class RoundCoordinator {
   uint64_t registered_samples() const;
 
  private:
-  enum class State { kWaiting, kCollecting, kClosing, kDone };
+  enum class State { kWaiting, kCollecting, kClosing, kEvaluating, kDone };
   // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
   absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -297,6 +310,10 @@ class RoundCoordinator {
   // `id` their place in the open round.
   void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the open round closes now (state_ becomes kClosing), per
+  // DecideClose; logs a grace and counts stragglers.
+  bool DecideCloseLocked(CloseDecision& decision)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Where the open round stands, for DecideClose.
   RoundProgress ProgressLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Once a round: past its deadline, waiting for paused boards.
@@ -316,6 +333,18 @@ class RoundCoordinator {
     bool overlap = false;
   };
   ClosingRound TakeClosingRound();
+  // Persists, reports and hands a closed round to its source; ends the job
+  // after the `finished` one.
+  void PublishClosed(const RoundReport& report,
+                     const FederationSnapshot& snapshot,
+                     const RoundResult& result, bool finished);
+  // Asks the boards that are there to evaluate the model of `round`.
+  void OpenBoardEvaluationLocked(uint64_t round)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The boards' evaluation is over (all answered, its deadline passed, or
+  // the job stopped): its figures join the held round, which publishes.
+  bool BoardEvaluationOverLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FinishBoardEvaluation();
   // Gives the closing round up (`why`): it starts over with the same model.
   void AbandonRound(const RoundReport& report, const char* why);
   // What the server persists now (see FederationSnapshot).
@@ -382,6 +411,15 @@ class RoundCoordinator {
   std::map<std::string, int64_t> planned_steps_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
+  // The open evaluation on the boards, and the closed round whose report
+  // waits for it (kEvaluating).
+  struct HeldRound {
+    RoundReport report;
+    RoundResult result;
+    bool finished = false;
+  };
+  std::optional<BoardEvaluation> evaluation_ ABSL_GUARDED_BY(mu_);
+  std::optional<HeldRound> held_ ABSL_GUARDED_BY(mu_);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
   // Publishes closed rounds (and runs the overlapped evaluation); the
   // driver's.

@@ -101,6 +101,24 @@ ABSL_FLAG(std::string, eval_data, fedberry::runtime::kDefaultFashionMnistDir,
           "Held-out data the server evaluates each round's model on: "
           "idx:DIR (its t10k files; a bare folder means idx), csv:FILE or "
           "images:DIR. Empty: no server-side evaluation.");
+ABSL_FLAG(double, evaluate_on_boards, 0,
+          "Evaluation on the boards: each board holds out this share of its "
+          "samples (chosen from their positions and --seed, the same after "
+          "a restart, never trained on) and evaluates models on it; the "
+          "figures, weighted by samples, are the rounds' boards_eval_* "
+          "(works with --eval_data= empty). 0: off.");
+ABSL_FLAG(int, board_eval_every, 1,
+          "With --evaluate_on_boards: the boards evaluate every N-th "
+          "round's model, and always the last one (every board still "
+          "there).");
+ABSL_FLAG(absl::Duration, board_eval_deadline, absl::Minutes(2),
+          "With --evaluate_on_boards: how long a round's report waits for "
+          "boards that were asked to evaluate and have not answered.");
+ABSL_FLAG(int, personalize_steps, 0,
+          "With --evaluate_on_boards: each board also trains a copy of the "
+          "model this many steps on its own training share and reports its "
+          "accuracy (boards_eval_personalized_*); the copy is never sent. "
+          "0: off.");
 ABSL_FLAG(std::string, output, "fedberry-out",
           "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
 ABSL_FLAG(uint64_t, seed, 1,
@@ -433,6 +451,11 @@ server::CoordinatorOptions CoordinatorOptionsFromFlags(
   c.max_samples_ratio = absl::GetFlag(FLAGS_max_samples_ratio);
   c.overlap_evaluation = absl::GetFlag(FLAGS_overlap_evaluation);
   c.max_clients = absl::GetFlag(FLAGS_max_clients);
+  c.board_eval.holdout_fraction = absl::GetFlag(FLAGS_evaluate_on_boards);
+  c.board_eval.every = absl::GetFlag(FLAGS_board_eval_every);
+  c.board_eval.deadline = absl::GetFlag(FLAGS_board_eval_deadline);
+  c.board_eval.personalize_steps =
+      static_cast<uint32_t>(absl::GetFlag(FLAGS_personalize_steps));
   // A gateway averages its boards; the parent applies the job's strategy
   // to the gateways' averages.
   c.strategy =
@@ -469,9 +492,46 @@ ServerConfig ServerConfigFromFlags() {
   return config;
 }
 
+// InvalidArgument naming what --evaluate_on_boards and its companions get
+// wrong.
+absl::Status CheckBoardEvalOptions(const server::CoordinatorOptions& c) {
+  const server::BoardEvalOptions& e = c.board_eval;
+  if (!(e.holdout_fraction >= 0 && e.holdout_fraction < 1)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--evaluate_on_boards is the share of each board's samples held out: "
+        "it must be in [0, 1), not ",
+        e.holdout_fraction));
+  }
+  if (e.every < 1 || e.deadline <= absl::ZeroDuration() ||
+      absl::GetFlag(FLAGS_personalize_steps) < 0) {
+    return absl::InvalidArgumentError(
+        "need --board_eval_every >= 1, --board_eval_deadline > 0 and "
+        "--personalize_steps >= 0");
+  }
+  if (e.holdout_fraction == 0) {
+    return e.personalize_steps == 0
+               ? absl::OkStatus()
+               : absl::InvalidArgumentError(
+                     "--personalize_steps is measured on the boards' held-out "
+                     "samples: it needs --evaluate_on_boards");
+  }
+  if (c.relay) {
+    return absl::InvalidArgumentError(
+        "--evaluate_on_boards is for the server that runs the job; a site "
+        "gateway's boards are evaluated by no one (set it on the top server)");
+  }
+  if (c.planning.data_moves) {
+    return absl::InvalidArgumentError(
+        "--evaluate_on_boards and --data_moves do not combine: moved samples "
+        "would mix training and held-out shares");
+  }
+  return absl::OkStatus();
+}
+
 // InvalidArgument naming what the settings get wrong.
 absl::Status CheckServerOptions(const server::ServerOptions& options) {
   const server::CoordinatorOptions& c = options.coordinator;
+  RETURN_IF_ERROR(CheckBoardEvalOptions(c));
   if (c.planning.data_moves && c.train.local_steps() > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--data_moves plans whole epochs: use --local_steps=0 (got ",
@@ -641,9 +701,17 @@ absl::Status StartWatches(Serving& serving,
 
 // The job's plan into the server's settings: model, parameter count,
 // encodings; and a gateway's relay.
-void ApplyPlan(const server::JobPlan& job, server::RelaySink relay_sink,
+void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
                server::ServerOptions& options) {
   server::CoordinatorOptions& c = options.coordinator;
+  // Evaluation on the boards is the job's: every board holds out the same
+  // share, chosen with the job's seed.
+  if (c.board_eval.holdout_fraction > 0) {
+    job.plan.set_eval_holdout_fraction(c.board_eval.holdout_fraction);
+    job.plan.set_eval_holdout_seed(c.seed);
+    job.plan.set_personalize_steps(c.board_eval.personalize_steps);
+  }
+  c.board_eval.regression = job.plan.task() == "regression";
   c.relay = static_cast<bool>(relay_sink);
   c.relay_sink = std::move(relay_sink);
   c.train.set_model(job.plan.model_name());

@@ -22,6 +22,37 @@ JobStatus StatusOf(const RoundCoordinator& coordinator) {
   return s;
 }
 
+void ServerMetrics::AddBoardEval(PrometheusText& p) const {
+  const BoardEvalSummary& b = *last_board_eval_;
+  p.Gauge("fedberry_boards_eval_round",
+          "The round whose model the boards evaluated last.",
+          static_cast<double>(last_board_eval_round_));
+  if (b.combined.regression) {
+    p.Gauge("fedberry_boards_eval_rmse",
+            "Root mean squared error of that model on the boards' held-out "
+            "samples, weighted by samples (regression).",
+            b.combined.rmse);
+    p.Gauge("fedberry_boards_eval_mae",
+            "Mean absolute error of that model on the boards' held-out "
+            "samples (regression).",
+            b.combined.mae);
+  } else {
+    p.Gauge("fedberry_boards_eval_accuracy_ratio",
+            "Accuracy of that model on the boards' held-out samples, "
+            "weighted by samples (0..1).",
+            b.combined.accuracy);
+  }
+  p.Gauge("fedberry_boards_eval_loss",
+          "Mean loss of that model on the boards' held-out samples.",
+          b.combined.mean_loss);
+  p.Gauge("fedberry_boards_eval_samples",
+          "Held-out samples that evaluation covered.",
+          static_cast<double>(b.combined.samples));
+  p.Gauge("fedberry_boards_eval_boards", "Boards that reported figures.",
+          b.boards);
+  p.Gauge("fedberry_boards_eval_declined", "Boards that declined.", b.declined);
+}
+
 void ServerMetrics::Record(const RoundReport& report) {
   absl::MutexLock lock(&mu_);
   ++rounds_completed_;
@@ -32,6 +63,11 @@ void ServerMetrics::Record(const RoundReport& report) {
   stragglers_ += static_cast<uint64_t>(report.stragglers);
   last_ = report;
   last_->clients.clear();  // kept per client below
+  if (report.board_eval) {
+    last_board_eval_ = *report.board_eval;
+    last_board_eval_->per_board.clear();
+    last_board_eval_round_ = report.round;
+  }
   for (const ClientRoundReport& c : report.clients) {
     ClientFigures& f = clients_[c.client_name];
     const v1::ResourceMetrics& r = c.resources;
@@ -158,6 +194,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
               last_->eval->mean_loss);
     }
   }
+  if (last_board_eval_) AddBoardEval(p);
   for (const auto& [name, f] : clients_) {
     const Labels l = {{"client", name}};
     if (f.device.ByteSizeLong() > 0) {

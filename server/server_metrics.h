@@ -51,6 +51,8 @@ class ServerMetrics {
   std::string Render(const JobStatus& status) const;
 
  private:
+  // The latest evaluation on the boards' gauges.
+  void AddBoardEval(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
   struct ClientFigures {
     v1::DeviceInfo device;
@@ -72,6 +74,10 @@ class ServerMetrics {
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t stragglers_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<RoundReport> last_ ABSL_GUARDED_BY(mu_);
+  // The latest evaluation on the boards (not every round has one), and the
+  // round it evaluated.
+  std::optional<BoardEvalSummary> last_board_eval_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_board_eval_round_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, ClientFigures> clients_ ABSL_GUARDED_BY(mu_);
 };
 

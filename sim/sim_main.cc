@@ -17,6 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "runtime/command_line.h"
 #include "runtime/image_dataset.h"
@@ -80,9 +81,18 @@ ABSL_FLAG(std::string, quorum, "", "Quorum at the round deadline.");
 ABSL_FLAG(std::string, update_encoding, "", "raw, fp16, int8 or topk.");
 ABSL_FLAG(std::string, topk_fraction, "", "topk: share of values sent.");
 ABSL_FLAG(std::string, model_encoding, "", "raw or fp16.");
-ABSL_FLAG(std::string, eval_data, "",
-          "The server's evaluation data spec. Empty: --data (for idx its "
-          "test split; for csv and images the training data itself).");
+ABSL_FLAG(std::string, eval_data, "auto",
+          "The server's evaluation data spec. auto: --data (for idx its "
+          "test split; for csv and images the training data itself). "
+          "Empty: no server-side evaluation (e.g. with "
+          "--evaluate_on_boards).");
+ABSL_FLAG(std::string, evaluate_on_boards, "",
+          "The share of each board's samples held out for evaluation on the "
+          "boards (fedberry-server --evaluate_on_boards).");
+ABSL_FLAG(std::string, board_eval_every, "",
+          "fedberry-server --board_eval_every.");
+ABSL_FLAG(std::string, personalize_steps, "",
+          "fedberry-server --personalize_steps.");
 ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10), "Round deadline.");
 ABSL_FLAG(std::string, model, "lenet5",
           "A built-in model (lenet5, resnet8, mlp, wide-mlp, tabular-mlp) or "
@@ -117,7 +127,8 @@ ABSL_FLAG(bool, data_moves, false,
 ABSL_FLAG(std::string, fleet_profile, "",
           "Emulate a heterogeneous fleet: a file with one line per client of "
           "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
-          "docs/guide/planners.md); sets the number of clients. Empty: identical clients.");
+          "docs/guide/planners.md); sets the number of clients. Empty: "
+          "identical clients.");
 ABSL_FLAG(int, tiers, 1,
           "1: the clients join the server. 2: they join --gateways site "
           "gateways (fedberry-server --upstream), which join the server as "
@@ -153,17 +164,54 @@ double Num(const nlohmann::json& j, const char* key) {
   return j.contains(key) && j[key].is_number() ? j[key].get<double>() : -1;
 }
 
+// A round's evaluation figures: "test accuracy 0.8123, loss 0.5310" (or
+// RMSE), then "boards' accuracy 0.8011" when the boards evaluated it.
+std::string Figures(const nlohmann::json& r) {
+  std::vector<std::string> parts;
+  for (const auto& [prefix, name] :
+       {std::pair{"test_", "test"}, std::pair{"boards_eval_", "boards'"}}) {
+    const std::string rmse = absl::StrCat(prefix, "rmse");
+    const std::string accuracy = absl::StrCat(prefix, "accuracy");
+    const std::string loss = absl::StrCat(prefix, "loss");
+    if (r.contains(rmse)) {
+      parts.push_back(absl::StrFormat("%s RMSE %.4f, loss %.4f", name,
+                                      Num(r, rmse.c_str()),
+                                      Num(r, loss.c_str())));
+    } else if (r.contains(accuracy)) {
+      parts.push_back(absl::StrFormat("%s accuracy %.4f, loss %.4f", name,
+                                      Num(r, accuracy.c_str()),
+                                      Num(r, loss.c_str())));
+    }
+  }
+  return parts.empty() ? std::string("no evaluation")
+                       : absl::StrJoin(parts, ", ");
+}
+
+// `key`'s value as `format` says, or "-" when the line has none.
+std::string Cell(const nlohmann::json& j, const char* key, const char* format) {
+  if (!j.contains(key) || !j[key].is_number()) return "-";
+  return absl::StrFormat(*absl::ParsedFormat<'f'>::New(format),
+                         j[key].get<double>());
+}
+
 void PrintTable(const std::vector<nlohmann::json>& rounds) {
   // Regression jobs report RMSE where classification reports accuracy.
-  const bool regression =
-      !rounds.empty() && rounds.back().contains("test_rmse");
+  bool regression = false, on_boards = false;
+  for (const auto& r : rounds) {
+    regression |= r.contains("test_rmse") || r.contains("boards_eval_rmse");
+    on_boards |= r.contains("boards_eval_samples");
+  }
   const char* figure = regression ? "test_rmse" : "test_accuracy";
+  const char* boards_figure =
+      regression ? "boards_eval_rmse" : "boards_eval_accuracy";
   // Overhead: what the round took beyond its slowest client's training and
   // the server's evaluation (RPCs, model transfer, aggregation, scheduling).
   // An evaluation marked * ran while the next round trained: not in round_s.
-  std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s %-8s %-12s\n", "round",
+  std::printf("\n%-6s %-13s %-14s %-10s %-10s %-12s %-8s %-12s", "round",
               "participants", figure, "test_loss", "round_s", "max_train_s",
               "eval_s", "overhead_ms");
+  if (on_boards) std::printf(" %-21s %-13s", boards_figure, "boards_eval_s");
+  std::printf("\n");
   bool any_overlapped = false;
   for (const auto& r : rounds) {
     const bool overlapped = r.contains("eval_overlapped") &&
@@ -174,16 +222,21 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
                             Num(r, "max_train_seconds") -
                             (overlapped ? 0.0 : Num(r, "eval_seconds"));
     std::printf(
-        "%-6d %-13s %-14.4f %-10.4f %-10.2f %-12.2f %-8s %-12.1f\n",
+        "%-6d %-13s %-14s %-10s %-10.2f %-12.2f %-8s %-12.1f",
         static_cast<int>(Num(r, "round")),
         absl::StrFormat("%d/%d", static_cast<int>(Num(r, "participants")),
                         static_cast<int>(Num(r, "selected")))
             .c_str(),
-        Num(r, figure), Num(r, "test_loss"), Num(r, "round_seconds"),
-        Num(r, "max_train_seconds"),
+        Cell(r, figure, "%.4f").c_str(), Cell(r, "test_loss", "%.4f").c_str(),
+        Num(r, "round_seconds"), Num(r, "max_train_seconds"),
         absl::StrFormat("%.2f%s", Num(r, "eval_seconds"), overlapped ? "*" : "")
             .c_str(),
         overhead * 1000);
+    if (on_boards) {
+      std::printf(" %-21s %-13s", Cell(r, boards_figure, "%.4f").c_str(),
+                  Cell(r, "boards_eval_seconds", "%.2f").c_str());
+    }
+    std::printf("\n");
   }
   if (any_overlapped) {
     std::printf(
@@ -358,7 +411,7 @@ int Run() {
       absl::StrCat("--round_deadline=",
                    absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
       absl::StrCat("--model=", absl::GetFlag(FLAGS_model)),
-      absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_eval_data).empty()
+      absl::StrCat("--eval_data=", absl::GetFlag(FLAGS_eval_data) == "auto"
                                        ? absl::GetFlag(FLAGS_data)
                                        : absl::GetFlag(FLAGS_eval_data)),
       absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
@@ -397,7 +450,10 @@ int Run() {
            {"quorum", absl::GetFlag(FLAGS_quorum)},
            {"update_encoding", absl::GetFlag(FLAGS_update_encoding)},
            {"topk_fraction", absl::GetFlag(FLAGS_topk_fraction)},
-           {"model_encoding", absl::GetFlag(FLAGS_model_encoding)}}) {
+           {"model_encoding", absl::GetFlag(FLAGS_model_encoding)},
+           {"evaluate_on_boards", absl::GetFlag(FLAGS_evaluate_on_boards)},
+           {"board_eval_every", absl::GetFlag(FLAGS_board_eval_every)},
+           {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)}}) {
     if (!value.empty())
       server_argv.push_back(absl::StrCat("--", name, "=", value));
   }
@@ -585,17 +641,12 @@ int Run() {
     auto lines = ReadLines(out + "/rounds.jsonl");
     for (; shown < lines.size(); ++shown) {
       const auto& r = lines[shown];
-      const bool regression = r.contains("test_rmse");
-      std::printf(
-          "[%6.1fs] round %d/%d: %d/%d clients, test %s %.4f, loss "
-          "%.4f, round %.2f s\n",
-          absl::ToDoubleSeconds(absl::Now() - start),
-          static_cast<int>(Num(r, "round")), rounds,
-          static_cast<int>(Num(r, "participants")),
-          static_cast<int>(Num(r, "selected")),
-          regression ? "RMSE" : "accuracy",
-          Num(r, regression ? "test_rmse" : "test_accuracy"),
-          Num(r, "test_loss"), Num(r, "round_seconds"));
+      std::printf("[%6.1fs] round %d/%d: %d/%d clients, %s, round %.2f s\n",
+                  absl::ToDoubleSeconds(absl::Now() - start),
+                  static_cast<int>(Num(r, "round")), rounds,
+                  static_cast<int>(Num(r, "participants")),
+                  static_cast<int>(Num(r, "selected")), Figures(r).c_str(),
+                  Num(r, "round_seconds"));
       std::fflush(stdout);
       last_note = absl::Now();
     }
@@ -636,15 +687,11 @@ int Run() {
     std::fprintf(stderr, "fedberry-sim: no report: %s\n",
                  std::string(s.message()).c_str());
   }
-  const bool regression = !lines.empty() && lines.back().contains("test_rmse");
-  const double figure =
-      lines.empty()
-          ? 0
-          : Num(lines.back(), regression ? "test_rmse" : "test_accuracy");
   std::printf(
-      "\nfedberry-sim: %zu/%d rounds, final test %s %.4f, wall "
-      "time %.1f s, output in %s\n",
-      lines.size(), rounds, regression ? "RMSE" : "accuracy", figure, wall,
+      "\nfedberry-sim: %zu/%d rounds, final %s, wall time %.1f s, output in "
+      "%s\n",
+      lines.size(), rounds,
+      lines.empty() ? "no figures" : Figures(lines.back()).c_str(), wall,
       out.c_str());
   if (failures > 0 || static_cast<int>(lines.size()) != rounds) {
     std::fprintf(stderr,

@@ -58,6 +58,12 @@ class RoundPublisher {
   void Publish(RoundReport report, const FederationSnapshot& snapshot,
                const RoundResult& result, bool last);
 
+  // Persists `snapshot` only: a closed round whose report waits (for its
+  // evaluation on the boards) is durable meanwhile.
+  void Persist(const FederationSnapshot& snapshot) {
+    if (snapshot_sink_) snapshot_sink_(snapshot);
+  }
+
   // Waits until an overlapped evaluation, if one runs, has reported.
   void FinishPending();
 

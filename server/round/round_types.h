@@ -31,6 +31,32 @@ struct ClientRoundReport {
   v1::DeviceInfo device;          // the board's facts, as sent at join
 };
 
+// A model's figures on one board's held-out samples (evaluation on the
+// boards), as the board reported them.
+struct BoardEvalEntry {
+  std::string client_name;
+  runtime::EvalResult global;                       // the published model
+  std::optional<runtime::EvalResult> personalized;  // after local steps
+};
+
+// A round's model evaluated on the boards: the boards' figures combined,
+// each weighted by its samples, and their spread.
+struct BoardEvalSummary {
+  int asked = 0;     // boards given the EVALUATE task
+  int boards = 0;    // that reported figures
+  int declined = 0;  // that said they could not (memory pressure, ...)
+  runtime::EvalResult combined;  // samples summed, the rest weighted means
+  // The spread of the boards' accuracy (classification) or RMSE
+  // (regression).
+  double min = 0;
+  double median = 0;
+  double max = 0;
+  // The same after the boards' personalisation steps; absent when off.
+  std::optional<runtime::EvalResult> personalized;
+  double seconds = 0;  // from asking to combining, on the server's clock
+  std::vector<BoardEvalEntry> per_board;  // in the report, not the history
+};
+
 struct RoundReport {
   uint64_t round = 0;
   int selected = 0;
@@ -65,6 +91,9 @@ struct RoundReport {
   // Why the round's aggregate was refused (not finite, or its evaluation
   // not finite) and the previous global model kept; empty: accepted.
   std::string refused_result;
+  // The round's model evaluated on the boards' held-out samples
+  // (--evaluate_on_boards); absent when not asked this round.
+  std::optional<BoardEvalSummary> board_eval;
   std::vector<ClientRoundReport> clients;
 };
 
