@@ -49,6 +49,58 @@ std::string Figure(const std::string& id, const std::string& svg,
                       caption, "</figcaption>\n</figure>\n");
 }
 
+// Evaluation on the boards: the combined figure per round with its spread
+// (and the server's own beside it), and each board's figure for the last
+// round the boards evaluated. Nothing when the job had none.
+std::string BoardEvalPlots(const JobRecord& record) {
+  const std::string what = record.regression ? "RMSE" : "accuracy";
+  Series combined{"boards (weighted by samples)", {}, false},
+      low{"lowest board", {}, true}, high{"highest board", {}, true},
+      personal{"personalised", {}, false},
+      server{"server, test split", {}, true};
+  for (const RoundRow& r : record.rounds) {
+    auto add = [&](Series& s, const std::optional<double>& v) {
+      if (v) s.points.push_back({static_cast<double>(r.round), *v});
+    };
+    add(combined, r.boards_eval);
+    add(low, r.boards_eval_min);
+    add(high, r.boards_eval_max);
+    add(personal, r.boards_eval_personalized);
+    add(server, record.regression ? r.test_rmse : r.test_accuracy);
+  }
+  if (combined.points.empty()) return "";
+  std::vector<Series> series = {combined, low, high};
+  if (!personal.points.empty()) series.push_back(personal);
+  if (!server.points.empty()) series.push_back(server);
+  ChartOptions o;
+  o.title = absl::StrCat("Boards' ", what, " per round");
+  o.x_label = "round";
+  o.y_label = what;
+  std::string html = Figure(
+      "plot-boards-eval", LineChart(o, series),
+      absl::StrCat("The global model's ", what,
+                   " on the samples each board holds out (never trained "
+                   "on), combined weighted by samples, with the lowest and "
+                   "highest board."));
+  const int last = static_cast<int>(combined.points.back().first);
+  std::vector<std::string> boards;
+  BarLayer figures{what, {}};
+  for (const BoardEvalRow& b : record.board_evals) {
+    if (b.round != last) continue;
+    boards.push_back(b.client);
+    figures.values.push_back(b.figure);
+  }
+  ChartOptions per;
+  per.title = absl::StrCat("Each board's ", what, ", round ", last);
+  per.x_label = "board";
+  per.y_label = what;
+  html += Figure("plot-boards-eval-per-board",
+                 StackedBarChart(per, boards, {figures}),
+                 absl::StrCat("The model of round ", last,
+                              " on each board's held-out samples."));
+  return html;
+}
+
 }  // namespace
 
 const std::vector<std::string>& ReportPlotIds() {
@@ -145,6 +197,7 @@ std::string RenderHtmlReport(const JobRecord& record,
                    "Accuracy of the global model on the held-out split "
                    "after each round.");
   }
+  html += BoardEvalPlots(record);
   {
     Series test{"test loss", {}, false};
     for (const RoundRow& r : record.rounds) {

@@ -115,12 +115,32 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.test_rmse = Opt<double>(j, "test_rmse");
     r.test_mae = Opt<double>(j, "test_mae");
     r.refused_result = Str(j, "refused_result");
+    record.regression |= r.test_rmse || j.contains("boards_eval_rmse");
+    const char* figure = j.contains("boards_eval_rmse")
+                             ? "boards_eval_rmse"
+                             : "boards_eval_accuracy";
+    r.boards_eval = Opt<double>(j, figure);
+    r.boards_eval_min = Opt<double>(j, "boards_eval_min");
+    r.boards_eval_max = Opt<double>(j, "boards_eval_max");
+    r.boards_eval_personalized =
+        Opt<double>(j, j.contains("boards_eval_rmse")
+                           ? "boards_eval_personalized_rmse"
+                           : "boards_eval_personalized_accuracy");
     record.rounds.push_back(r);
   }
   std::set<std::string> names;
   for (const json& j : *clients) {
     ClientRow c;
     c.round = Or<int>(j, "round", 0);
+    if (Str(j, "event") == "evaluation") {
+      const char* figure = j.contains("rmse") ? "rmse" : "accuracy";
+      record.board_evals.push_back(
+          {c.round, Str(j, "client"), Or<uint64_t>(j, "samples", 0),
+           Or<double>(j, figure, 0),
+           Opt<double>(j, j.contains("rmse") ? "personalized_rmse"
+                                             : "personalized_accuracy")});
+      continue;
+    }
     if (j.contains("event")) continue;  // e.g. a board refused at join
     c.client = Str(j, "client");
     if (c.client.empty()) c.client = Str(j, "client_id");

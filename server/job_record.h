@@ -34,6 +34,20 @@ struct RoundRow {
   // Why the round's result was refused and the model kept; empty: it was
   // published.
   std::string refused_result;
+  // Evaluation on the boards (absent in rounds they did not evaluate):
+  // the combined accuracy (or RMSE), its spread over the boards, and the
+  // personalised figure.
+  std::optional<double> boards_eval, boards_eval_min, boards_eval_max,
+      boards_eval_personalized;
+};
+
+// One board's evaluation of a round's model (clients.jsonl "evaluation").
+struct BoardEvalRow {
+  int round = 0;
+  std::string client;
+  uint64_t samples = 0;
+  double figure = 0;  // accuracy, or RMSE for regression
+  std::optional<double> personalized;
 };
 
 struct ClientRow {
@@ -58,6 +72,8 @@ struct DeviceRow {
 struct JobRecord {
   std::vector<RoundRow> rounds;              // in file order
   std::vector<ClientRow> clients;            // in file order
+  std::vector<BoardEvalRow> board_evals;     // in file order
+  bool regression = false;                   // figures are RMSE
   std::map<std::string, DeviceRow> devices;  // by client name
   std::vector<std::string> client_names;     // sorted
 };

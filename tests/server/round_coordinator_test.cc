@@ -78,6 +78,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.target_updates = target_updates_;
     o.over_select = over_select_;
     o.overlap_evaluation = overlap_evaluation_;
+    o.board_eval = board_eval_;
     if (relay_) {
       o.relay = true;
       o.relay_sink = [this](RelayedRound r) {
@@ -201,6 +202,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   // Runs first in each evaluation, with its max_samples (0: all).
   std::function<void(int64_t)> evaluation_gate_;
   bool overlap_evaluation_ = false;
+  BoardEvalOptions board_eval_;  // off
   int target_updates_ = 0;
   double over_select_ = 1.0;
   bool relay_ = false;                  // a site gateway's coordinator (tiers)
@@ -1497,6 +1499,151 @@ TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {
   std::string a = Join("a");
   coordinator_->Shutdown();
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  EXPECT_TRUE(coordinator_->done());
+}
+
+}  // namespace
+}  // namespace fedberry::server
+
+namespace fedberry::server {
+namespace {
+
+class BoardEvaluationRounds : public RoundCoordinatorTest {
+ protected:
+  void SetUp() override {
+    board_eval_.holdout_fraction = 0.2;
+    board_eval_.deadline = absl::Seconds(30);
+    overlap_evaluation_ = true;  // not for rounds the boards evaluate
+  }
+
+  // The board's answer to its EVALUATE task `t`: `accuracy` on 2 samples.
+  absl::Status Answer(const std::string& id, const v1::GetTaskResponse& t,
+                      double accuracy) {
+    v1::EvaluationReport r;
+    r.set_client_id(id);
+    r.set_round(t.round());
+    r.set_task_id(t.task_id());
+    r.mutable_global()->set_samples(2);
+    r.mutable_global()->set_loss(1 - accuracy);
+    r.mutable_global()->set_accuracy(accuracy);
+    return coordinator_->ReportEvaluation(r);
+  }
+
+  // Boards a and b run round 1 to its close (models 1 and 3).
+  void CloseRoundOne(std::string& a, std::string& b) {
+    a = Join("a");
+    b = Join("b");
+    ASSERT_TRUE(coordinator_->RunOnce());
+    auto ta = Task(a), tb = Task(b);
+    ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+    ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+    ASSERT_TRUE(coordinator_->RunOnce());
+  }
+};
+
+TEST_F(BoardEvaluationRounds, TheReportWaitsForTheBoardsFigures) {
+  Make(2, /*rounds=*/3);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  EXPECT_TRUE(reports_.empty()) << "reported before the boards evaluated";
+  const v1::GetTaskResponse ea = Task(a), eb = Task(b);
+  ASSERT_EQ(ea.action(), v1::GetTaskResponse::EVALUATE);
+  EXPECT_EQ(ea.round(), 1u);
+  EXPECT_EQ(ea.task_id(), eb.task_id());
+  // The model to evaluate is the round's published one.
+  v1::PullModelRequest pull;
+  pull.set_client_id(a);
+  pull.set_round(ea.round());
+  pull.set_task_id(ea.task_id());
+  auto model = coordinator_->ModelFor(pull);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_TRUE(SameModel(**model, Model(2, 2)));
+
+  ASSERT_TRUE(Answer(a, ea, 0.9).ok());
+  EXPECT_FALSE(coordinator_->RunOnce()) << "closed with b still evaluating";
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(Answer(b, eb, 0.5).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  ASSERT_TRUE(reports_[0].board_eval.has_value());
+  EXPECT_EQ(reports_[0].board_eval->boards, 2);
+  EXPECT_DOUBLE_EQ(reports_[0].board_eval->combined.accuracy, 0.7);
+  EXPECT_FALSE(reports_[0].eval_overlapped);
+  ASSERT_TRUE(coordinator_->history()[0].board_eval.has_value());
+  EXPECT_TRUE(coordinator_->history()[0].board_eval->per_board.empty());
+  // Round 2 opens after: the boards train again.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(a).round(), 2u);
+}
+
+TEST_F(BoardEvaluationRounds, SilentBoardsAreNotAwaitedPastTheDeadline) {
+  Make(2, /*rounds=*/2);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  ASSERT_TRUE(Answer(a, Task(a), 0.8).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());
+  clock_.Advance(absl::Seconds(31));
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].board_eval->asked, 2);
+  EXPECT_EQ(reports_[0].board_eval->boards, 1);
+  // b's late answer reaches no open evaluation.
+  v1::GetTaskResponse stale;
+  stale.set_round(1);
+  stale.set_task_id("e1-whatever");
+  EXPECT_EQ(Answer(b, stale, 0.1).code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(BoardEvaluationRounds, TheLastRoundIsEvaluatedBeforeTheJobEnds) {
+  board_eval_.every = 5;  // only the last of 2 rounds
+  Make(2, /*rounds=*/1);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  EXPECT_FALSE(coordinator_->done());
+  const v1::GetTaskResponse ea = Task(a);
+  ASSERT_EQ(ea.action(), v1::GetTaskResponse::EVALUATE);
+  // A board that joins now was not asked: it waits, and cannot answer.
+  const std::string c = Join("c");
+  EXPECT_EQ(Task(c).action(), v1::GetTaskResponse::WAIT);
+  absl::Status stranger = Answer(c, ea, 1.0);
+  EXPECT_EQ(stranger.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(stranger.message(), "was not asked"))
+      << stranger;
+  ASSERT_TRUE(Answer(a, ea, 0.6).ok());
+  ASSERT_TRUE(Answer(b, Task(b), 0.6).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_TRUE(coordinator_->done());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::DONE);
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].board_eval->boards, 2);
+}
+
+TEST_F(BoardEvaluationRounds, RoundsBetweenEvaluationsReportAtOnce) {
+  board_eval_.every = 2;
+  Make(2, /*rounds=*/3);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  coordinator_->FinishPendingEvaluation();  // overlapped: not on the boards
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_FALSE(reports_[0].board_eval.has_value());
+  EXPECT_TRUE(reports_[0].eval_overlapped);
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  v1::GetTaskResponse none;
+  none.set_round(1);
+  EXPECT_EQ(Answer(a, none, 0.5).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(BoardEvaluationRounds, AStoppedJobStillReportsTheHeldRound) {
+  Make(2, /*rounds=*/3);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  ASSERT_TRUE(Answer(a, Task(a), 0.75).ok());
+  coordinator_->Shutdown();
+  coordinator_->FinishPendingEvaluation();
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].board_eval->boards, 1);
   EXPECT_TRUE(coordinator_->done());
 }
 
