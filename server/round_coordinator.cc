@@ -781,7 +781,10 @@ bool RoundCoordinator::RunOnce() {
   {
     absl::MutexLock lock(&mu_);
     work_pending_ = false;
-    if (state_ == State::kWaiting) return TryOpenRoundLocked();
+    if (state_ == State::kWaiting) {
+      return options_.evaluate_only ? TryOpenEvaluationOnlyLocked()
+                                    : TryOpenRoundLocked();
+    }
     if (state_ == State::kEvaluating) {
       evaluated = BoardEvaluationOverLocked();
       if (!evaluated) return false;
@@ -976,6 +979,22 @@ void RoundCoordinator::OpenBoardEvaluationLocked(uint64_t round) {
                       now);
   state_ = State::kEvaluating;
   for (const std::string& id : evaluation_->asked()) polls_.Wake(id);
+}
+
+bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
+  PruneLocked();
+  const size_t available =
+      clients_.Available(clock_.Now(), options_.liveness).size();
+  if (available <
+      static_cast<size_t>(std::max(1, options_.min_clients_to_start))) {
+    return false;
+  }
+  RoundReport report;  // round 0: the model as given
+  report.round = 0;
+  history_.push_back(report);
+  OpenBoardEvaluationLocked(0);
+  held_ = HeldRound{report, RoundResult{global_, false}, /*finished=*/true};
+  return true;
 }
 
 bool RoundCoordinator::BoardEvaluationOverLocked() const {

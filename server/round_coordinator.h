@@ -125,6 +125,9 @@ struct CoordinatorOptions {
   // evaluate its model on their held-out samples, and carries their
   // figures. Not with `relay` (a gateway's boards evaluate for no one).
   BoardEvalOptions board_eval;
+  // No training: once min_clients_to_start boards are there, the boards
+  // evaluate the initial model (as round 0) and the job ends.
+  bool evaluate_only = false;
 };
 
 class RoundCoordinator {
@@ -295,6 +298,8 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An evaluate-only job's one evaluation, once enough boards are there.
+  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the closed or abandoned round's cohort and what it reported.
   void ClearCohortLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's local steps; drops clients planned no work.

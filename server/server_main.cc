@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "checkpoint/atomic_write.h"
 #include "checkpoint/checkpoint_store.h"
+#include "checkpoint/torch_archive.h"
 #include "client/client_agent.h"
 #include "client/round_meter.h"
 #include "proto/wire.h"
@@ -119,6 +120,18 @@ ABSL_FLAG(int, personalize_steps, 0,
           "model this many steps on its own training share and reports its "
           "accuracy (boards_eval_personalized_*); the copy is never sent. "
           "0: off.");
+ABSL_FLAG(bool, evaluate_only, false,
+          "No training: once --min_clients_to_start boards are there, they "
+          "evaluate the model (--model, with --weights) on the shares they "
+          "hold out (--evaluate_on_boards, the same samples as in a training "
+          "job with the same --seed: never trained on), rounds.jsonl gets "
+          "one line (round 0) and the job ends. To check a model before "
+          "deploying it.");
+ABSL_FLAG(std::string, weights, "",
+          "The model's weights: a global_model.pt an earlier job wrote "
+          "(named tensors; every tensor of the model, same shapes). Empty: "
+          "the model's own (a TorchScript file's, or a built-in model's "
+          "seeded initialisation).");
 ABSL_FLAG(std::string, output, "fedberry-out",
           "Output folder: rounds.jsonl, clients.jsonl, global_model.pt.");
 ABSL_FLAG(uint64_t, seed, 1,
@@ -323,6 +336,35 @@ absl::Status SaveModel(const runtime::NamedTensors& model,
                                          path, bytes);
 }
 
+// --weights: the named tensors of a global_model.pt into `model`. Every
+// tensor of the model must be there with its shape. InvalidArgument (or
+// NotFound) naming the file and the tensor.
+absl::Status LoadWeights(const std::string& path, runtime::Model& model) {
+  if (path.empty()) return absl::OkStatus();
+  absl::StatusOr<std::string> bytes =
+      checkpoint::FileSystem::Default().ReadFile(path);
+  if (!bytes.ok()) {
+    return absl::NotFoundError(
+        absl::StrCat("--weights: ", bytes.status().message()));
+  }
+  runtime::NamedTensors weights = model.State();
+  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+      *bytes, path, [&](torch::serialize::InputArchive& archive) {
+        for (auto& t : weights) {
+          torch::Tensor read;
+          archive.read(t.name, read);
+          if (!read.sizes().equals(t.tensor.sizes())) {
+            throw std::runtime_error(
+                absl::StrCat("tensor ", t.name, " has another shape"));
+          }
+          t.tensor = read.to(t.tensor.dtype());
+        }
+      }));
+  RETURN_IF_ERROR(model.LoadState(weights));
+  spdlog::info("weights of {} tensors from {}", weights.size(), path);
+  return absl::OkStatus();
+}
+
 server::StrategyOptions StrategyOptionsFromFlags(const std::string& output) {
   server::StrategyOptions s;
   s.name = absl::GetFlag(FLAGS_strategy);
@@ -508,6 +550,12 @@ absl::Status CheckBoardEvalOptions(const server::CoordinatorOptions& c) {
         "need --board_eval_every >= 1, --board_eval_deadline > 0 and "
         "--personalize_steps >= 0");
   }
+  if (c.evaluate_only && e.holdout_fraction == 0) {
+    return absl::InvalidArgumentError(
+        "--evaluate_only evaluates on the boards' held-out shares: give "
+        "--evaluate_on_boards (the share a training job with this --seed "
+        "held out, so the model never saw those samples)");
+  }
   if (e.holdout_fraction == 0) {
     return e.personalize_steps == 0
                ? absl::OkStatus()
@@ -639,6 +687,7 @@ server::ReportSink RoundSink(server::MetricsLog* log,
   return [log, rounds, figures](const server::RoundReport& r) {
     log->Write(r);
     figures->Record(r);
+    if (r.round == 0) return;  // evaluate-only: the coordinator said it
     const std::string round = rounds > 0
                                   ? absl::StrCat(r.round, "/", rounds)
                                   : absl::StrCat(r.round, " (the parent's)");
@@ -712,6 +761,7 @@ void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
     job.plan.set_personalize_steps(c.board_eval.personalize_steps);
   }
   c.board_eval.regression = job.plan.task() == "regression";
+  c.evaluate_only = absl::GetFlag(FLAGS_evaluate_only);
   c.relay = static_cast<bool>(relay_sink);
   c.relay_sink = std::move(relay_sink);
   c.train.set_model(job.plan.model_name());
@@ -747,9 +797,13 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
       store_options);
   serving->plan = job.plan;
   serving->script_source = std::move(script_source);
-  if (config.resume) {
+  // An evaluate-only job continues no training job and leaves no
+  // checkpoint one would continue.
+  const bool evaluate_only = options.coordinator.evaluate_only;
+  if (config.resume && !evaluate_only) {
     ASSIGN_OR_RETURN(options.restore, ResumeFrom(*serving->store, job.plan));
   }
+  RETURN_IF_ERROR(LoadWeights(absl::GetFlag(FLAGS_weights), *job.model));
   ASSIGN_OR_RETURN(
       serving->metrics,
       server::MetricsLog::Open(
@@ -763,7 +817,9 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   serving->revoked = std::move(transport.revoked);
   options.credentials = transport.credentials;
   options.access = transport.access;
-  options.snapshot_sink = CheckpointSink(serving->store.get(), job.plan);
+  if (!evaluate_only) {
+    options.snapshot_sink = CheckpointSink(serving->store.get(), job.plan);
+  }
   server::MetricsLog* log = serving->metrics.get();
   options.coordinator.refused_board_sink = [log](const std::string& name,
                                                  const std::string& reason) {
@@ -819,6 +875,13 @@ int Finish(Serving& serving, bool signalled) {
       !s.ok()) {
     spdlog::error("{}", std::string(s.message()));
     return 1;
+  }
+  if (absl::GetFlag(FLAGS_evaluate_only)) {
+    spdlog::info(
+        "evaluate-only job ended; the boards' figures are in "
+        "{}/rounds.jsonl and clients.jsonl",
+        output);
+    return signalled ? 130 : 0;
   }
   spdlog::info("job ended after {} rounds{}; {} model in {}/global_model.pt",
                history.size(),

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/reserved_port.h"
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
@@ -109,6 +110,50 @@ TEST(BoardEval, AJobWithNoServerDataIsMeasuredOnTheBoards) {
                          std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("id=\"plot-boards-eval\""), std::string::npos);
   EXPECT_NE(html.find("id=\"plot-boards-eval-per-board\""), std::string::npos);
+}
+
+// A model checked across the fleet before it is deployed: no training,
+// the boards evaluate the given weights on their held-out shares (the same
+// samples the job that trained them held out: the same seed and share).
+TEST(BoardEval, EvaluateOnlyChecksAGivenModelOnTheBoards) {
+  testing::TempDir dir;
+  const std::string trained = dir / "trained";
+  Sim("--clients=2 --rounds=2 --eval_data= --evaluate_on_boards=0.2", trained);
+  const auto rounds = Lines(trained + "/rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 2u);
+  const double trained_figure =
+      rounds.back()["boards_eval_accuracy"].get<double>();
+
+  const std::string bin = FEDBERRY_BIN_DIR;
+  const std::string out = dir / "check";
+  absl::StatusOr<sim::ReservedPort> port = sim::ReservedPort::On("127.0.0.1");
+  ASSERT_TRUE(port.ok()) << port.status();
+  const std::string address = "127.0.0.1:" + std::to_string(port->port());
+  const std::string client =
+      bin + "/fedberry-client --server=" + address +
+      " --server_ready_file=" + out +
+      "/server.addr --give_up_after=60s --partition_count=2 ";
+  int code = 0;
+  const std::string printed = RunCommand(
+      "(" + bin + "/fedberry-server --listen=" + address +
+          " --evaluate_only "
+          "--evaluate_on_boards=0.2 --eval_data= --min_clients_to_start=2 "
+          "--weights=" +
+          trained + "/global_model.pt --output=" + out + " & " + client +
+          "--partition_index=0 --name=sim-client-0 & " + client +
+          "--partition_index=1 --name=sim-client-1 & wait)",
+      &code);
+  ASSERT_EQ(code, 0) << printed;
+  const auto check = Lines(out + "/rounds.jsonl");
+  ASSERT_EQ(check.size(), 1u) << printed;
+  EXPECT_EQ(check[0]["round"].get<int>(), 0);
+  EXPECT_EQ(check[0]["participants"].get<int>(), 0);  // nobody trained
+  EXPECT_EQ(check[0]["boards_eval_boards"].get<int>(), 2);
+  // The same model on the same held-out samples: the same figure.
+  EXPECT_DOUBLE_EQ(check[0]["boards_eval_accuracy"].get<double>(),
+                   trained_figure);
+  EXPECT_NE(printed.find("evaluate-only job ended"), std::string::npos)
+      << printed;
 }
 
 TEST(BoardEval, ASettingOutOfRangeIsAClearError) {
