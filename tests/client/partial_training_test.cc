@@ -1,13 +1,11 @@
 // Training part of a model on the board (--trainable): frozen parameters
 // stay bit-identical and get no gradient or optimizer state, updates carry
-// the trainable tensors only in every encoding, a checkpointed run resumes
-// exactly, and a plan naming a tensor the model lacks is refused.
+// the trainable tensors only in every encoding, and a plan naming a tensor
+// the model lacks is refused. (Resume: training_resume_test.cc.)
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
-
-#include <filesystem>
 
 #include "absl/strings/match.h"
 #include "client/plan_trainer.h"
@@ -25,7 +23,6 @@ namespace {
 
 using small_job::Config;
 using small_job::Data;
-using small_job::ExpectBitEqual;
 using small_job::Global;
 
 v1::TrainingPlan HeadPlan() {
@@ -156,45 +153,6 @@ TEST(PartialTraining, UpdatesCarryOnlyTrainableTensorsInEveryEncoding) {
           whole.back().tensor.allclose(out->model.back().tensor, 1e-3, 1e-3));
     }
   }
-}
-
-TEST(PartialTraining, ResumesFromAMidRunCheckpointExactly) {
-  at::set_num_threads(1);
-  fedberry::testing::TempDir dir;
-  const auto data = Data(dir / "data");
-  const TaskRef task{2, "r2-abc"};
-  std::atomic<bool> stop{false};
-  const v1::TrainingPlan plan = HeadPlan();
-  PlanTrainer plain(data, 1);
-  ASSERT_TRUE(plain.UsePlan(plan, nullptr).ok());
-  auto reference = plain.Train(task, Config(), Global(), stop);
-  ASSERT_TRUE(reference.ok()) << reference.status();
-
-  const std::string root = dir / "ckpt";
-  {
-    PlanTrainer saving(data, 1,
-                       std::make_unique<checkpoint::CheckpointStore>(
-                           root, checkpoint::FileSystem::Default(),
-                           checkpoint::StoreOptions{.keep = 100}),
-                       CheckpointPolicy{5, absl::ZeroDuration()});
-    ASSERT_TRUE(saving.UsePlan(plan, nullptr).ok());
-    ASSERT_TRUE(saving.Train(task, Config(), Global(), stop).ok());
-  }
-  // Killed right after the checkpoint at batch 10: its optimizer state
-  // covers the two trained tensors only.
-  for (const auto& e : std::filesystem::directory_iterator(root)) {
-    if (e.path().filename() != "ckpt-00000002") {
-      std::filesystem::remove_all(e.path());
-    }
-  }
-  PlanTrainer resumed(data, 1,
-                      std::make_unique<checkpoint::CheckpointStore>(root));
-  ASSERT_TRUE(resumed.UsePlan(plan, nullptr).ok());
-  at::manual_seed(99);
-  auto other = (*runtime::MakeImageModel("lenet5"))->State();
-  auto out = resumed.Train(task, Config(), other, stop);
-  ASSERT_TRUE(out.ok()) << out.status();
-  ExpectBitEqual(reference->model, out->model);
 }
 
 }  // namespace
