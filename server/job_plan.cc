@@ -253,6 +253,9 @@ absl::StatusOr<JobPlan> JobPlanFromParent(
   ASSIGN_OR_RETURN(runtime::Objective objective,
                    runtime::ObjectiveOf(plan, *job.model));
   job.objective = std::move(objective);
+  // The parent's trainable set must name this model's parameters, as a
+  // board checks: the gateway's coordinator expects updates of it.
+  RETURN_IF_ERROR(runtime::TrainableSet::OfPlan(plan, *job.model).status());
   return job;
 }
 

@@ -73,6 +73,7 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& request);
 // The job a site gateway serves (tiers): its parent's plan and model file
 // (null for a built-in model), with the model built from them, whose layout
 // checks the boards' updates. No evaluation: the parent evaluates.
+// InvalidArgument when the plan trains a parameter the model lacks.
 absl::StatusOr<JobPlan> JobPlanFromParent(
     const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file);
 
