@@ -467,6 +467,9 @@ absl::StatusOr<v1::EvalMetrics> PlanTrainer::Personalize(
   runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
   options.local_steps = plan_->personalize_steps();
   options.proximal_mu = 0;  // the board's own model: nothing to stay near
+  // What the job trains (--trainable): a board that can only fine-tune
+  // the head personalises the head too.
+  options.trainable = trainable_.TrainingParameters();
   // Not the round's training order: another draw of the board's samples.
   options.seed = (task.round + 1) * 2654435761u + seed_salt_;
   runtime::TrainHooks hooks;
