@@ -220,8 +220,7 @@ TEST(Tiers, ATwoTierFederationTrainsPartOfTheModel) {
   const auto last = testing::ReadSavedNamedModel(out + "/global_model.pt");
   ASSERT_EQ(last.size(), initial.size());
   for (const auto& [name, tensor] : initial) {
-    EXPECT_EQ(last.at(name).equal(tensor), name.rfind("fc3.", 0) != 0)
-        << name;
+    EXPECT_EQ(last.at(name).equal(tensor), name.rfind("fc3.", 0) != 0) << name;
   }
   EXPECT_NE(ReadAll(out + "/logs/server.log").find("a gateway for 2 boards"),
             std::string::npos);
