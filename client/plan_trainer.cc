@@ -183,6 +183,8 @@ absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
     return absl::InvalidArgumentError(
         absl::StrCat("this board has no samples: ", data->Describe()));
   }
+  ASSIGN_OR_RETURN(runtime::TrainableSet trainable,
+                   runtime::TrainableSet::OfPlan(plan, *model));
   RETURN_IF_ERROR(runtime::CheckModelOnData(*model, *data, objective));
   if (objective.task() == runtime::TaskKind::kClassification &&
       data->label_count() > static_cast<int64_t>(plan.num_outputs())) {
@@ -196,6 +198,7 @@ absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
   plan_key_ = std::move(key);
   model_ = std::move(model);
   objective_ = std::move(objective);
+  trainable_ = std::move(trainable);
   data_ = std::move(split.train);
   holdout_ = std::move(split.holdout);
   return absl::OkStatus();
@@ -264,6 +267,10 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   runtime::Model& net = *model_;
   runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
   options.seed = config.seed() * 1315423911u + seed_salt_;
+  options.trainable = trainable_.TrainingParameters();
+  // What an update carries of the global model (all of it unless the plan
+  // freezes some parameters).
+  const runtime::NamedTensors sent_global = trainable_.Select(global);
 
   TrainingSnapshot snapshot;
   snapshot.round = task.round;
@@ -305,7 +312,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
                                       : task.task_id == residual_task_
                                           ? residual_task_in_
                                           : residual_;
-  if (!FitsFloatingTensors(residual_in, global)) {
+  if (!FitsFloatingTensors(residual_in, sent_global)) {
     if (!residual_in.empty()) {
       spdlog::info("dropping top-k leftovers of another model");
     }
@@ -401,15 +408,15 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   ASSIGN_OR_RETURN(runtime::TrainResult result,
                    runtime::Train(net, *data, *objective_, options, hooks));
   TrainOutcome out;
-  out.model = net.State();
+  out.model = trainable_.Select(net.State());
   if (attack_) {
-    RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, global, &out.model));
+    RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, sent_global, &out.model));
   }
   // The update as the plan sends it; the same from a resumed finished
   // checkpoint (same model, global and leftovers in), so a re-push after a
   // kill sends what the first push did.
   runtime::NamedTensors residual_next;
-  ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, global,
+  ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, sent_global,
                                              residual_in, &residual_next));
   if (store_ && !(saved && saved->finished)) {
     // End of local training: a kill during the push costs no retraining.
@@ -460,6 +467,9 @@ absl::StatusOr<v1::EvalMetrics> PlanTrainer::Personalize(
   runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
   options.local_steps = plan_->personalize_steps();
   options.proximal_mu = 0;  // the board's own model: nothing to stay near
+  // What the job trains (--trainable): a board that can only fine-tune
+  // the head personalises the head too.
+  options.trainable = trainable_.TrainingParameters();
   // Not the round's training order: another draw of the board's samples.
   options.seed = (task.round + 1) * 2654435761u + seed_salt_;
   runtime::TrainHooks hooks;

@@ -23,6 +23,7 @@
 #include "runtime/holdout.h"
 #include "runtime/model.h"
 #include "runtime/objective.h"
+#include "runtime/trainable_set.h"
 
 namespace fedberry::client {
 
@@ -39,7 +40,8 @@ using DataOpener =
 // An opener over in-memory images (IDX shards in tests and fleets).
 DataOpener ImagesOpener(runtime::ImageDataset images);
 
-// The update of `model` (trained from `global`) as `plan` asks it sent:
+// The update of `model` (trained from `global`; both the tensors that
+// travel, runtime::TrainableSet::Select) as `plan` asks it sent:
 // empty for RAW; otherwise each floating tensor as its difference from
 // `global`, and for TOPK with the leftovers `residual_in` (the floating
 // tensors' shapes; may be empty) added first and what stays unsent put in
@@ -129,6 +131,8 @@ class PlanTrainer : public LocalTrainer {
   std::unique_ptr<runtime::Dataset> holdout_;
   std::unique_ptr<runtime::Model> model_;
   std::optional<runtime::Objective> objective_;
+  // What the plan trains; its updates carry those tensors only.
+  runtime::TrainableSet trainable_;
   // Top-k error feedback carried into the next round (see
   // TrainingSnapshot::residual); empty without top-k updates.
   runtime::NamedTensors residual_;

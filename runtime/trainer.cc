@@ -29,6 +29,32 @@ std::vector<uint32_t> EpochOrder(int64_t rows, uint64_t seed, int64_t epoch) {
   return order;
 }
 
+// The parameters that train, with requires_grad set on every parameter
+// as `trainable` says (empty: all train). A frozen parameter that needs no
+// gradient also spares autograd the backward pass through the layers
+// before the first trainable one.
+absl::StatusOr<std::vector<torch::Tensor>> TrainedParameters(
+    const std::vector<torch::Tensor>& parameters,
+    const std::vector<bool>& trainable) {
+  if (trainable.empty()) return parameters;
+  if (trainable.size() != parameters.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the trainable set names ", trainable.size(),
+                     " parameters; the model has ", parameters.size()));
+  }
+  std::vector<torch::Tensor> trained;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    torch::Tensor p = parameters[i];
+    p.set_requires_grad(trainable[i]);
+    if (trainable[i]) {
+      trained.push_back(p);
+    } else if (p.grad().defined()) {
+      p.mutable_grad() = torch::Tensor();
+    }
+  }
+  return trained;
+}
+
 }  // namespace
 
 std::vector<std::string> OptimizerNames() { return {"sgd", "adam", "adamw"}; }
@@ -135,8 +161,11 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
   const absl::Time start = absl::Now();
   try {
     model.SetTraining(true);
+    absl::StatusOr<std::vector<torch::Tensor>> trained =
+        TrainedParameters(model.Parameters(), options.trainable);
+    if (!trained.ok()) return trained.status();
     absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> made =
-        MakeOptimizer(options, model.Parameters());
+        MakeOptimizer(options, *std::move(trained));
     if (!made.ok()) return made.status();
     torch::optim::Optimizer& optimizer = **made;
     if (hooks.resume != nullptr && hooks.restore_optimizer) {

@@ -39,6 +39,10 @@ struct TrainOptions {
   // loss, so boards that do more local work drift less from the round's
   // global model. 0: off.
   double proximal_mu = 0;
+  // Per parameter (Model::Parameters() order): whether it trains; empty:
+  // all do. A frozen one gets requires_grad(false), no gradient and no
+  // optimizer state (runtime/trainable_set.h), so it stays as loaded.
+  std::vector<bool> trainable;
 };
 
 struct TrainResult {
@@ -104,8 +108,10 @@ absl::StatusOr<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(
 
 // Trains `model` in place, minimising `objective`. Cancelled when
 // hooks.stop becomes true between batches; InvalidArgument for empty data,
-// bad options or a resume cursor that does not fit them; Internal when
-// LibTorch fails.
+// bad options (a `trainable` list that is not one entry per parameter) or a
+// resume cursor that does not fit them; Internal when LibTorch fails. The
+// optimizer covers the trainable parameters only, so its state (and what
+// hooks.restore_optimizer restores) is laid out over those.
 absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
                                   const Objective& objective,
                                   const TrainOptions& options,

@@ -157,6 +157,14 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
     return Bad("topk_fraction",
                absl::StrCat(plan.topk_fraction(), " is outside (0, 1]"));
   }
+  if (plan.trainable_tensors_size() > kMaxColumns) {
+    return Bad("trainable_tensors", "has too many names");
+  }
+  for (const std::string& t : plan.trainable_tensors()) {
+    if (t.empty() || t.size() > kMaxColumnName) {
+      return Bad("trainable_tensors", "has an empty or too long name");
+    }
+  }
   const v1::Encoding model = plan.model_encoding();
   if (model != v1::ENCODING_UNSPECIFIED && model != v1::ENCODING_RAW &&
       model != v1::ENCODING_FP16) {
@@ -277,6 +285,11 @@ std::string DescribePlan(const v1::TrainingPlan& plan) {
   }
   if (plan.model_encoding() == v1::ENCODING_FP16) {
     absl::StrAppend(&out, ", model fp16");
+  }
+  if (plan.trainable_tensors_size() > 0) {
+    absl::StrAppend(
+        &out, ", trains ",
+        Printable(absl::StrJoin(plan.trainable_tensors(), " "), 256), " only");
   }
   return out;
 }

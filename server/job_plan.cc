@@ -12,6 +12,7 @@
 #include "runtime/model_zoo.h"
 #include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
+#include "runtime/trainable_set.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
 #include "runtime/update_encoding.h"
@@ -189,6 +190,13 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
                                                     : "cross_entropy";
   }
   plan.set_loss(loss);
+  if (!r.trainable.empty()) {
+    ASSIGN_OR_RETURN(
+        std::vector<std::string> trainable,
+        runtime::ResolveTrainable(job.model->State(),
+                                  job.model->Parameters().size(), r.trainable));
+    for (auto& name : trainable) plan.add_trainable_tensors(std::move(name));
+  }
   RETURN_IF_ERROR(runtime::ValidatePlan(plan));
   ASSIGN_OR_RETURN(runtime::Objective objective,
                    runtime::ObjectiveOf(plan, *job.model));
@@ -245,6 +253,9 @@ absl::StatusOr<JobPlan> JobPlanFromParent(
   ASSIGN_OR_RETURN(runtime::Objective objective,
                    runtime::ObjectiveOf(plan, *job.model));
   job.objective = std::move(objective);
+  // The parent's trainable set must name this model's parameters, as a
+  // board checks: the gateway's coordinator expects updates of it.
+  RETURN_IF_ERROR(runtime::TrainableSet::OfPlan(plan, *job.model).status());
   return job;
 }
 

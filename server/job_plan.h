@@ -44,6 +44,8 @@ struct JobPlanRequest {
   std::string update_encoding = "raw";
   double topk_fraction = 0.01;
   std::string model_encoding = "raw";
+  // Parameters to train (a regex matching whole names); empty: all.
+  std::string trainable;
   std::string eval_data;  // data spec; empty: no evaluation
   bool skip_bad_rows = false;
   std::string cache_dir;  // for the evaluation data's derived files
@@ -64,12 +66,14 @@ struct JobPlan {
 // rows are standardised with the evaluation data's per-feature mean and
 // deviation, images stay in [0, 1]. Zoo weights come from torch's global
 // RNG (seed it first). InvalidArgument / NotFound with one message naming
-// the model, the data and the shapes when something does not fit.
+// the model, the data and the shapes when something does not fit, or a
+// `trainable` regex that matches no parameter of the model.
 absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& request);
 
 // The job a site gateway serves (tiers): its parent's plan and model file
 // (null for a built-in model), with the model built from them, whose layout
 // checks the boards' updates. No evaluation: the parent evaluates.
+// InvalidArgument when the plan trains a parameter the model lacks.
 absl::StatusOr<JobPlan> JobPlanFromParent(
     const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file);
 

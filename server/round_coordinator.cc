@@ -12,6 +12,7 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "server/strategy/keep_frozen.h"
 #include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
@@ -56,6 +57,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     }
     strategy_ = *std::move(made);
   }
+  InitTrainable(*global_);
   close_options_.min_updates = strategy_->MinUpdates();
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
@@ -64,6 +66,22 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     spdlog::error("work planner: {}; every client trains the job's config",
                   planner.status().ToString());
   }
+}
+
+// The job's trainable set over its initial model (server_main checked the
+// names against that model); the strategy keeps the frozen tensors exact.
+void RoundCoordinator::InitTrainable(const runtime::NamedTensors& model) {
+  const int parameters = options_.strategy.parameter_count;
+  absl::StatusOr<runtime::TrainableSet> made = runtime::TrainableSet::Make(
+      model, parameters < 0 ? model.size() : static_cast<size_t>(parameters),
+      options_.trainable_tensors);
+  if (!made.ok()) {
+    spdlog::error("--trainable: {}; every parameter trains",
+                  made.status().ToString());
+    return;
+  }
+  trainable_ = *std::move(made);
+  strategy_ = KeepFrozen(std::move(strategy_), trainable_);
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
@@ -360,9 +378,11 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   return UpdateExpectation{
-      runtime::UpdateSpecs(specs_, options_.update_encoding,
+      runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
-      global_};
+      trainable_.whole() ? global_
+                         : std::make_shared<const runtime::NamedTensors>(
+                               trainable_.Select(*global_))};
 }
 
 absl::Status RoundCoordinator::CheckHeaderLocked(
@@ -401,10 +421,14 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   // The checks read only the round's model and bound: outside the lock, so
   // joins, polls and other pushes do not queue behind a large update's.
-  RETURN_IF_ERROR(CheckUpdateLayout(*global, update));
+  // A partial update (--trainable) becomes whole with the global model's
+  // frozen tensors: the checks and the strategy see the model's layout.
+  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
+                   trainable_.Complete(update, *global));
+  RETURN_IF_ERROR(CheckUpdateLayout(*global, whole));
   double distance = 0;
   if (bound) {
-    ASSIGN_OR_RETURN(distance, bound->Check(update));
+    ASSIGN_OR_RETURN(distance, bound->Check(whole));
   }
   RoundAggregator* sum;
   std::string name;
@@ -429,7 +453,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   absl::Status added;
   {
     absl::MutexLock add_lock(&add_mu_);
-    added = sum->Add(update, static_cast<double>(untrusted.num_samples()));
+    added = sum->Add(whole, static_cast<double>(untrusted.num_samples()));
   }
   absl::MutexLock lock(&mu_);
   --adds_in_flight_;

@@ -30,6 +30,7 @@
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/clock.h"
 #include "runtime/model.h"
+#include "runtime/trainable_set.h"
 #include "runtime/trainer.h"
 #include "server/declared_size_bound.h"
 #include "server/input_checks.h"
@@ -112,6 +113,10 @@ struct CoordinatorOptions {
   v1::Encoding update_encoding = v1::ENCODING_RAW;
   double topk_fraction = 0.01;
   v1::Encoding model_encoding = v1::ENCODING_RAW;
+  // The parameters boards train (TrainingPlan.trainable_tensors); empty:
+  // all. Updates then carry those and the buffers only, and the frozen
+  // tensors stay the initial model's (runtime/trainable_set.h).
+  std::vector<std::string> trainable_tensors;
   // Evaluate a round's model while the next round trains instead of before
   // it opens (not for the last round, nor with `relay`). The model is
   // published once its aggregate is finite and its first
@@ -278,6 +283,8 @@ class RoundCoordinator {
   // last offer said (0 before the first).
   uint32_t total_rounds() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
+  // What the job trains, and so what an update carries.
+  const runtime::TrainableSet& trainable() const { return trainable_; }
   // The closed rounds' summaries (their per-board entries went to the
   // ReportSink only).
   std::vector<RoundReport> history() const;
@@ -308,6 +315,9 @@ class RoundCoordinator {
   void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes trainable_ for `model` (the initial one) and has the strategy
+  // keep its frozen tensors. Constructor only.
+  void InitTrainable(const runtime::NamedTensors& model);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -391,6 +401,7 @@ class RoundCoordinator {
   std::set<std::string> closed_without_ ABSL_GUARDED_BY(mu_);
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
+  runtime::TrainableSet trainable_;     // immutable once made
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
   // Updates claimed (in reported_) whose add into aggregate_ runs outside
   // mu_; CloseRound takes aggregate_ only when none is left.

@@ -287,6 +287,13 @@ ABSL_FLAG(double, topk_fraction, 0.01,
           "topk: share of each tensor's values sent, in (0, 1].");
 ABSL_FLAG(std::string, model_encoding, "raw",
           "How the server sends the global model: raw or fp16.");
+ABSL_FLAG(std::string, trainable, "",
+          "Train only the parameters whose whole name matches this regular "
+          "expression (ECMAScript, e.g. 'fc.*' or 'layer3\\..*|fc\\..*'); "
+          "the others stay as in the initial model, get no gradients or "
+          "optimizer state on the boards and are never sent. Empty: train "
+          "everything. Not for a gateway (--upstream): the parent's plan "
+          "says what trains.");
 ABSL_FLAG(std::string, upstream, "",
           "Tiers: make this server a site gateway of the parent server at "
           "HOST:PORT. It takes the parent's plan, joins it as one board that "
@@ -419,6 +426,7 @@ absl::StatusOr<server::JobPlanRequest> PlanRequestFromFlags(
   r.update_encoding = absl::GetFlag(FLAGS_update_encoding);
   r.topk_fraction = absl::GetFlag(FLAGS_topk_fraction);
   r.model_encoding = absl::GetFlag(FLAGS_model_encoding);
+  r.trainable = absl::GetFlag(FLAGS_trainable);
   r.eval_data = absl::GetFlag(FLAGS_eval_data);
   r.skip_bad_rows = absl::GetFlag(FLAGS_skip_bad_rows);
   r.cache_dir = output + "/cache";
@@ -770,6 +778,8 @@ void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
   c.update_encoding = job.plan.update_encoding();
   c.topk_fraction = job.plan.topk_fraction();
   c.model_encoding = job.plan.model_encoding();
+  c.trainable_tensors.assign(job.plan.trainable_tensors().begin(),
+                             job.plan.trainable_tensors().end());
   options.plan = {job.plan, job.model_file};
 }
 
@@ -941,6 +951,12 @@ int RunJob() {
 // plan.
 int RunGateway() {
   const std::string output = absl::GetFlag(FLAGS_output);
+  if (!absl::GetFlag(FLAGS_trainable).empty()) {
+    spdlog::error(
+        "--trainable is the job's setting: give it to the top server; a "
+        "gateway (--upstream) trains what its parent's plan says");
+    return 2;
+  }
   auto transport = security::MakeClientTransport(
       {absl::GetFlag(FLAGS_upstream),
        {absl::GetFlag(FLAGS_upstream_tls_ca),

@@ -93,6 +93,9 @@ ABSL_FLAG(std::string, board_eval_every, "",
           "fedberry-server --board_eval_every.");
 ABSL_FLAG(std::string, personalize_steps, "",
           "fedberry-server --personalize_steps.");
+ABSL_FLAG(std::string, trainable, "",
+          "Train only the parameters whose whole name matches this regex "
+          "(the server's --trainable, e.g. 'fc.*'); empty: all.");
 ABSL_FLAG(absl::Duration, round_deadline, absl::Minutes(10), "Round deadline.");
 ABSL_FLAG(std::string, model, "lenet5",
           "A built-in model (lenet5, resnet8, mlp, wide-mlp, tabular-mlp) or "
@@ -453,7 +456,8 @@ int Run() {
            {"model_encoding", absl::GetFlag(FLAGS_model_encoding)},
            {"evaluate_on_boards", absl::GetFlag(FLAGS_evaluate_on_boards)},
            {"board_eval_every", absl::GetFlag(FLAGS_board_eval_every)},
-           {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)}}) {
+           {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)},
+           {"trainable", absl::GetFlag(FLAGS_trainable)}}) {
     if (!value.empty())
       server_argv.push_back(absl::StrCat("--", name, "=", value));
   }

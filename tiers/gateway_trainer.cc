@@ -119,13 +119,15 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
   }
   RETURN_IF_ERROR(result.mean.status());
   client::TrainOutcome out;
-  out.model = *std::move(result.mean);
+  // The parent expects what its plan trains (--trainable), as a board does.
+  const runtime::TrainableSet& trainable = s->trainable();
+  out.model = trainable.Select(*result.mean);
   out.num_samples = result.weight;
   out.metrics = result.metrics;
   runtime::NamedTensors residual_next;
-  ASSIGN_OR_RETURN(out.encoded,
-                   client::EncodeUpdate(*plan_, out.model, global, residual_,
-                                        &residual_next));
+  ASSIGN_OR_RETURN(out.encoded, client::EncodeUpdate(
+                                    *plan_, out.model, trainable.Select(global),
+                                    residual_, &residual_next));
   residual_ = std::move(residual_next);
   spdlog::info("round {}: {} board(s) of this gateway weigh {} samples",
                task.round, result.participants, result.weight);

@@ -138,6 +138,35 @@ TEST(TrainingResume, CheckpointUnderAnotherPlanIsDropped) {
   EXPECT_EQ(out->metrics.steps(), 24u);
 }
 
+// Training part of the model (--trainable): the checkpoint's optimizer
+// state covers the two trained tensors only, and resuming it is exact.
+TEST(TrainingResume, PartialTrainingResumesExactly) {
+  at::set_num_threads(1);
+  fedberry::testing::TempDir dir;
+  const auto data = Data(dir / "data");
+  std::atomic<bool> stop{false};
+  const TaskRef task{2, "r2-abc"};
+  v1::TrainingPlan plan = runtime::DefaultImagePlan(Config());
+  plan.add_trainable_tensors("fc3.weight");
+  plan.add_trainable_tensors("fc3.bias");
+  PlanTrainer plain(data, 1);
+  ASSERT_TRUE(plain.UsePlan(plan, nullptr).ok());
+  auto reference = plain.Train(task, Config(), Global(), stop);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  ASSERT_EQ(reference->model.size(), 2u);  // what travels: fc3 only
+
+  const std::string root = dir / "ckpt";
+  TrainAndKeepOnly(data, plan, task, root, "ckpt-00000002");  // batch 10
+  PlanTrainer resumed(data, 1,
+                      std::make_unique<checkpoint::CheckpointStore>(root));
+  ASSERT_TRUE(resumed.UsePlan(plan, nullptr).ok());
+  at::manual_seed(99);  // another global: the state comes from the file
+  auto other = (*runtime::MakeImageModel("lenet5"))->State();
+  auto out = resumed.Train(task, Config(), other, stop);
+  ASSERT_TRUE(out.ok()) << out.status();
+  ExpectBitEqual(reference->model, out->model);
+}
+
 // The payload bytes of an encoded update, tensor by tensor.
 std::vector<std::string> Payloads(const TrainOutcome& o) {
   std::vector<std::string> out;

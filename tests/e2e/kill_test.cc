@@ -218,6 +218,26 @@ TEST_F(KillTest, ClientKilledOverMutualTlsResumesToTheSameModel) {
   EXPECT_GT(testing::CountLines(dir_ / "kill/server.log", "mutual TLS"), 0);
 }
 
+// The same training part of the model (--trainable) with top-k updates:
+// the board's checkpointed optimizer state covers the trained parameters
+// only and its top-k leftovers the tensors that travel; the job still ends
+// with the uninterrupted job's model, whose frozen tensors are the initial
+// ones.
+TEST_F(KillTest, PartialTrainingWithTopKResumesToTheSameModel) {
+  server_extra_ = {"--trainable=fc.*", "--update_encoding=topk",
+                   "--topk_fraction=0.1"};
+  rounds_ = 2;
+  KillClientRepeatedly(std::max(10, KillTarget() / 4));
+  EXPECT_GT(testing::CountLines(dir_ / "kill/server.log",
+                                "trains fc1.weight fc1.bias"),
+            0);
+  const auto initial = testing::InitialZooModel("lenet5", 3);
+  const auto last = testing::ReadSavedNamedModel(dir_ / "kill/global_model.pt");
+  for (const auto& [name, tensor] : initial) {
+    EXPECT_EQ(last.at(name).equal(tensor), name.rfind("conv", 0) == 0) << name;
+  }
+}
+
 void KillTest::KillClientRepeatedly(int target) {
   Reference(dir_ / "ref", 1);
 

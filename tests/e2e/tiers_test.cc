@@ -205,6 +205,27 @@ TEST(Tiers, ATwoTierFederationEndsWithTheFlatFederationsModel) {
   EXPECT_GT(farthest_gateway, 1e-3);
 }
 
+// Training part of the model through gateways: they serve the parent's
+// plan, trainable set included, so the boards send the head only and so do
+// the gateways; the job's frozen tensors end as they started.
+TEST(Tiers, ATwoTierFederationTrainsPartOfTheModel) {
+  testing::TempDir dir;
+  const std::string out = dir / "tiers";
+  Process sim = Spawn({kBin + "/fedberry-sim", "--tiers=2", "--clients=3",
+                       "--rounds=2", "--local_steps=20", "--seed=4",
+                       "--trainable=fc3\\..*", "--output=" + out},
+                      dir / "sim.log");
+  ASSERT_EQ(WaitExit(sim).code, 0) << ReadAll(dir / "sim.log");
+  const auto initial = testing::InitialZooModel("lenet5", 4);
+  const auto last = testing::ReadSavedNamedModel(out + "/global_model.pt");
+  ASSERT_EQ(last.size(), initial.size());
+  for (const auto& [name, tensor] : initial) {
+    EXPECT_EQ(last.at(name).equal(tensor), name.rfind("fc3.", 0) != 0) << name;
+  }
+  EXPECT_NE(ReadAll(out + "/logs/server.log").find("a gateway for 2 boards"),
+            std::string::npos);
+}
+
 // A gateway SIGKILLed while its boards train, then the server SIGKILLed a
 // round later: each restarts on its address from its checkpoint (the
 // gateway rejoins its parent under its name; its boards and the gateway
