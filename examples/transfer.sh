@@ -42,7 +42,7 @@ for arg in "$@"; do
     --clients=*) clients=${arg#*=} ;;
     --new_task_train=*) samples=${arg#*=} ;;
     --out=*) out=${arg#*=} ;;
-    -h|--help) sed -n 2,31p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,29p "$0"; exit 0 ;;
     *) echo "transfer: unknown argument $arg" >&2; exit 2 ;;
   esac
 done
