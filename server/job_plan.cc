@@ -130,6 +130,15 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
       std = stats.std;
     }
   }
+  if (mean.empty() && eval_kind.empty()) {
+    // Nothing to take it from: a model trained on normalised inputs (as
+    // most pretrained ones are) would see raw ones on the boards.
+    job.warnings.push_back(
+        "no input normalisation: without --eval_data the server cannot take "
+        "one from the data, so boards feed pixels in [0, 1] (rows as they "
+        "are); give --input_mean and --input_std if the model expects "
+        "normalised inputs (Fashion-MNIST: 0.2860 and 0.3530)");
+  }
   for (float v : mean) plan.add_input_mean(v);
   for (float v : std) plan.add_input_std(v);
   plan.set_label_column(r.label_column);
