@@ -28,6 +28,36 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   return bytes.str();
 }
 
+// The plan's normalisation: the request's, else what the data implies (IDX
+// data, or a built-in model of 28x28 images without data: Fashion-MNIST's;
+// CSV rows: the evaluation rows' mean and deviation), else none, with a
+// warning when there was no evaluation data to take one from.
+runtime::InputStats ChooseNormalisation(const JobPlanRequest& r,
+                                        const std::string& eval_kind,
+                                        bool builtin,
+                                        const std::vector<int64_t>& shape,
+                                        const runtime::Dataset* eval,
+                                        std::vector<std::string>& warnings) {
+  runtime::InputStats norm{r.input_mean, r.input_std};
+  if (norm.mean.empty() && norm.std.empty()) {
+    if (eval_kind == "idx" || (eval_kind.empty() && builtin &&
+                               shape == std::vector<int64_t>{1, 28, 28})) {
+      return {{runtime::kFashionMnistMean}, {runtime::kFashionMnistStd}};
+    }
+    if (eval_kind == "csv") return runtime::ComputeInputStats(*eval);
+  }
+  if (norm.mean.empty() && eval_kind.empty()) {
+    // Nothing to take it from: a model trained on normalised inputs (as
+    // most pretrained ones are) would see raw ones on the boards.
+    warnings.push_back(
+        "no input normalisation: without --eval_data the server cannot take "
+        "one from the data, so boards feed pixels in [0, 1] (rows as they "
+        "are); give --input_mean and --input_std if the model expects "
+        "normalised inputs (Fashion-MNIST: 0.2860 and 0.3530)");
+  }
+  return norm;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<int64_t>> ParseShape(const std::string& text,
@@ -118,29 +148,10 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   }
   plan.set_num_outputs(outputs);
 
-  std::vector<float> mean = r.input_mean, std = r.input_std;
-  if (mean.empty() && std.empty()) {
-    if (eval_kind == "idx" || (eval_kind.empty() && builtin &&
-                               shape == std::vector<int64_t>{1, 28, 28})) {
-      mean = {runtime::kFashionMnistMean};
-      std = {runtime::kFashionMnistStd};
-    } else if (eval_kind == "csv") {
-      runtime::InputStats stats = runtime::ComputeInputStats(*job.eval);
-      mean = stats.mean;
-      std = stats.std;
-    }
-  }
-  if (mean.empty() && eval_kind.empty()) {
-    // Nothing to take it from: a model trained on normalised inputs (as
-    // most pretrained ones are) would see raw ones on the boards.
-    job.warnings.push_back(
-        "no input normalisation: without --eval_data the server cannot take "
-        "one from the data, so boards feed pixels in [0, 1] (rows as they "
-        "are); give --input_mean and --input_std if the model expects "
-        "normalised inputs (Fashion-MNIST: 0.2860 and 0.3530)");
-  }
-  for (float v : mean) plan.add_input_mean(v);
-  for (float v : std) plan.add_input_std(v);
+  const runtime::InputStats norm = ChooseNormalisation(
+      r, eval_kind, builtin, shape, job.eval.get(), job.warnings);
+  for (float v : norm.mean) plan.add_input_mean(v);
+  for (float v : norm.std) plan.add_input_std(v);
   plan.set_label_column(r.label_column);
   for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
   plan.set_strategy(r.strategy);

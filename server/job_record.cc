@@ -115,17 +115,15 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.test_rmse = Opt<double>(j, "test_rmse");
     r.test_mae = Opt<double>(j, "test_mae");
     r.refused_result = Str(j, "refused_result");
-    record.regression |= r.test_rmse || j.contains("boards_eval_rmse");
-    const char* figure = j.contains("boards_eval_rmse")
-                             ? "boards_eval_rmse"
-                             : "boards_eval_accuracy";
-    r.boards_eval = Opt<double>(j, figure);
+    const bool boards_rmse = j.contains("boards_eval_rmse");
+    record.regression |= r.test_rmse || boards_rmse;
+    r.boards_eval = Opt<double>(
+        j, boards_rmse ? "boards_eval_rmse" : "boards_eval_accuracy");
     r.boards_eval_min = Opt<double>(j, "boards_eval_min");
     r.boards_eval_max = Opt<double>(j, "boards_eval_max");
     r.boards_eval_personalized =
-        Opt<double>(j, j.contains("boards_eval_rmse")
-                           ? "boards_eval_personalized_rmse"
-                           : "boards_eval_personalized_accuracy");
+        Opt<double>(j, boards_rmse ? "boards_eval_personalized_rmse"
+                                   : "boards_eval_personalized_accuracy");
     record.rounds.push_back(r);
   }
   std::set<std::string> names;

@@ -258,15 +258,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
   if (!report.refused_result.empty()) {
     line["refused_result"] = report.refused_result;
   }
-  if (report.eval) {
-    if (report.eval->regression) {
-      line["test_rmse"] = report.eval->rmse;
-      line["test_mae"] = report.eval->mae;
-    } else {
-      line["test_accuracy"] = report.eval->accuracy;
-    }
-    line["test_loss"] = report.eval->mean_loss;
-  }
+  if (report.eval) AddEvalFigures(*report.eval, "test_", line);
   if (report.board_eval) {
     AddBoardEval(*report.board_eval, line);
     WriteBoardEvalLines(report.round, *report.board_eval, clients_);

@@ -1040,10 +1040,9 @@ void RoundCoordinator::FinishBoardEvaluation() {
     spdlog::info("round {}: {}", held.report.round,
                  DescribeBoardEvaluation(summary));
     held.report.board_eval = summary;
-    for (RoundReport& r : history_) {
-      if (r.round != held.report.round) continue;
-      r.board_eval = std::move(summary);
-      r.board_eval->per_board.clear();  // in the report only
+    if (RoundReport* r = HistoryOfLocked(held.report.round); r != nullptr) {
+      r->board_eval = std::move(summary);
+      r->board_eval->per_board.clear();  // in the report only
     }
     snapshot = SnapshotLocked();
     // The last round's end is announced once it is published (as
@@ -1124,14 +1123,20 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
 FederationSnapshot RoundCoordinator::RecordEvaluation(
     const RoundReport& report) {
   absl::MutexLock lock(&mu_);
-  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
-    if (it->round != report.round) continue;
-    it->eval = report.eval;
-    it->eval_seconds = report.eval_seconds;
-    it->eval_overlapped = true;
-    break;
+  if (RoundReport* r = HistoryOfLocked(report.round); r != nullptr) {
+    r->eval = report.eval;
+    r->eval_seconds = report.eval_seconds;
+    r->eval_overlapped = true;
   }
   return SnapshotLocked();
+}
+
+RoundReport* RoundCoordinator::HistoryOfLocked(uint64_t round) {
+  // The newest first: a round's entry is near the end.
+  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
+    if (it->round == round) return &*it;
+  }
+  return nullptr;
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {

@@ -364,6 +364,9 @@ class RoundCoordinator {
   void AbandonRound(const RoundReport& report, const char* why);
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The history's entry of `round`; null when it has none.
+  RoundReport* HistoryOfLocked(uint64_t round)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);

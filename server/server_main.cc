@@ -504,8 +504,7 @@ server::CoordinatorOptions CoordinatorOptionsFromFlags(
   c.board_eval.holdout_fraction = absl::GetFlag(FLAGS_evaluate_on_boards);
   c.board_eval.every = absl::GetFlag(FLAGS_board_eval_every);
   c.board_eval.deadline = absl::GetFlag(FLAGS_board_eval_deadline);
-  c.board_eval.personalize_steps =
-      static_cast<uint32_t>(absl::GetFlag(FLAGS_personalize_steps));
+  c.board_eval.personalize_steps = absl::GetFlag(FLAGS_personalize_steps);
   // A gateway averages its boards; the parent applies the job's strategy
   // to the gateways' averages.
   c.strategy =
@@ -553,7 +552,7 @@ absl::Status CheckBoardEvalOptions(const server::CoordinatorOptions& c) {
         e.holdout_fraction));
   }
   if (e.every < 1 || e.deadline <= absl::ZeroDuration() ||
-      absl::GetFlag(FLAGS_personalize_steps) < 0) {
+      e.personalize_steps < 0) {
     return absl::InvalidArgumentError(
         "need --board_eval_every >= 1, --board_eval_deadline > 0 and "
         "--personalize_steps >= 0");
@@ -766,7 +765,8 @@ void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
   if (c.board_eval.holdout_fraction > 0) {
     job.plan.set_eval_holdout_fraction(c.board_eval.holdout_fraction);
     job.plan.set_eval_holdout_seed(c.seed);
-    job.plan.set_personalize_steps(c.board_eval.personalize_steps);
+    job.plan.set_personalize_steps(
+        static_cast<uint32_t>(c.board_eval.personalize_steps));
   }
   c.board_eval.regression = job.plan.task() == "regression";
   c.evaluate_only = absl::GetFlag(FLAGS_evaluate_only);

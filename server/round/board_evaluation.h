@@ -29,8 +29,8 @@ struct BoardEvalOptions {
   int every = 1;  // rounds between evaluations; the last round always is
   // How long an evaluation waits for boards that have not answered.
   absl::Duration deadline = absl::Minutes(2);
-  bool regression = false;  // the plan's task: which figures count
-  uint32_t personalize_steps = 0;
+  bool regression = false;    // the plan's task: which figures count
+  int personalize_steps = 0;  // >= 0
 };
 
 // Whether round `round`'s model is evaluated on the boards: every

@@ -10,7 +10,7 @@
 namespace fedberry::server {
 namespace {
 
-BoardEvalOptions Options(uint32_t personalize_steps = 0) {
+BoardEvalOptions Options(int personalize_steps = 0) {
   BoardEvalOptions o;
   o.holdout_fraction = 0.2;
   o.personalize_steps = personalize_steps;
