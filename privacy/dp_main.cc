@@ -190,7 +190,7 @@ absl::StatusOr<fedberry::privacy::PrivacySpent> EpsilonOf(
 }
 
 std::string SpentLine(const fedberry::privacy::PrivacySpent& spent) {
-  return absl::StrFormat("epsilon=%.12g order=%.10g", spent.epsilon,
+  return absl::StrFormat("epsilon=%.15g order=%.10g", spent.epsilon,
                          spent.order);
 }
 
