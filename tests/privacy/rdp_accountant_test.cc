@@ -13,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "tests/privacy/tf_privacy_orders.h"
 
 namespace fedberry::privacy {
 namespace {
@@ -218,12 +219,8 @@ TEST(NoiseMultiplierForTest, IsTheSmallestWithinTheTarget) {
 // epsilon 0.7242234026109595 at its orders (rdp_test.cc), so that target
 // needs z = 1.3 to the search's resolution.
 TEST(NoiseMultiplierForTest, InvertsTfPrivacysGoldenCase) {
-  std::vector<double> orders = {1.25, 1.5, 1.75, 2.0, 2.25,
-                                2.5,  3.0, 3.5,  4.0, 4.5};
-  for (int order = 5; order < 64; ++order) orders.push_back(order);
-  for (double order : {128.0, 256.0, 512.0}) orders.push_back(order);
-  absl::StatusOr<double> z =
-      NoiseMultiplierFor(150.0 / 60000, 6000, 1e-5, 0.7242234026109595, orders);
+  absl::StatusOr<double> z = NoiseMultiplierFor(
+      150.0 / 60000, 6000, 1e-5, 0.7242234026109595, TfPrivacyOrders());
   ASSERT_TRUE(z.ok()) << z.status();
   EXPECT_GE(*z, 1.3 * (1 - 1e-6));
   EXPECT_LE(*z, 1.3 * (1 + 1e-4));

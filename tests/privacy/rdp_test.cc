@@ -29,6 +29,7 @@
 #include "absl/strings/match.h"
 #include "privacy/log_space.h"
 #include "privacy/rdp_accountant.h"
+#include "tests/privacy/tf_privacy_orders.h"
 
 namespace fedberry::privacy {
 namespace {
@@ -44,15 +45,6 @@ PrivacySpent SpentAfterSteps(double q, double z, int64_t steps, double delta,
   absl::StatusOr<PrivacySpent> spent = accountant.Spent(delta);
   EXPECT_TRUE(spent.ok()) << spent.status();
   return spent.ok() ? *spent : PrivacySpent{-1, -1};
-}
-
-// The orders of TF Privacy's compute_dp_sgd_privacy.
-std::vector<double> TfPrivacyOrders() {
-  std::vector<double> orders = {1.25, 1.5, 1.75, 2.0, 2.25,
-                                2.5,  3.0, 3.5,  4.0, 4.5};
-  for (int order = 5; order < 64; ++order) orders.push_back(order);
-  for (double order : {128.0, 256.0, 512.0}) orders.push_back(order);
-  return orders;
 }
 
 TEST(DefaultOrdersTest, AreDpAccountingsGrid) {
