@@ -10,6 +10,7 @@
 #include "runtime/status_macros.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
+#include "runtime/update_clip.h"
 
 namespace fedberry::client {
 namespace {
@@ -409,6 +410,13 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
                    runtime::Train(net, *data, *objective_, options, hooks));
   TrainOutcome out;
   out.model = trainable_.Select(net.State());
+  if (config.dp_clip() > 0) {
+    // Before any encoding: the bound is on what the board trained.
+    ASSIGN_OR_RETURN(const double norm,
+                     runtime::ClipUpdate(out.model, sent_global,
+                                         config.dp_clip()));
+    out.metrics.set_update_clipped(norm > config.dp_clip());
+  }
   if (attack_) {
     RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, sent_global, &out.model));
   }

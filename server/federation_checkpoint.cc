@@ -144,7 +144,29 @@ nlohmann::json ToJson(const RoundReport& r) {
       j["board_eval"]["personalized"] = EvalToJson(*b.personalized);
     }
   }
+  if (r.privacy) {
+    const PrivacyFigures& p = *r.privacy;
+    j["privacy"] = {{"epsilon", Number(p.epsilon)},
+                    {"delta", Number(p.delta)},
+                    {"steps", p.steps},
+                    {"sampling_rate", Number(p.sampling_rate)},
+                    {"noise_multiplier", Number(p.noise_multiplier)},
+                    {"clip", Number(p.clip)},
+                    {"clipped_fraction", Number(p.clipped_fraction)}};
+  }
   return j;
+}
+
+PrivacyFigures PrivacyFromJson(const nlohmann::json& j) {
+  PrivacyFigures p;
+  p.epsilon = ReadNumber(j.at("epsilon"));
+  p.delta = ReadNumber(j.at("delta"));
+  p.steps = j.at("steps").get<int64_t>();
+  p.sampling_rate = ReadNumber(j.at("sampling_rate"));
+  p.noise_multiplier = ReadNumber(j.at("noise_multiplier"));
+  p.clip = ReadNumber(j.at("clip"));
+  p.clipped_fraction = ReadNumber(j.at("clipped_fraction"));
+  return p;
 }
 
 RoundReport FromJson(const nlohmann::json& j) {
@@ -204,6 +226,7 @@ RoundReport FromJson(const nlohmann::json& j) {
     }
     r.board_eval = std::move(summary);
   }
+  if (j.contains("privacy")) r.privacy = PrivacyFromJson(j["privacy"]);
   return r;
 }
 
@@ -272,6 +295,10 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                           {"clients", clients},
                           {"history", history},
                           {"capacities", ToJson(snapshot.capacities)}};
+  if (!snapshot.budget_state.empty()) {
+    state["budget"] = nlohmann::json::parse(snapshot.budget_state, nullptr,
+                                            /*allow_exceptions=*/false);
+  }
   std::vector<checkpoint::CheckpointFile> files = {
       {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
   if (!snapshot.strategy_state.empty()) {
@@ -329,6 +356,7 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     if (j.contains("capacities")) {
       out.snapshot.capacities = CapacitiesFromJson(j["capacities"]);
     }
+    if (j.contains("budget")) out.snapshot.budget_state = j["budget"].dump();
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(
         absl::StrCat("checkpoint ", loaded.name,

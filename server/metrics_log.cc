@@ -97,6 +97,17 @@ void AddBoardEval(const BoardEvalSummary& b, nlohmann::json& line) {
   }
 }
 
+// Differential privacy: rounds.jsonl's dp_* fields.
+void AddPrivacy(const PrivacyFigures& p, nlohmann::json& line) {
+  line["dp_epsilon"] = p.epsilon;
+  line["dp_delta"] = p.delta;
+  line["dp_steps"] = p.steps;
+  line["dp_sampling_rate"] = p.sampling_rate;
+  line["dp_noise_multiplier"] = p.noise_multiplier;
+  line["dp_clip"] = p.clip;
+  line["dp_clipped_fraction"] = p.clipped_fraction;
+}
+
 // One clients.jsonl line per board that evaluated the round's model.
 void WriteBoardEvalLines(uint64_t round, const BoardEvalSummary& b,
                          std::ostream& out) {
@@ -263,6 +274,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     AddBoardEval(*report.board_eval, line);
     WriteBoardEvalLines(report.round, *report.board_eval, clients_);
   }
+  if (report.privacy) AddPrivacy(*report.privacy, line);
   rounds_ << line.dump() << '\n';
 }
 

@@ -28,6 +28,13 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       evaluator_(std::move(evaluator)),
       clock_(clock),
       clients_(options_.max_clients),
+      selection_(options_.selection
+                     ? options_.selection
+                     : std::make_shared<const SharedCohorts>(
+                           options_.fraction, options_.target_updates,
+                           options_.over_select,
+                           options_.min_clients_per_round)),
+      budget_(options_.budget),
       declared_bound_(options_.max_samples_ratio),
       publisher_(evaluator_, std::move(sink),
                  [this](const RoundReport& r) { return RecordEvaluation(r); }) {
@@ -57,6 +64,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     }
     strategy_ = *std::move(made);
   }
+  if (budget_) strategy_ = budget_->Aggregate(std::move(strategy_));
   InitTrainable(*global_);
   close_options_.min_updates = strategy_->MinUpdates();
   auto planner = planner::RoundPlanner::Create(options_.planning);
@@ -647,21 +655,16 @@ bool RoundCoordinator::TryOpenRoundLocked() {
       n < options_.min_clients_per_round) {
     return false;
   }
-  // The updates that close the round, and the boards selected for them
-  // (min_clients_per_round is a floor on the cohort, not on the updates).
-  int needed =
-      options_.target_updates > 0
-          ? options_.target_updates
-          : std::max(static_cast<int>(std::ceil(options_.fraction * n)),
-                     options_.min_clients_per_round);
-  needed = std::clamp(needed, 1, n);
-  int k = static_cast<int>(std::ceil(std::max(1.0, options_.over_select) *
-                                     static_cast<double>(needed)));
-  k = std::clamp(std::max(k, options_.min_clients_per_round), needed, n);
-  needed_ = static_cast<size_t>(needed);
   // Cohort and task id depend only on (seed, round, attempt): a server that
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
+  std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
+  Cohort cohort = selection_->Choose(std::move(available), rng);
+  if (cohort.members.size() <
+      static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
+    SkipShortCohortLocked(cohort);
+    return false;
+  }
   absl::StatusOr<std::unique_ptr<RoundAggregator>> aggregate =
       strategy_->BeginRound(global_);
   if (!aggregate.ok()) {
@@ -674,12 +677,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     }
     return false;
   }
-  std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  for (int i = 0; i < k; ++i) {
-    int j = i + static_cast<int>(rng() % static_cast<uint64_t>(n - i));
-    std::swap(available[i], available[j]);
-  }
-  cohort_ = std::set<std::string>(available.begin(), available.begin() + k);
+  (*aggregate)->Expect(cohort.expected);
+  if (budget_) budget_->Shape(train_);
+  const int k = static_cast<int>(cohort.members.size());
+  needed_ = cohort.needed;
+  cohort_ = std::set<std::string>(cohort.members.begin(), cohort.members.end());
   reported_.clear();
   refused_.clear();
   // Heartbeats speak of a task: a board still paused says so again in the
@@ -707,6 +709,23 @@ bool RoundCoordinator::TryOpenRoundLocked() {
                    : "");
   changed_.SignalAll();
   return true;
+}
+
+void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
+  // Poisson sampling drew fewer boards than a round needs: the draw is
+  // charged all the same (the budget's accountant assumes every draw), and
+  // the next attempt draws again.
+  RoundReport skipped;
+  skipped.round = round_;
+  skipped.selected = static_cast<int>(cohort.members.size());
+  if (budget_) budget_->Charge(skipped);
+  spdlog::warn(
+      "round {}: drew {} board(s) (expected {:.1f}), fewer than "
+      "--min_clients={}; drawing again",
+      round_, cohort.members.size(), cohort.expected,
+      options_.min_clients_per_round);
+  ++attempt_;
+  work_pending_ = true;
 }
 
 void RoundCoordinator::PruneLocked() {
@@ -938,6 +957,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
       strategy_->Commit(*closing.sum);
     }
     closing.sum.reset();
+    if (budget_) budget_->Charge(report);
     // The per-board entries went to the report sink (clients.jsonl): the
     // history, which every snapshot holds, keeps the round's summary only,
     // so it grows with rounds, not with boards x rounds.
@@ -948,7 +968,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     attempt_ = 0;
     snapshot = SnapshotLocked();
     // A gateway's job ends when its parent's does (Shutdown).
-    finished = shutdown_ || source_->EndsBefore(round_);
+    finished = shutdown_ || source_->EndsBefore(round_) || BudgetSpentLocked();
     if (result.model && !shutdown_ &&
         EvaluatesOnBoards(options_.board_eval, report.round, finished)) {
       // The model is durable first; its report waits for the boards.
@@ -1090,19 +1110,33 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   return closing;
 }
 
-void RoundCoordinator::AbandonRound(const RoundReport& report,
-                                    const char* why) {
+void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
   spdlog::warn(
       "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
       "minimum {}); the round starts over with the same global model",
       report.round, report.participants, report.selected, why,
       QuorumOf(close_options_, report.selected), close_options_.min_updates);
-  absl::MutexLock lock(&mu_);
-  state_ = shutdown_ ? State::kDone : State::kWaiting;
-  ++attempt_;
-  ClearCohortLocked();
-  work_pending_ = true;
-  changed_.SignalAll();
+  FederationSnapshot snapshot;
+  {
+    absl::MutexLock lock(&mu_);
+    state_ = shutdown_ ? State::kDone : State::kWaiting;
+    ++attempt_;
+    ClearCohortLocked();
+    work_pending_ = true;
+    changed_.SignalAll();
+    if (!budget_) return;
+    // The attempt is charged; the charge is durable before the next one.
+    budget_->Charge(report);
+    snapshot = SnapshotLocked();
+  }
+  publisher_.Persist(snapshot);
+}
+
+bool RoundCoordinator::BudgetSpentLocked() const {
+  if (!budget_) return false;
+  const std::string why = budget_->EndsBefore();
+  if (!why.empty()) spdlog::info("the job ends before round {}: {}", round_, why);
+  return !why.empty();
 }
 
 FederationSnapshot RoundCoordinator::SnapshotLocked() const {
@@ -1112,6 +1146,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   snapshot.history = history_;
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
+  if (budget_) snapshot.budget_state = budget_->State();
   for (const auto& [id, info] : clients_.all()) {
     snapshot.clients.push_back({id, info.name, info.num_samples,
                                 info.allow_data_moves, info.sample_bytes,
@@ -1154,6 +1189,13 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
         absl::StrCat("the checkpointed strategy state does not fit this job: ",
                      s.message()));
   }
+  if (budget_) {
+    if (absl::Status s = budget_->Restore(snapshot.budget_state); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the checkpointed privacy budget does not fit this job: ",
+          s.message()));
+    }
+  }
   global_ = snapshot.global;
   round_ = snapshot.next_round;
   history_ = snapshot.history;
@@ -1175,7 +1217,8 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     info.polled = true;
     clients_.Restore(c.id, std::move(info));
   }
-  state_ = source_->EndsBefore(round_) ? State::kDone : State::kWaiting;
+  state_ = source_->EndsBefore(round_) || BudgetSpentLocked() ? State::kDone
+                                                              : State::kWaiting;
   work_pending_ = true;
   return absl::OkStatus();
 }

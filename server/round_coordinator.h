@@ -39,6 +39,8 @@
 #include "server/round/board_evaluation.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
+#include "server/round/cohort_selection.h"
+#include "server/round/round_budget.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
 #include "server/round/round_types.h"
@@ -130,6 +132,11 @@ struct CoordinatorOptions {
   // evaluate its model on their held-out samples, and carries their
   // figures. Not with `relay` (a gateway's boards evaluate for no one).
   BoardEvalOptions board_eval;
+  // Who trains each round (null: SharedCohorts of fraction,
+  // target_updates, over_select and min_clients_per_round).
+  std::shared_ptr<const CohortSelection> selection;
+  // What the job spends round by round (differential privacy); null: none.
+  std::shared_ptr<RoundBudget> budget;
   // No training: once min_clients_to_start boards are there, the boards
   // evaluate the initial model (as round 0) and the job ends.
   bool evaluate_only = false;
@@ -361,7 +368,13 @@ class RoundCoordinator {
   bool BoardEvaluationOverLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishBoardEvaluation();
   // Gives the closing round up (`why`): it starts over with the same model.
-  void AbandonRound(const RoundReport& report, const char* why);
+  // Gives the round up; a budget is charged for it, durably.
+  void AbandonRound(RoundReport report, const char* why);
+  // A drawn cohort too small to run: charged, and drawn again.
+  void SkipShortCohortLocked(const Cohort& cohort)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether the budget ends the job before round_ (saying why).
+  bool BudgetSpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The history's entry of `round`; null when it has none.
@@ -403,6 +416,8 @@ class RoundCoordinator {
   uint64_t closed_round_ ABSL_GUARDED_BY(mu_) = 0;
   std::set<std::string> closed_without_ ABSL_GUARDED_BY(mu_);
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
+  const std::shared_ptr<const CohortSelection> selection_;
+  const std::shared_ptr<RoundBudget> budget_;  // may be null
   std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
   runtime::TrainableSet trainable_;     // immutable once made
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);

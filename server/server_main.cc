@@ -38,6 +38,9 @@
 #include "server/job_plan.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
+#include "server/privacy/dp_options.h"
+#include "server/privacy/privacy_budget.h"
+#include "server/round/cohort_selection.h"
 #include "server/server_metrics.h"
 #include "tiers/gateway_trainer.h"
 
@@ -270,6 +273,28 @@ ABSL_FLAG(double, tau, 1.0,
           "Server optimizers: adaptivity, added to sqrt(v). Coordinates that "
           "change much less than tau take a momentum step of server_lr/tau "
           "times their change; smaller tau adapts more (e.g. 1e-3).");
+ABSL_FLAG(double, dp_noise_multiplier, 0,
+          "Differential privacy (user-level, central: the server is "
+          "trusted): Gaussian noise of this many times --dp_clip is added "
+          "to the sum of the boards' clipped updates, boards join each round "
+          "independently with probability --fraction (Poisson sampling), "
+          "and the mean divides by the expected cohort, so a board's sample "
+          "count no longer weighs. 0: off. Needs --dp_clip; fedavg, fedprox "
+          "or a server optimizer; a model without batch norm.");
+ABSL_FLAG(double, dp_clip, 0,
+          "Differential privacy: the L2 norm bound on each board's update "
+          "(its difference from the round's model), applied on the board "
+          "before encoding and again by the server.");
+ABSL_FLAG(double, dp_delta, 1e-5,
+          "Differential privacy: the delta epsilon is stated at (well below "
+          "1 / the number of boards).");
+ABSL_FLAG(double, dp_target_epsilon, 0,
+          "Differential privacy: end the job before a round would spend "
+          "more than this epsilon. 0: run every round.");
+ABSL_FLAG(uint64_t, dp_noise_seed, 0,
+          "Differential privacy: seeds the noise, for tests only (noise an "
+          "observer can replay protects nothing). 0: the system's "
+          "entropy.");
 ABSL_FLAG(double, trim_fraction, 0.1,
           "trimmed_mean: share of values dropped at each end, per "
           "coordinate, in [0, 0.5).");
@@ -720,6 +745,13 @@ server::ReportSink RoundSink(server::MetricsLog* log,
       spdlog::info("round {} done: {} of {} clients, {:.2f} s", round,
                    r.participants, r.selected, r.round_seconds);
     }
+    if (r.privacy) {
+      spdlog::info(
+          "round {} privacy: epsilon {:.4g} at delta {:g} spent over {} "
+          "round(s); {:.0f}% of its updates clipped",
+          round, r.privacy->epsilon, r.privacy->delta, r.privacy->steps,
+          100 * r.privacy->clipped_fraction);
+    }
   };
 }
 
@@ -783,6 +815,62 @@ void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
   options.plan = {job.plan, job.model_file};
 }
 
+server::DpOptions DpOptionsFromFlags() {
+  server::DpOptions dp;
+  dp.clip = absl::GetFlag(FLAGS_dp_clip);
+  dp.noise_multiplier = absl::GetFlag(FLAGS_dp_noise_multiplier);
+  dp.sampling_rate = absl::GetFlag(FLAGS_fraction);
+  dp.delta = absl::GetFlag(FLAGS_dp_delta);
+  dp.target_epsilon = absl::GetFlag(FLAGS_dp_target_epsilon);
+  dp.noise_seed = absl::GetFlag(FLAGS_dp_noise_seed);
+  return dp;
+}
+
+// InvalidArgument naming the setting that voids differential privacy's
+// guarantee or cannot be kept under it.
+absl::Status CheckDpCombination(const server::CoordinatorOptions& c) {
+  const char* conflict =
+      c.relay ? "a site gateway (set it on the top server: noise and "
+                "accounting happen at the root)"
+      : c.planning.data_moves ? "--data_moves (moved samples leave their board)"
+      : c.board_eval.holdout_fraction > 0
+          ? "--evaluate_on_boards (each board's figures are released "
+            "without noise)"
+      : c.target_updates > 0 || c.over_select > 1
+          ? "--target_updates or --over_select (the accountant assumes "
+            "Poisson sampling: --fraction is each board's chance)"
+          : nullptr;
+  if (conflict == nullptr) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "differential privacy does not combine with ", conflict));
+}
+
+// Differential privacy when the flags ask for it: Poisson cohorts and the
+// privacy budget in the coordinator's options.
+absl::Status ApplyPrivacy(const server::DpOptions& dp,
+                          const runtime::NamedTensors& model,
+                          server::CoordinatorOptions& c) {
+  if (!dp.enabled()) return absl::OkStatus();
+  RETURN_IF_ERROR(server::CheckDpOptions(dp, c.strategy.name, model,
+                                         c.strategy.parameter_count));
+  RETURN_IF_ERROR(CheckDpCombination(c));
+  auto budget = std::make_shared<server::PrivacyBudget>(dp);
+  if (const std::string why = budget->EndsBefore(); !why.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the privacy budget allows no round: ", why));
+  }
+  c.selection = std::make_shared<const server::PoissonCohorts>(dp.sampling_rate);
+  c.budget = std::move(budget);
+  spdlog::info(
+      "differential privacy: clip {:g}, noise multiplier {:g}, sampling "
+      "rate {:g}, delta {:g}{}",
+      dp.clip, dp.noise_multiplier, dp.sampling_rate, dp.delta,
+      dp.target_epsilon > 0 ? absl::StrCat(", target epsilon ",
+                                           dp.target_epsilon)
+                            : "");
+  return absl::OkStatus();
+}
+
 // Resumes from the checkpoints, wires the coordinator's options, sinks and
 // transport, and starts serving `job` as `config` says. A gateway's
 // coordinator (tiers) relays each round's result to `relay_sink`; null:
@@ -795,6 +883,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   const bool relay = static_cast<bool>(relay_sink);
   ApplyPlan(job, std::move(relay_sink), options);
   RETURN_IF_ERROR(CheckServerOptions(options));
+  RETURN_IF_ERROR(
+      ApplyPrivacy(DpOptionsFromFlags(), job.model->State(), options.coordinator));
   if (options.coordinator.planning.data_moves) {
     spdlog::warn(
         "data moves are on: training samples of clients that allow it may "

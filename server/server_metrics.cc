@@ -53,6 +53,23 @@ void ServerMetrics::AddBoardEval(PrometheusText& p) const {
   p.Gauge("fedberry_boards_eval_declined", "Boards that declined.", b.declined);
 }
 
+void ServerMetrics::AddPrivacy(const PrivacyFigures& d, PrometheusText& p) {
+  p.Gauge("fedberry_dp_epsilon",
+          "Differential privacy spent so far: epsilon at fedberry_dp_delta.",
+          d.epsilon);
+  p.Gauge("fedberry_dp_delta", "The delta epsilon is stated at.", d.delta);
+  p.Gauge("fedberry_dp_steps", "Round attempts charged to the budget.",
+          static_cast<double>(d.steps));
+  p.Gauge("fedberry_dp_noise_multiplier",
+          "Noise standard deviation over the clip bound.", d.noise_multiplier);
+  p.Gauge("fedberry_dp_sampling_rate",
+          "Each available board's chance to join a round.", d.sampling_rate);
+  p.Gauge("fedberry_dp_clip", "L2 bound on each board's update.", d.clip);
+  p.Gauge("fedberry_dp_clipped_ratio",
+          "Share of the last round's updates that reached the bound.",
+          d.clipped_fraction);
+}
+
 void ServerMetrics::Record(const RoundReport& report) {
   absl::MutexLock lock(&mu_);
   ++rounds_completed_;
@@ -195,6 +212,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
     }
   }
   if (last_board_eval_) AddBoardEval(p);
+  if (last_ && last_->privacy) AddPrivacy(*last_->privacy, p);
   for (const auto& [name, f] : clients_) {
     const Labels l = {{"client", name}};
     if (f.device.ByteSizeLong() > 0) {

@@ -53,6 +53,7 @@ class ServerMetrics {
  private:
   // The latest evaluation on the boards' gauges.
   void AddBoardEval(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  static void AddPrivacy(const PrivacyFigures& d, PrometheusText& p);
   static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
   struct ClientFigures {
     v1::DeviceInfo device;

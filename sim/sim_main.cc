@@ -93,6 +93,15 @@ ABSL_FLAG(std::string, board_eval_every, "",
           "fedberry-server --board_eval_every.");
 ABSL_FLAG(std::string, personalize_steps, "",
           "fedberry-server --personalize_steps.");
+ABSL_FLAG(std::string, dp_noise_multiplier, "",
+          "Differential privacy (fedberry-server --dp_noise_multiplier; "
+          "--fraction is then each board's chance to join a round).");
+ABSL_FLAG(std::string, dp_clip, "", "fedberry-server --dp_clip.");
+ABSL_FLAG(std::string, dp_delta, "", "fedberry-server --dp_delta.");
+ABSL_FLAG(std::string, dp_target_epsilon, "",
+          "fedberry-server --dp_target_epsilon.");
+ABSL_FLAG(std::string, dp_noise_seed, "",
+          "fedberry-server --dp_noise_seed (tests only).");
 ABSL_FLAG(std::string, trainable, "",
           "Train only the parameters whose whole name matches this regex "
           "(the server's --trainable, e.g. 'fc.*'); empty: all.");
@@ -199,10 +208,11 @@ std::string Cell(const nlohmann::json& j, const char* key, const char* format) {
 
 void PrintTable(const std::vector<nlohmann::json>& rounds) {
   // Regression jobs report RMSE where classification reports accuracy.
-  bool regression = false, on_boards = false;
+  bool regression = false, on_boards = false, private_job = false;
   for (const auto& r : rounds) {
     regression |= r.contains("test_rmse") || r.contains("boards_eval_rmse");
     on_boards |= r.contains("boards_eval_samples");
+    private_job |= r.contains("dp_epsilon");
   }
   const char* figure = regression ? "test_rmse" : "test_accuracy";
   const char* boards_figure =
@@ -214,6 +224,7 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
               "participants", figure, "test_loss", "round_s", "max_train_s",
               "eval_s", "overhead_ms");
   if (on_boards) std::printf(" %-21s %-13s", boards_figure, "boards_eval_s");
+  if (private_job) std::printf(" %-11s %-8s", "dp_epsilon", "clipped");
   std::printf("\n");
   bool any_overlapped = false;
   for (const auto& r : rounds) {
@@ -238,6 +249,10 @@ void PrintTable(const std::vector<nlohmann::json>& rounds) {
     if (on_boards) {
       std::printf(" %-21s %-13s", Cell(r, boards_figure, "%.4f").c_str(),
                   Cell(r, "boards_eval_seconds", "%.2f").c_str());
+    }
+    if (private_job) {
+      std::printf(" %-11s %-8s", Cell(r, "dp_epsilon", "%.4f").c_str(),
+                  Cell(r, "dp_clipped_fraction", "%.2f").c_str());
     }
     std::printf("\n");
   }
@@ -457,6 +472,11 @@ int Run() {
            {"evaluate_on_boards", absl::GetFlag(FLAGS_evaluate_on_boards)},
            {"board_eval_every", absl::GetFlag(FLAGS_board_eval_every)},
            {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)},
+           {"dp_noise_multiplier", absl::GetFlag(FLAGS_dp_noise_multiplier)},
+           {"dp_clip", absl::GetFlag(FLAGS_dp_clip)},
+           {"dp_delta", absl::GetFlag(FLAGS_dp_delta)},
+           {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
+           {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
            {"trainable", absl::GetFlag(FLAGS_trainable)}}) {
     if (!value.empty())
       server_argv.push_back(absl::StrCat("--", name, "=", value));

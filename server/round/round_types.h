@@ -57,6 +57,19 @@ struct BoardEvalSummary {
   std::vector<BoardEvalEntry> per_board;  // in the report, not the history
 };
 
+// Differential privacy's figures after a round (server/privacy/): what the
+// job has spent so far, and the round's own settings.
+struct PrivacyFigures {
+  double epsilon = 0;  // spent so far, at `delta`
+  double delta = 0;
+  int64_t steps = 0;  // round attempts charged so far
+  double sampling_rate = 0;
+  double noise_multiplier = 0;
+  double clip = 0;
+  // Of the round's updates, the share that reached the clip bound.
+  double clipped_fraction = 0;
+};
+
 struct RoundReport {
   uint64_t round = 0;
   int selected = 0;
@@ -94,6 +107,8 @@ struct RoundReport {
   // The round's model evaluated on the boards' held-out samples
   // (--evaluate_on_boards); absent when not asked this round.
   std::optional<BoardEvalSummary> board_eval;
+  // Under differential privacy (--dp_noise_multiplier); absent otherwise.
+  std::optional<PrivacyFigures> privacy;
   std::vector<ClientRoundReport> clients;
 };
 
@@ -121,6 +136,8 @@ struct FederationSnapshot {
   // The aggregation strategy's state (server optimizer moments; empty for
   // stateless strategies).
   runtime::NamedTensors strategy_state;
+  // The round budget's state (RoundBudget::State); empty: none.
+  std::string budget_state;
 };
 
 // Evaluates a model on the server's evaluation set: its first

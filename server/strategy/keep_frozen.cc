@@ -19,6 +19,7 @@ class KeepFrozenRound : public RoundAggregator {
     return rule_->Add(update, weight);
   }
   int updates() const override { return rule_->updates(); }
+  void Expect(double updates) override { rule_->Expect(updates); }
   absl::StatusOr<runtime::NamedTensors> Result() override {
     absl::StatusOr<runtime::NamedTensors> next = rule_->Result();
     if (next.ok()) trainable_.KeepFrozen(*global_, &*next);

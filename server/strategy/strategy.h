@@ -72,6 +72,10 @@ class RoundAggregator {
   virtual absl::Status Add(const runtime::NamedTensors& update,
                            double weight) = 0;
   virtual int updates() const = 0;
+  // The round's cohort is expected to be this large (Poisson sampling's
+  // q * n): a rule whose denominator must not depend on who reported
+  // (differential privacy's) divides by it. Others ignore it.
+  virtual void Expect(double updates) {}
   // The next global model, in the global model's dtypes. FailedPrecondition
   // when the round has fewer updates than the rule needs.
   virtual absl::StatusOr<runtime::NamedTensors> Result() = 0;

@@ -1,0 +1,46 @@
+// Differential privacy's settings for a job (fedberry-server --dp_*), and
+// the checks that refuse combinations that would void its guarantee.
+//
+// The guarantee is user-level central DP: a board's whole data is the unit
+// protected, the gateway is trusted, every board's update (its difference
+// from the round's model) is clipped to `clip` in L2 norm, boards are
+// sampled independently with probability `sampling_rate`, and the sum of
+// the clipped updates gets Gaussian noise of standard deviation
+// `noise_multiplier` * `clip` (DP-FedAvg, McMahan et al. 2018).
+#ifndef FEDBERRY_SERVER_PRIVACY_DP_OPTIONS_H_
+#define FEDBERRY_SERVER_PRIVACY_DP_OPTIONS_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "runtime/model.h"
+
+namespace fedberry::server {
+
+struct DpOptions {
+  double clip = 0;              // C, > 0 under DP
+  double noise_multiplier = 0;  // z; 0: DP is off
+  double sampling_rate = 1;     // q, each available board's chance a round
+  double delta = 1e-5;
+  double target_epsilon = 0;  // > 0: the job ends before exceeding it
+  // Seeds the noise; 0: the system's entropy (a fixed seed is for tests:
+  // noise an observer can replay protects nothing).
+  uint64_t noise_seed = 0;
+
+  bool enabled() const { return noise_multiplier > 0 || clip > 0; }
+};
+
+// InvalidArgument naming the flag when the settings are out of range
+// (clip and noise multiplier come together), the strategy is not one whose
+// output is a function of the noisy mean (robust rules look at single
+// updates), or the model has floating buffers (batch norm statistics would
+// travel unclipped and unnoised).
+absl::Status CheckDpOptions(const DpOptions& options,
+                            const std::string& strategy,
+                            const runtime::NamedTensors& model,
+                            int parameter_count);
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_PRIVACY_DP_OPTIONS_H_

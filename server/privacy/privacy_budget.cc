@@ -1,0 +1,111 @@
+#include "server/privacy/privacy_budget.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+
+namespace fedberry::server {
+namespace {
+
+// JSON has no infinity (an RDP order with no bound yet): written as text.
+nlohmann::json Finite(double v) {
+  if (std::isfinite(v)) return v;
+  return v > 0 ? "inf" : "nan";
+}
+
+double Number(const nlohmann::json& j) {
+  if (j.is_number()) return j.get<double>();
+  if (j.is_string() && j.get<std::string>() == "inf") {
+    return std::numeric_limits<double>::infinity();
+  }
+  return std::numeric_limits<double>::quiet_NaN();  // refused by Restore
+}
+
+}  // namespace
+
+PrivacyBudget::PrivacyBudget(const DpOptions& options) : options_(options) {}
+
+std::unique_ptr<Strategy> PrivacyBudget::Aggregate(
+    std::unique_ptr<Strategy> rule) {
+  return AddGaussianNoise(std::move(rule), options_, counts_);
+}
+
+void PrivacyBudget::Shape(v1::TrainConfig& train) const {
+  train.set_dp_clip(options_.clip);
+}
+
+std::string PrivacyBudget::EndsBefore() const {
+  if (options_.target_epsilon <= 0) return "";
+  absl::StatusOr<privacy::PrivacySpent> after = accountant_.SpentAfter(
+      options_.sampling_rate, options_.noise_multiplier, options_.delta);
+  if (after.ok() && after->epsilon <= options_.target_epsilon) return "";
+  return absl::StrFormat(
+      "one more round would spend epsilon %.4g at delta %g, beyond "
+      "--dp_target_epsilon=%g (spent %.4g over %d rounds)",
+      after.ok() ? after->epsilon : std::numeric_limits<double>::infinity(),
+      options_.delta, options_.target_epsilon, epsilon(), accountant_.steps());
+}
+
+void PrivacyBudget::Charge(RoundReport& report) {
+  if (absl::Status s = accountant_.Compose(options_.sampling_rate,
+                                           options_.noise_multiplier);
+      !s.ok()) {
+    // Not expected: the options were checked at start.
+    spdlog::error("privacy accountant: {}", s.ToString());
+  }
+  PrivacyFigures p;
+  p.epsilon = epsilon();
+  p.delta = options_.delta;
+  p.steps = accountant_.steps();
+  p.sampling_rate = options_.sampling_rate;
+  p.noise_multiplier = options_.noise_multiplier;
+  p.clip = options_.clip;
+  // The counts are the last aggregated round's: this one's when it had
+  // updates.
+  if (report.participants > 0 && counts_->updates > 0) {
+    p.clipped_fraction =
+        static_cast<double>(counts_->clipped) / counts_->updates;
+  }
+  report.privacy = p;
+}
+
+double PrivacyBudget::epsilon() const {
+  if (accountant_.steps() == 0) return 0;
+  absl::StatusOr<privacy::PrivacySpent> spent =
+      accountant_.Spent(options_.delta);
+  return spent.ok() ? spent->epsilon : std::numeric_limits<double>::infinity();
+}
+
+std::string PrivacyBudget::State() const {
+  nlohmann::json rdp = nlohmann::json::array();
+  for (double v : accountant_.rdp()) rdp.push_back(Finite(v));
+  nlohmann::json orders = nlohmann::json::array();
+  for (double v : accountant_.orders()) orders.push_back(v);
+  return nlohmann::json{
+      {"steps", accountant_.steps()}, {"orders", orders}, {"rdp", rdp}}
+      .dump();
+}
+
+absl::Status PrivacyBudget::Restore(const std::string& state) {
+  // A checkpoint of a job that ran without DP: nothing was spent under it.
+  if (state.empty()) return absl::OkStatus();
+  nlohmann::json j = nlohmann::json::parse(state, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("steps") ||
+      !j["steps"].is_number_integer() || !j.contains("rdp") ||
+      !j["rdp"].is_array() || !j.contains("orders") ||
+      !j["orders"].is_array()) {
+    return absl::InvalidArgumentError(
+        "the privacy budget's record is malformed (need steps, orders, rdp)");
+  }
+  std::vector<double> orders;
+  for (const auto& v : j["orders"]) orders.push_back(Number(v));
+  std::vector<double> rdp;
+  for (const auto& v : j["rdp"]) rdp.push_back(Number(v));
+  return accountant_.Restore(orders, rdp, j["steps"].get<int64_t>());
+}
+
+}  // namespace fedberry::server

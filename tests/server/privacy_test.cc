@@ -1,0 +1,202 @@
+// Differential privacy on the server: Poisson cohorts, the Gaussian
+// mechanism around a strategy, and the budget the coordinator charges.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <random>
+
+#include "privacy/rdp_accountant.h"
+#include "server/privacy/dp_options.h"
+#include "server/privacy/gaussian_sum.h"
+#include "server/privacy/privacy_budget.h"
+#include "server/round/cohort_selection.h"
+
+namespace fedberry::server {
+namespace {
+
+std::vector<std::string> Boards(int n) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) ids.push_back("b" + std::to_string(1000 + i));
+  return ids;
+}
+
+TEST(CohortSelection, SharedCohortsTakeTheirShareOverSelected) {
+  std::mt19937_64 rng(1);
+  Cohort c = SharedCohorts(0.3, 0, 1.5, 2).Choose(Boards(10), rng);
+  EXPECT_EQ(c.needed, 3u);
+  EXPECT_EQ(c.members.size(), 5u);  // ceil(1.5 * 3)
+  std::set<std::string> unique(c.members.begin(), c.members.end());
+  EXPECT_EQ(unique.size(), 5u);
+}
+
+TEST(CohortSelection, PoissonCohortsDrawEachBoardWithProbabilityQ) {
+  const PoissonCohorts poisson(0.1);
+  std::mt19937_64 rng(7);
+  double total = 0;
+  std::map<std::string, int> times;
+  const int draws = 4000;
+  for (int i = 0; i < draws; ++i) {
+    Cohort c = poisson.Choose(Boards(50), rng);
+    EXPECT_DOUBLE_EQ(c.expected, 5.0);
+    EXPECT_EQ(c.needed, c.members.size());
+    total += c.members.size();
+    for (const auto& id : c.members) ++times[id];
+  }
+  // Mean 5, standard error sqrt(50 * 0.09 / 4000) = 0.034.
+  EXPECT_NEAR(total / draws, 5.0, 0.15);
+  // Every board about q of the time (standard error 0.0047).
+  for (const auto& [id, n] : times) EXPECT_NEAR(n / double(draws), 0.1, 0.025);
+  // The same generator state draws the same cohort (restart).
+  std::mt19937_64 a(3), b(3);
+  EXPECT_EQ(poisson.Choose(Boards(50), a).members,
+            poisson.Choose(Boards(50), b).members);
+}
+
+runtime::NamedTensors Tensors(std::vector<float> w) {
+  return {{"w", torch::tensor(w)},
+          {"n", torch::tensor({int64_t{5}}, torch::kInt64)}};
+}
+
+std::unique_ptr<Strategy> FedAvg(const runtime::NamedTensors& model) {
+  auto s = MakeStrategy(StrategyOptions{}, model);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return *std::move(s);
+}
+
+DpOptions Dp(double clip, double z) {
+  DpOptions o;
+  o.clip = clip;
+  o.noise_multiplier = z;
+  o.sampling_rate = 0.5;
+  o.noise_seed = 42;
+  return o;
+}
+
+TEST(GaussianSum, ClipsEachUpdateAndDividesByTheExpectedCohort) {
+  auto global = std::make_shared<const runtime::NamedTensors>(Tensors({1, 1}));
+  auto counts = std::make_shared<ClipCounts>();
+  // A noise this small leaves the clipped mean visible to 1e-6.
+  auto dp = AddGaussianNoise(FedAvg(*global), Dp(1.0, 1e-9), counts);
+  auto round = dp->BeginRound(global);
+  ASSERT_TRUE(round.ok());
+  (*round)->Expect(4.0);
+  ASSERT_TRUE((*round)->Add(Tensors({4, 5}), 1000).ok());  // norm 5: clipped
+  ASSERT_TRUE((*round)->Add(Tensors({1.5f, 1}), 1).ok());  // norm 0.5: kept
+  auto next = (*round)->Result();
+  ASSERT_TRUE(next.ok()) << next.status();
+  // (0.6 + 0.5, 0.8 + 0) / 4, weights ignored.
+  EXPECT_NEAR((*next)[0].tensor[0].item<float>(), 1 + 1.1 / 4, 1e-6);
+  EXPECT_NEAR((*next)[0].tensor[1].item<float>(), 1 + 0.8 / 4, 1e-6);
+  EXPECT_EQ((*next)[1].tensor.item<int64_t>(), 5);  // the round's integers
+  EXPECT_EQ(counts->updates, 2);
+  EXPECT_EQ(counts->clipped, 1);
+}
+
+TEST(GaussianSum, AddsNoiseOfStandardDeviationZTimesClipOverTheCohort) {
+  const int64_t n = 200000;
+  auto global = std::make_shared<const runtime::NamedTensors>(
+      runtime::NamedTensors{{"w", torch::zeros({n})}});
+  auto dp = AddGaussianNoise(FedAvg(*global), Dp(2.0, 1.5), nullptr);
+  auto round = dp->BeginRound(global);
+  ASSERT_TRUE(round.ok());
+  (*round)->Expect(6.0);
+  ASSERT_TRUE((*round)->Add(*global, 1).ok());  // a zero update
+  auto next = (*round)->Result();
+  ASSERT_TRUE(next.ok());
+  const at::Tensor w = (*next)[0].tensor.to(torch::kFloat64);
+  // std 1.5 * 2 / 6 = 0.5; the sample's std has standard error 0.5 /
+  // sqrt(2n) = 0.0008, its mean 0.0011.
+  EXPECT_NEAR(w.std().item<double>(), 0.5, 0.005);
+  EXPECT_NEAR(w.mean().item<double>(), 0.0, 0.006);
+  // A fixed seed draws the same noise; another seed other noise.
+  auto again = AddGaussianNoise(FedAvg(*global), Dp(2.0, 1.5), nullptr);
+  auto r2 = again->BeginRound(global);
+  (*r2)->Expect(6.0);
+  ASSERT_TRUE((*r2)->Add(*global, 1).ok());
+  EXPECT_TRUE(
+      torch::equal((*r2->get()).Result()->at(0).tensor, (*next)[0].tensor));
+}
+
+TEST(DpOptions, RefusesWhatVoidsTheGuarantee) {
+  const runtime::NamedTensors model = Tensors({0, 0});
+  EXPECT_TRUE(CheckDpOptions(Dp(1, 1), "fedavg", model, 1).ok());
+  EXPECT_TRUE(CheckDpOptions(DpOptions{}, "krum", model, 1).ok());  // off
+  auto krum = CheckDpOptions(Dp(1, 1), "krum", model, 1);
+  EXPECT_NE(krum.message().find("krum"), std::string::npos);
+  EXPECT_FALSE(CheckDpOptions(Dp(0, 1), "fedavg", model, 1).ok());
+  EXPECT_FALSE(CheckDpOptions(Dp(1, 0), "fedavg", model, 1).ok());
+  DpOptions q = Dp(1, 1);
+  q.sampling_rate = 0;
+  EXPECT_NE(CheckDpOptions(q, "fedavg", model, 1).message().find("--fraction"),
+            std::string::npos);
+  runtime::NamedTensors with_bn = {{"w", torch::zeros({2})},
+                                   {"running_mean", torch::zeros({2})}};
+  auto bn = CheckDpOptions(Dp(1, 1), "fedavg", with_bn, 1);
+  EXPECT_NE(bn.message().find("buffer"), std::string::npos);
+}
+
+TEST(PrivacyBudget, ChargesEveryRoundAsTheAccountantDoes) {
+  DpOptions o = Dp(1.0, 1.1);
+  o.sampling_rate = 0.1;
+  PrivacyBudget budget(o);
+  privacy::RdpAccountant reference;
+  v1::TrainConfig train;
+  budget.Shape(train);
+  EXPECT_EQ(train.dp_clip(), 1.0);
+  for (int round = 1; round <= 5; ++round) {
+    RoundReport report;
+    report.round = round;
+    budget.Charge(report);
+    ASSERT_TRUE(reference.Compose(0.1, 1.1).ok());
+    ASSERT_TRUE(report.privacy.has_value());
+    EXPECT_EQ(report.privacy->steps, round);
+    EXPECT_DOUBLE_EQ(report.privacy->epsilon, reference.Spent(1e-5)->epsilon);
+    EXPECT_EQ(report.privacy->sampling_rate, 0.1);
+  }
+  // A restarted server goes on from the same spending, to the bit.
+  PrivacyBudget restored(o);
+  ASSERT_TRUE(restored.Restore(budget.State()).ok());
+  RoundReport a, b;
+  budget.Charge(a);
+  restored.Charge(b);
+  EXPECT_DOUBLE_EQ(a.privacy->epsilon, b.privacy->epsilon);
+  EXPECT_EQ(b.privacy->steps, 6);
+}
+
+TEST(PrivacyBudget, EndsTheJobBeforeARoundWouldExceedTheTarget) {
+  DpOptions o = Dp(1.0, 1.0);
+  o.sampling_rate = 0.2;
+  privacy::RdpAccountant reference;
+  ASSERT_TRUE(reference.Compose(0.2, 1.0, 3).ok());
+  const double after3 = reference.Spent(1e-5)->epsilon;
+  ASSERT_TRUE(reference.Compose(0.2, 1.0).ok());
+  o.target_epsilon = (after3 + reference.Spent(1e-5)->epsilon) / 2;
+  PrivacyBudget budget(o);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(budget.EndsBefore(), "") << "round " << i + 1;
+    RoundReport r;
+    budget.Charge(r);
+  }
+  const std::string why = budget.EndsBefore();
+  EXPECT_NE(why.find("--dp_target_epsilon"), std::string::npos) << why;
+}
+
+TEST(PrivacyBudget, RefusesAStateThatDoesNotFit) {
+  PrivacyBudget budget(Dp(1, 1));
+  EXPECT_TRUE(budget.Restore("").ok());  // a job that ran without DP
+  EXPECT_FALSE(budget.Restore("{").ok());
+  EXPECT_FALSE(
+      budget.Restore(R"({"steps":1,"orders":[2,3],"rdp":[1,1]})").ok());
+  PrivacyBudget spent(Dp(1, 1));
+  RoundReport r;
+  spent.Charge(r);
+  std::string state = spent.State();
+  const size_t at = state.find("\"rdp\":[");
+  ASSERT_NE(at, std::string::npos);
+  state.insert(at + 7, "-1,");  // one value too many, and negative
+  EXPECT_FALSE(budget.Restore(state).ok());
+}
+
+}  // namespace
+}  // namespace fedberry::server
