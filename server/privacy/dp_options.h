@@ -24,8 +24,9 @@ struct DpOptions {
   double sampling_rate = 1;     // q, each available board's chance a round
   double delta = 1e-5;
   double target_epsilon = 0;  // > 0: the job ends before exceeding it
-  // Seeds the noise; 0: the system's entropy (a fixed seed is for tests:
-  // noise an observer can replay protects nothing).
+  // Seeds the noise, with each round's model, so a reopened round draws
+  // the same noise; 0: fresh entropy every round (a fixed seed is for
+  // tests: noise an observer can replay protects nothing).
   uint64_t noise_seed = 0;
 
   bool enabled() const { return noise_multiplier > 0 || clip > 0; }

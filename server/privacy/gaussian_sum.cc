@@ -90,29 +90,41 @@ class GaussianSumRound : public RoundAggregator {
   double expected_ = 0;
 };
 
-uint64_t NoiseSeed(uint64_t seed) {
-  if (seed != 0) return seed;
-  std::random_device entropy;
-  return (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+// A round's noise seed: fresh entropy; or, for tests, the fixed seed mixed
+// with the round's model (FNV-1a over its bytes), so a restarted server
+// that reopens a round draws that round's noise again.
+uint64_t NoiseSeed(uint64_t seed, const runtime::NamedTensors& global) {
+  if (seed == 0) {
+    std::random_device entropy;
+    return (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
+  }
+  uint64_t h = 14695981039346656037ull ^ seed;
+  for (const auto& t : global) {
+    const at::Tensor c = t.tensor.contiguous();
+    const auto* bytes = static_cast<const unsigned char*>(c.data_ptr());
+    for (size_t i = 0; i < c.nbytes(); ++i) {
+      h = (h ^ bytes[i]) * 1099511628211ull;
+    }
+  }
+  return h;
 }
 
 class GaussianSumStrategy : public Strategy {
  public:
   GaussianSumStrategy(std::unique_ptr<Strategy> rule, const DpOptions& options,
                       std::shared_ptr<ClipCounts> counts)
-      : rule_(std::move(rule)),
-        options_(options),
-        generator_(at::make_generator<at::CPUGeneratorImpl>(
-            NoiseSeed(options.noise_seed))),
-        counts_(std::move(counts)) {}
+      : rule_(std::move(rule)), options_(options), counts_(std::move(counts)) {}
 
   const std::string& name() const override { return rule_->name(); }
   absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
       std::shared_ptr<const runtime::NamedTensors> global) override {
     ASSIGN_OR_RETURN(std::unique_ptr<RoundAggregator> round,
                      rule_->BeginRound(global));
-    return std::make_unique<GaussianSumRound>(
-        std::move(round), std::move(global), options_, generator_, counts_);
+    at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
+        NoiseSeed(options_.noise_seed, *global));
+    return std::make_unique<GaussianSumRound>(std::move(round),
+                                              std::move(global), options_,
+                                              std::move(generator), counts_);
   }
   void Commit(RoundAggregator& round) override {
     rule_->Commit(static_cast<GaussianSumRound&>(round).rule());
@@ -126,7 +138,6 @@ class GaussianSumStrategy : public Strategy {
  private:
   std::unique_ptr<Strategy> rule_;
   const DpOptions options_;
-  at::Generator generator_;
   std::shared_ptr<ClipCounts> counts_;
 };
 

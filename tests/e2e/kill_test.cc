@@ -315,6 +315,34 @@ TEST_F(KillTest, ServerKilledAfterAnOverlappedEvaluationEndsExactly) {
       0);
 }
 
+// Under differential privacy the budget is in the federation checkpoint: a
+// server killed mid-round and mid-checkpoint reports, round by round, the
+// epsilon of the uninterrupted job, charges each round once, and (with a
+// fixed noise seed, drawn again for a reopened round) ends with its model.
+TEST_F(KillTest, ServerKilledUnderDifferentialPrivacyReportsTheSameEpsilons) {
+  server_extra_ = {"--dp_noise_multiplier=1.0", "--dp_clip=0.05",
+                   "--dp_noise_seed=11"};
+  KillServerRepeatedly();
+  auto spending = [](const std::string& path) {
+    std::vector<std::pair<int64_t, double>> out;
+    std::ifstream rounds(path);
+    std::string line;
+    while (std::getline(rounds, line)) {
+      auto j = nlohmann::json::parse(line);
+      out.emplace_back(j.at("dp_steps").get<int64_t>(),
+                       j.at("dp_epsilon").get<double>());
+    }
+    return out;
+  };
+  const auto reference = spending(dir_ / "ref/rounds.jsonl");
+  ASSERT_EQ(reference.size(), static_cast<size_t>(rounds_));
+  for (int r = 1; r <= rounds_; ++r) {
+    EXPECT_EQ(reference[r - 1].first, r);  // q = 1: no short draw
+    if (r > 1) EXPECT_GT(reference[r - 1].second, reference[r - 2].second);
+  }
+  EXPECT_EQ(spending(dir_ / "kill/rounds.jsonl"), reference);
+}
+
 void KillTest::KillServerRepeatedly() {
   const int target = std::max(4, KillTarget() / 8);
   // Rounds enough for the kills: one after a round is durable moves the job

@@ -1,0 +1,125 @@
+// End to end: differential privacy through fedberry-sim and fedberry-server.
+// Every round's epsilon is what fedberry-dp computes for the logged
+// parameters, a target epsilon ends the job at the right round, and
+// settings that would void the guarantee are refused.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "tests/run_command.h"
+#include "tests/test_files.h"
+
+namespace fedberry {
+namespace {
+
+using testing::RunCommand;
+const std::string kBin = FEDBERRY_BIN_DIR;
+
+std::vector<nlohmann::json> Rounds(const std::string& out) {
+  std::vector<nlohmann::json> rounds;
+  std::ifstream in(out + "/rounds.jsonl");
+  std::string line;
+  while (std::getline(in, line)) rounds.push_back(nlohmann::json::parse(line));
+  return rounds;
+}
+
+// fedberry-dp's epsilon after `steps` rounds of (q, z) at delta 1e-5.
+double PlannedEpsilon(double q, double z, int64_t steps) {
+  int code = 0;
+  const std::string out =
+      RunCommand(absl::StrCat(kBin, "/fedberry-dp epsilon --sampling_rate=", q,
+                              " --noise_multiplier=", z, " --steps=", steps,
+                              " --delta=1e-5"),
+                 &code);
+  EXPECT_EQ(code, 0) << out;
+  const size_t at = out.rfind("epsilon=");
+  EXPECT_NE(at, std::string::npos) << out;
+  return at == std::string::npos ? -1 : std::stod(out.substr(at + 8));
+}
+
+std::string SimCommand(const testing::TempDir& dir, int rounds,
+                       const std::string& extra) {
+  return absl::StrCat(kBin, "/fedberry-sim --clients=4 --rounds=", rounds,
+                      " --fraction=0.5 --min_clients=1 --local_steps=10 "
+                      "--batch_size=16 --lr=0.02 --dp_noise_multiplier=1.2 "
+                      "--dp_clip=0.05 --dp_noise_seed=3 --data=",
+                      dir.path(), " --output=", dir / "out", " ", extra);
+}
+
+TEST(Privacy, EachRoundsEpsilonIsWhatFedberryDpComputes) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  int code = 0;
+  const std::string out = RunCommand(SimCommand(dir, 3, ""), &code);
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("dp_epsilon"), std::string::npos) << out;
+  const std::vector<nlohmann::json> rounds = Rounds(dir / "out");
+  ASSERT_EQ(rounds.size(), 3u) << out;
+  int64_t last_steps = 0;
+  for (const auto& r : rounds) {
+    const int64_t steps = r.at("dp_steps").get<int64_t>();
+    // Draws too small to run are charged too: never fewer than the rounds.
+    EXPECT_GE(steps, r.at("round").get<int64_t>());
+    EXPECT_GT(steps, last_steps);
+    last_steps = steps;
+    EXPECT_EQ(r.at("dp_sampling_rate").get<double>(), 0.5);
+    EXPECT_EQ(r.at("dp_noise_multiplier").get<double>(), 1.2);
+    EXPECT_EQ(r.at("dp_clip").get<double>(), 0.05);
+    EXPECT_EQ(r.at("dp_delta").get<double>(), 1e-5);
+    const double clipped = r.at("dp_clipped_fraction").get<double>();
+    EXPECT_TRUE(clipped >= 0 && clipped <= 1) << r;
+    EXPECT_NEAR(r.at("dp_epsilon").get<double>(),
+                PlannedEpsilon(0.5, 1.2, steps),
+                1e-9 * r.at("dp_epsilon").get<double>())
+        << r;
+  }
+}
+
+TEST(Privacy, TargetEpsilonEndsTheJobBeforeARoundWouldExceedIt) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  const double target =
+      (PlannedEpsilon(0.5, 1.2, 2) + PlannedEpsilon(0.5, 1.2, 3)) / 2;
+  int code = 0;
+  const std::string out = RunCommand(
+      SimCommand(dir, 6, absl::StrCat("--dp_target_epsilon=", target)), &code);
+  const std::vector<nlohmann::json> rounds = Rounds(dir / "out");
+  ASSERT_FALSE(rounds.empty()) << out;
+  ASSERT_LE(rounds.size(), 2u) << out;
+  const nlohmann::json& last = rounds.back();
+  const int64_t steps = last.at("dp_steps").get<int64_t>();
+  EXPECT_LE(last.at("dp_epsilon").get<double>(), target);
+  EXPECT_GT(PlannedEpsilon(0.5, 1.2, steps + 1), target);
+  EXPECT_GT(testing::CountLines(dir / "out/logs/server.log",
+                                "beyond --dp_target_epsilon"),
+            0)
+      << out;
+}
+
+TEST(Privacy, SettingsThatVoidTheGuaranteeAreRefused) {
+  testing::TempDir dir;
+  const std::string server =
+      absl::StrCat(kBin, "/fedberry-server --eval_data= --listen=127.0.0.1:0 ",
+                   "--output=", dir / "out", " --dp_noise_multiplier=1 ");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--dp_clip=1 --strategy=krum --byzantine=0", "krum"},
+      {"", "--dp_clip"},
+      {"--dp_clip=1 --model=resnet8", "buffer"},
+      {"--dp_clip=1 --target_updates=2", "Poisson"},
+      {"--dp_clip=1 --dp_delta=2", "--dp_delta"},
+      {"--dp_clip=1 --dp_target_epsilon=0.001", "allows no round"},
+  };
+  for (const auto& [flags, named] : cases) {
+    int code = 0;
+    const std::string out = RunCommand(server + flags, &code);
+    EXPECT_EQ(code, 2) << flags << "\n" << out;
+    EXPECT_NE(out.find(named), std::string::npos) << flags << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace fedberry
