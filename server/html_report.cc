@@ -49,6 +49,35 @@ std::string Figure(const std::string& id, const std::string& svg,
                       caption, "</figcaption>\n</figure>\n");
 }
 
+// Differential privacy: epsilon spent by each round, beside the accuracy
+// it bought. Nothing when the job ran without DP.
+std::string PrivacyBudgetPlot(const JobRecord& record) {
+  Series epsilon{"epsilon spent", {}, false};
+  Series clipped{"updates clipped (share)", {}, true};
+  double delta = 0;
+  for (const RoundRow& r : record.rounds) {
+    if (!r.dp_epsilon) continue;
+    epsilon.points.push_back({static_cast<double>(r.round), *r.dp_epsilon});
+    if (r.dp_clipped_fraction) {
+      clipped.points.push_back(
+          {static_cast<double>(r.round), *r.dp_clipped_fraction});
+    }
+    delta = r.dp_delta.value_or(0);
+  }
+  if (epsilon.points.empty()) return "";
+  ChartOptions o;
+  o.title = "Privacy budget spent";
+  o.x_label = "round";
+  o.y_label = "epsilon";
+  return Figure(
+      "plot-privacy-budget", LineChart(o, {epsilon, clipped}),
+      absl::StrFormat(
+          "Differential privacy spent so far after each round: epsilon at "
+          "delta %g (RDP accountant; every round attempt counts), and the "
+          "share of the round's updates that reached the clip bound.",
+          delta));
+}
+
 // Evaluation on the boards: the combined figure per round with its spread
 // (and the server's own beside it), and each board's figure for the last
 // round the boards evaluated. Nothing when the job had none.
@@ -198,6 +227,7 @@ std::string RenderHtmlReport(const JobRecord& record,
                    "after each round.");
   }
   html += BoardEvalPlots(record);
+  html += PrivacyBudgetPlot(record);
   {
     Series test{"test loss", {}, false};
     for (const RoundRow& r : record.rounds) {

@@ -119,6 +119,9 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     record.regression |= r.test_rmse || boards_rmse;
     r.boards_eval = Opt<double>(
         j, boards_rmse ? "boards_eval_rmse" : "boards_eval_accuracy");
+    r.dp_epsilon = Opt<double>(j, "dp_epsilon");
+    r.dp_delta = Opt<double>(j, "dp_delta");
+    r.dp_clipped_fraction = Opt<double>(j, "dp_clipped_fraction");
     r.boards_eval_min = Opt<double>(j, "boards_eval_min");
     r.boards_eval_max = Opt<double>(j, "boards_eval_max");
     r.boards_eval_personalized =

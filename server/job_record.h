@@ -39,6 +39,9 @@ struct RoundRow {
   // personalised figure.
   std::optional<double> boards_eval, boards_eval_min, boards_eval_max,
       boards_eval_personalized;
+  // Differential privacy: epsilon spent so far (at dp_delta) and the share
+  // of the round's updates clipped; absent without DP.
+  std::optional<double> dp_epsilon, dp_delta, dp_clipped_fraction;
 };
 
 // One board's evaluation of a round's model (clients.jsonl "evaluation").

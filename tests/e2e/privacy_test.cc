@@ -57,6 +57,10 @@ TEST(Privacy, EachRoundsEpsilonIsWhatFedberryDpComputes) {
   const std::string out = RunCommand(SimCommand(dir, 3, ""), &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("dp_epsilon"), std::string::npos) << out;
+  std::ifstream report(dir / "out/report.html");
+  const std::string html((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("id=\"plot-privacy-budget\""), std::string::npos);
   const std::vector<nlohmann::json> rounds = Rounds(dir / "out");
   ASSERT_EQ(rounds.size(), 3u) << out;
   int64_t last_steps = 0;
