@@ -285,6 +285,22 @@ ABSL_FLAG(double, dp_clip, 0,
           "Differential privacy: the L2 norm bound on each board's update "
           "(its difference from the round's model), applied on the board "
           "before encoding and again by the server.");
+ABSL_FLAG(bool, dp_adaptive_clip, false,
+          "Differential privacy: --dp_clip is the initial bound, which then "
+          "follows --dp_target_quantile of the boards' update norms (Andrew "
+          "et al. 2021, from a noisy count of the updates within the bound; "
+          "--dp_noise_multiplier is the total, split between that count and "
+          "the updates). TensorFlow Federated starts it at 0.1.");
+ABSL_FLAG(double, dp_target_quantile, 0.5,
+          "--dp_adaptive_clip: the share of updates meant to fall within "
+          "the bound.");
+ABSL_FLAG(double, dp_clip_learning_rate, 0.2,
+          "--dp_adaptive_clip: the bound moves by exp(-rate x (share within "
+          "- target)) a round.");
+ABSL_FLAG(double, dp_clipped_count_stddev, 0,
+          "--dp_adaptive_clip: the noise on the count of updates within the "
+          "bound; 0: 0.05 x the round's expected cohort, at least the noise "
+          "multiplier. Must exceed half of --dp_noise_multiplier.");
 ABSL_FLAG(double, dp_delta, 1e-5,
           "Differential privacy: the delta epsilon is stated at (well below "
           "1 / the number of boards).");
@@ -823,6 +839,10 @@ server::DpOptions DpOptionsFromFlags() {
   dp.delta = absl::GetFlag(FLAGS_dp_delta);
   dp.target_epsilon = absl::GetFlag(FLAGS_dp_target_epsilon);
   dp.noise_seed = absl::GetFlag(FLAGS_dp_noise_seed);
+  dp.adaptive_clip = absl::GetFlag(FLAGS_dp_adaptive_clip);
+  dp.target_quantile = absl::GetFlag(FLAGS_dp_target_quantile);
+  dp.clip_learning_rate = absl::GetFlag(FLAGS_dp_clip_learning_rate);
+  dp.clipped_count_stddev = absl::GetFlag(FLAGS_dp_clipped_count_stddev);
   return dp;
 }
 
@@ -862,8 +882,12 @@ absl::Status ApplyPrivacy(const server::DpOptions& dp,
   c.selection = std::make_shared<const server::PoissonCohorts>(dp.sampling_rate);
   c.budget = std::move(budget);
   spdlog::info(
-      "differential privacy: clip {:g}, noise multiplier {:g}, sampling "
+      "differential privacy: {} {:g}, noise multiplier {:g}, sampling "
       "rate {:g}, delta {:g}{}",
+      dp.adaptive_clip
+          ? absl::StrCat("adaptive clip towards quantile ",
+                         dp.target_quantile, " from")
+          : std::string("clip"),
       dp.clip, dp.noise_multiplier, dp.sampling_rate, dp.delta,
       dp.target_epsilon > 0 ? absl::StrCat(", target epsilon ",
                                            dp.target_epsilon)

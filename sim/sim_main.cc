@@ -98,6 +98,10 @@ ABSL_FLAG(std::string, dp_noise_multiplier, "",
           "--fraction is then each board's chance to join a round).");
 ABSL_FLAG(std::string, dp_clip, "", "fedberry-server --dp_clip.");
 ABSL_FLAG(std::string, dp_delta, "", "fedberry-server --dp_delta.");
+ABSL_FLAG(std::string, dp_adaptive_clip, "",
+          "fedberry-server --dp_adaptive_clip (true or false).");
+ABSL_FLAG(std::string, dp_target_quantile, "",
+          "fedberry-server --dp_target_quantile.");
 ABSL_FLAG(std::string, dp_target_epsilon, "",
           "fedberry-server --dp_target_epsilon.");
 ABSL_FLAG(std::string, dp_noise_seed, "",
@@ -475,6 +479,8 @@ int Run() {
            {"dp_noise_multiplier", absl::GetFlag(FLAGS_dp_noise_multiplier)},
            {"dp_clip", absl::GetFlag(FLAGS_dp_clip)},
            {"dp_delta", absl::GetFlag(FLAGS_dp_delta)},
+           {"dp_adaptive_clip", absl::GetFlag(FLAGS_dp_adaptive_clip)},
+           {"dp_target_quantile", absl::GetFlag(FLAGS_dp_target_quantile)},
            {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
            {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
            {"trainable", absl::GetFlag(FLAGS_trainable)}}) {

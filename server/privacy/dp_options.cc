@@ -30,6 +30,21 @@ absl::Status CheckRanges(const DpOptions& o) {
     return absl::InvalidArgumentError(
         absl::StrCat("--dp_delta must be in (0, 1); got ", o.delta));
   }
+  if (o.adaptive_clip &&
+      (!(o.target_quantile > 0 && o.target_quantile < 1) ||
+       !(o.clip_learning_rate > 0) || !std::isfinite(o.clip_learning_rate) ||
+       !(o.clipped_count_stddev >= 0))) {
+    return absl::InvalidArgumentError(
+        "--dp_adaptive_clip needs --dp_target_quantile in (0, 1), "
+        "--dp_clip_learning_rate > 0 and --dp_clipped_count_stddev >= 0");
+  }
+  if (o.adaptive_clip && o.clipped_count_stddev > 0 &&
+      o.noise_multiplier >= 2 * o.clipped_count_stddev) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--dp_clipped_count_stddev=", o.clipped_count_stddev,
+        " is too low for the total --dp_noise_multiplier=", o.noise_multiplier,
+        ": it must exceed half of it (or leave it 0 for the default)"));
+  }
   if (!(o.target_epsilon >= 0) || !std::isfinite(o.target_epsilon)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--dp_target_epsilon must be >= 0 (0: no target); got ",

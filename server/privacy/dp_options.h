@@ -24,6 +24,17 @@ struct DpOptions {
   double sampling_rate = 1;     // q, each available board's chance a round
   double delta = 1e-5;
   double target_epsilon = 0;  // > 0: the job ends before exceeding it
+  // Adaptive clipping (Andrew et al. 2021, geometric update, TensorFlow
+  // Federated's defaults): `clip` is the initial bound, which follows the
+  // `target_quantile` of the update norms at `clip_learning_rate`, from a
+  // noisy count of the updates within the bound (noise standard deviation
+  // `clipped_count_stddev`; 0: 0.05 x the round's expected cohort, at least
+  // the noise multiplier). `noise_multiplier` is then the total: the
+  // updates get (z^-2 - (2 x clipped_count_stddev)^-2)^-1/2.
+  bool adaptive_clip = false;
+  double target_quantile = 0.5;
+  double clip_learning_rate = 0.2;
+  double clipped_count_stddev = 0;
   // Seeds the noise, with each round's model, so a reopened round draws
   // the same noise; 0: fresh entropy every round (a fixed seed is for
   // tests: noise an observer can replay protects nothing).

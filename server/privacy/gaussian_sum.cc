@@ -3,6 +3,8 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
 #include <random>
 #include <utility>
 
@@ -18,24 +20,24 @@ class GaussianSumRound : public RoundAggregator {
   GaussianSumRound(std::unique_ptr<RoundAggregator> rule,
                    std::shared_ptr<const runtime::NamedTensors> global,
                    const DpOptions& options, at::Generator generator,
-                   std::shared_ptr<ClipCounts> counts)
+                   std::shared_ptr<ClipState> state)
       : rule_(std::move(rule)),
         global_(std::move(global)),
         options_(options),
+        clip_(state->clip),
         generator_(std::move(generator)),
-        counts_(std::move(counts)) {
+        state_(std::move(state)) {
     for (const auto& t : *global_) {
       sum_.push_back(t.tensor.is_floating_point()
                          ? torch::zeros(t.tensor.sizes(), torch::kFloat64)
                          : at::Tensor());
     }
-    if (counts_) *counts_ = ClipCounts{};
   }
 
   absl::Status Add(const runtime::NamedTensors& update,
                    double /*weight*/) override {
     ASSIGN_OR_RETURN(const double norm, runtime::UpdateNorm(update, *global_));
-    const double scale = norm > options_.clip ? options_.clip / norm : 1.0;
+    const double scale = norm > clip_ ? clip_ / norm : 1.0;
     for (size_t i = 0; i < update.size(); ++i) {
       if (!sum_[i].defined()) continue;
       sum_[i] += (update[i].tensor.to(torch::kFloat64) -
@@ -43,10 +45,7 @@ class GaussianSumRound : public RoundAggregator {
                  scale;
     }
     ++updates_;
-    if (counts_) {
-      ++counts_->updates;
-      if (norm >= kClipReached * options_.clip) ++counts_->clipped;
-    }
+    if (norm >= kClipReached * clip_) ++clipped_;
     return absl::OkStatus();
   }
   int updates() const override { return updates_; }
@@ -59,7 +58,8 @@ class GaussianSumRound : public RoundAggregator {
     // Without an expectation (a caller that never set one), the round's own
     // count: still bounded, as every update was clipped.
     const double denominator = expected_ > 0 ? expected_ : updates_;
-    const double stddev = options_.noise_multiplier * options_.clip;
+    const double count_stddev = ClippedCountStddev(options_, denominator);
+    const double stddev = ValueNoiseMultiplier(options_, count_stddev) * clip_;
     runtime::NamedTensors next;
     for (size_t i = 0; i < global_->size(); ++i) {
       const at::Tensor& g = (*global_)[i].tensor;
@@ -74,19 +74,42 @@ class GaussianSumRound : public RoundAggregator {
                       (g.to(torch::kFloat64) + mean).to(g.scalar_type())});
     }
     sum_.clear();  // the noise is drawn once
+    Account(denominator, count_stddev);
     RETURN_IF_ERROR(rule_->Add(next, 1.0));
     return rule_->Result();
   }
   RoundAggregator& rule() { return *rule_; }
 
  private:
+  // The round's clip counts into the shared state and, under adaptive
+  // clipping, the next bound from the noisy share of updates within this
+  // one: clip * exp(-rate * (share - target)).
+  void Account(double denominator, double count_stddev) {
+    state_->round_clip = clip_;
+    state_->updates = updates_;
+    state_->clipped = clipped_;
+    if (!options_.adaptive_clip) return;
+    // Each update counts +1/2 within the bound, -1/2 beyond it: the count's
+    // sensitivity is 1/2, as the split of the noise multiplier assumes.
+    const double centred = (updates_ - clipped_) - 0.5 * updates_;
+    const double noise = at::normal(0.0, count_stddev, {1}, generator_,
+                                    torch::dtype(torch::kFloat64))
+                             .item<double>();
+    const double share =
+        std::clamp((centred + noise) / denominator + 0.5, 0.0, 1.0);
+    state_->clip = clip_ * std::exp(-options_.clip_learning_rate *
+                                    (share - options_.target_quantile));
+  }
+
   std::unique_ptr<RoundAggregator> rule_;
   std::shared_ptr<const runtime::NamedTensors> global_;
   const DpOptions options_;
+  const double clip_;  // this round's bound
   at::Generator generator_;
-  std::shared_ptr<ClipCounts> counts_;
+  std::shared_ptr<ClipState> state_;
   std::vector<at::Tensor> sum_;  // float64; undefined for integer tensors
   int updates_ = 0;
+  int clipped_ = 0;
   double expected_ = 0;
 };
 
@@ -112,8 +135,10 @@ uint64_t NoiseSeed(uint64_t seed, const runtime::NamedTensors& global) {
 class GaussianSumStrategy : public Strategy {
  public:
   GaussianSumStrategy(std::unique_ptr<Strategy> rule, const DpOptions& options,
-                      std::shared_ptr<ClipCounts> counts)
-      : rule_(std::move(rule)), options_(options), counts_(std::move(counts)) {}
+                      std::shared_ptr<ClipState> state)
+      : rule_(std::move(rule)), options_(options), state_(std::move(state)) {
+    if (state_->clip <= 0) state_->clip = options_.clip;
+  }
 
   const std::string& name() const override { return rule_->name(); }
   absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
@@ -124,7 +149,7 @@ class GaussianSumStrategy : public Strategy {
         NoiseSeed(options_.noise_seed, *global));
     return std::make_unique<GaussianSumRound>(std::move(round),
                                               std::move(global), options_,
-                                              std::move(generator), counts_);
+                                              std::move(generator), state_);
   }
   void Commit(RoundAggregator& round) override {
     rule_->Commit(static_cast<GaussianSumRound&>(round).rule());
@@ -138,16 +163,31 @@ class GaussianSumStrategy : public Strategy {
  private:
   std::unique_ptr<Strategy> rule_;
   const DpOptions options_;
-  std::shared_ptr<ClipCounts> counts_;
+  std::shared_ptr<ClipState> state_;
 };
 
 }  // namespace
 
+double ClippedCountStddev(const DpOptions& options, double expected) {
+  if (!options.adaptive_clip) return 0;
+  if (options.clipped_count_stddev > 0) return options.clipped_count_stddev;
+  // TensorFlow Federated's default, raised where it would leave the
+  // updates no share of the noise.
+  return std::max(0.05 * expected, options.noise_multiplier);
+}
+
+double ValueNoiseMultiplier(const DpOptions& options, double count_stddev) {
+  const double z = options.noise_multiplier;
+  if (!options.adaptive_clip || z <= 0) return z;
+  return std::pow(std::pow(z, -2) - std::pow(2 * count_stddev, -2), -0.5);
+}
+
 std::unique_ptr<Strategy> AddGaussianNoise(std::unique_ptr<Strategy> rule,
                                            const DpOptions& options,
-                                           std::shared_ptr<ClipCounts> counts) {
+                                           std::shared_ptr<ClipState> state) {
+  if (!state) state = std::make_shared<ClipState>();
   return std::make_unique<GaussianSumStrategy>(std::move(rule), options,
-                                               std::move(counts));
+                                               std::move(state));
 }
 
 }  // namespace fedberry::server

@@ -5,7 +5,9 @@
 // deviation noise_multiplier * clip is added to every coordinate of the
 // sum, and the sum is divided by the round's expected cohort size (q * n,
 // RoundAggregator::Expect), not by who reported, so one board's presence
-// changes the result by at most clip / (q * n) before the noise. Sample
+// changes the result by at most clip / (q * n) before the noise. With
+// adaptive clipping the bound moves after every round towards a quantile of
+// the update norms, estimated from a noisy count (see DpOptions). Sample
 // counts play no part: a board's weight would reveal its data's size.
 // The job's rule then takes the noisy mean as a single update (fedavg:
 // the next model; a server optimizer: its pseudo-gradient). Integer
@@ -21,8 +23,12 @@
 
 namespace fedberry::server {
 
-// What the last round's clipping did, for its report.
-struct ClipCounts {
+// The bound, shared by the mechanism (which moves it, when adaptive) and the
+// budget (which puts it in each round's config and in the checkpoint), and
+// what the last aggregated round's clipping did, for its report.
+struct ClipState {
+  double clip = 0;        // the next round's bound
+  double round_clip = 0;  // the bound the last aggregated round used
   int updates = 0;
   int clipped = 0;  // reached the bound (within kClipReached)
 };
@@ -32,11 +38,20 @@ struct ClipCounts {
 // little either way.
 inline constexpr double kClipReached = 0.999;
 
-// `rule` under the mechanism of `options`; `counts` (may be null) is
-// rewritten by every round.
+// The clipped count's noise for a round expecting `expected` boards (0
+// without adaptive clipping).
+double ClippedCountStddev(const DpOptions& options, double expected);
+
+// The noise multiplier the updates get: `options.noise_multiplier`, or
+// under adaptive clipping what is left of it beside the count's noise
+// `count_stddev` (TensorFlow Federated's adaptive_clip_noise_params).
+double ValueNoiseMultiplier(const DpOptions& options, double count_stddev);
+
+// `rule` under the mechanism of `options`, with the bound of `state` (may
+// be null; its clip set to options.clip when 0), which every round updates.
 std::unique_ptr<Strategy> AddGaussianNoise(std::unique_ptr<Strategy> rule,
                                            const DpOptions& options,
-                                           std::shared_ptr<ClipCounts> counts);
+                                           std::shared_ptr<ClipState> state);
 
 }  // namespace fedberry::server
 

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
+#include "runtime/status_macros.h"
 
 namespace fedberry::server {
 namespace {
@@ -27,15 +28,17 @@ double Number(const nlohmann::json& j) {
 
 }  // namespace
 
-PrivacyBudget::PrivacyBudget(const DpOptions& options) : options_(options) {}
+PrivacyBudget::PrivacyBudget(const DpOptions& options) : options_(options) {
+  clip_->clip = options.clip;
+}
 
 std::unique_ptr<Strategy> PrivacyBudget::Aggregate(
     std::unique_ptr<Strategy> rule) {
-  return AddGaussianNoise(std::move(rule), options_, counts_);
+  return AddGaussianNoise(std::move(rule), options_, clip_);
 }
 
 void PrivacyBudget::Shape(v1::TrainConfig& train) const {
-  train.set_dp_clip(options_.clip);
+  train.set_dp_clip(clip_->clip);
 }
 
 std::string PrivacyBudget::EndsBefore() const {
@@ -63,12 +66,12 @@ void PrivacyBudget::Charge(RoundReport& report) {
   p.steps = accountant_.steps();
   p.sampling_rate = options_.sampling_rate;
   p.noise_multiplier = options_.noise_multiplier;
-  p.clip = options_.clip;
-  // The counts are the last aggregated round's: this one's when it had
+  p.clip = clip_->clip;
+  // The clip state is the last aggregated round's: this one's when it had
   // updates.
-  if (report.participants > 0 && counts_->updates > 0) {
-    p.clipped_fraction =
-        static_cast<double>(counts_->clipped) / counts_->updates;
+  if (report.participants > 0 && clip_->updates > 0) {
+    p.clip = clip_->round_clip;
+    p.clipped_fraction = static_cast<double>(clip_->clipped) / clip_->updates;
   }
   report.privacy = p;
 }
@@ -85,8 +88,10 @@ std::string PrivacyBudget::State() const {
   for (double v : accountant_.rdp()) rdp.push_back(Finite(v));
   nlohmann::json orders = nlohmann::json::array();
   for (double v : accountant_.orders()) orders.push_back(v);
-  return nlohmann::json{
-      {"steps", accountant_.steps()}, {"orders", orders}, {"rdp", rdp}}
+  return nlohmann::json{{"steps", accountant_.steps()},
+                        {"orders", orders},
+                        {"rdp", rdp},
+                        {"clip", clip_->clip}}
       .dump();
 }
 
@@ -105,7 +110,15 @@ absl::Status PrivacyBudget::Restore(const std::string& state) {
   for (const auto& v : j["orders"]) orders.push_back(Number(v));
   std::vector<double> rdp;
   for (const auto& v : j["rdp"]) rdp.push_back(Number(v));
-  return accountant_.Restore(orders, rdp, j["steps"].get<int64_t>());
+  // Absent before adaptive clipping kept it: the job's fixed bound.
+  const double clip = j.contains("clip") ? Number(j["clip"]) : options_.clip;
+  if (!(clip > 0) || !std::isfinite(clip)) {
+    return absl::InvalidArgumentError(
+        "the privacy budget's clip bound is not a positive number");
+  }
+  RETURN_IF_ERROR(accountant_.Restore(orders, rdp, j["steps"].get<int64_t>()));
+  clip_->clip = clip;
+  return absl::OkStatus();
 }
 
 }  // namespace fedberry::server

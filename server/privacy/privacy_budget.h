@@ -5,8 +5,8 @@
 // round attempt that drew a cohort, whether its result was published or
 // not. Its state (the RDP curve and the steps) is in the federation
 // checkpoint, so a resumed job reports the epsilon an uninterrupted one
-// would. With a target epsilon the job ends before a round that would
-// exceed it.
+// would; so is the clip bound, which adaptive clipping moves. With a target
+// epsilon the job ends before a round that would exceed it.
 // Thread-safety: as RoundBudget's (one call at a time).
 #ifndef FEDBERRY_SERVER_PRIVACY_PRIVACY_BUDGET_H_
 #define FEDBERRY_SERVER_PRIVACY_PRIVACY_BUDGET_H_
@@ -35,11 +35,13 @@ class PrivacyBudget final : public RoundBudget {
 
   // The epsilon spent so far (0 before any round).
   double epsilon() const;
+  // The next round's clip bound (moves under adaptive clipping).
+  double clip() const { return clip_->clip; }
 
  private:
   const DpOptions options_;
   privacy::RdpAccountant accountant_;
-  const std::shared_ptr<ClipCounts> counts_ = std::make_shared<ClipCounts>();
+  const std::shared_ptr<ClipState> clip_ = std::make_shared<ClipState>();
 };
 
 }  // namespace fedberry::server

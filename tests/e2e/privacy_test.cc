@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,29 @@ TEST(Privacy, TargetEpsilonEndsTheJobBeforeARoundWouldExceedIt) {
                                 "beyond --dp_target_epsilon"),
             0)
       << out;
+}
+
+TEST(Privacy, AdaptiveClipMovesTheBoundAndKeepsTheAccounting) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  int code = 0;
+  const std::string out =
+      RunCommand(SimCommand(dir, 4, "--dp_adaptive_clip=true"), &code);
+  ASSERT_EQ(code, 0) << out;
+  const std::vector<nlohmann::json> rounds = Rounds(dir / "out");
+  ASSERT_EQ(rounds.size(), 4u) << out;
+  std::set<double> bounds;
+  for (const auto& r : rounds) {
+    bounds.insert(r.at("dp_clip").get<double>());
+    // The total noise multiplier is what the accountant charges.
+    EXPECT_NEAR(r.at("dp_epsilon").get<double>(),
+                PlannedEpsilon(0.5, 1.2, r.at("dp_steps").get<int64_t>()),
+                1e-9 * r.at("dp_epsilon").get<double>());
+  }
+  // Starting at 0.05, far below LeNet's update norms, the bound grows.
+  EXPECT_EQ(rounds[0].at("dp_clip").get<double>(), 0.05);
+  EXPECT_GT(rounds.back().at("dp_clip").get<double>(), 0.05);
+  EXPECT_EQ(bounds.size(), 4u);
 }
 
 TEST(Privacy, SettingsThatVoidTheGuaranteeAreRefused) {

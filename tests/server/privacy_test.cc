@@ -75,7 +75,7 @@ DpOptions Dp(double clip, double z) {
 
 TEST(GaussianSum, ClipsEachUpdateAndDividesByTheExpectedCohort) {
   auto global = std::make_shared<const runtime::NamedTensors>(Tensors({1, 1}));
-  auto counts = std::make_shared<ClipCounts>();
+  auto counts = std::make_shared<ClipState>();
   // A noise this small leaves the clipped mean visible to 1e-6.
   auto dp = AddGaussianNoise(FedAvg(*global), Dp(1.0, 1e-9), counts);
   auto round = dp->BeginRound(global);
@@ -196,6 +196,57 @@ TEST(PrivacyBudget, RefusesAStateThatDoesNotFit) {
   ASSERT_NE(at, std::string::npos);
   state.insert(at + 7, "-1,");  // one value too many, and negative
   EXPECT_FALSE(budget.Restore(state).ok());
+}
+
+TEST(AdaptiveClipping, SplitsTheNoiseAsTensorFlowFederatedDoes) {
+  DpOptions o = Dp(0.1, 1.0);
+  EXPECT_EQ(ValueNoiseMultiplier(o, 1.0), 1.0);  // fixed clipping: all of it
+  o.adaptive_clip = true;
+  // (z^-2 - (2 sigma_b)^-2)^-1/2 with z = 1, sigma_b = 1.
+  EXPECT_NEAR(ValueNoiseMultiplier(o, 1.0), 1 / std::sqrt(0.75), 1e-12);
+  EXPECT_EQ(ClippedCountStddev(o, 100), 5.0);  // 0.05 x expected
+  EXPECT_EQ(ClippedCountStddev(o, 10), 1.0);   // raised to z
+  o.clipped_count_stddev = 0.4;                // <= z / 2
+  EXPECT_NE(CheckDpOptions(o, "fedavg", Tensors({0}), 1)
+                .message()
+                .find("--dp_clipped_count_stddev"),
+            std::string::npos);
+}
+
+TEST(AdaptiveClipping, TheBoundFollowsTheMedianNorm) {
+  DpOptions o = Dp(2.0, 0.01);
+  o.adaptive_clip = true;
+  o.sampling_rate = 1;
+  PrivacyBudget budget(o);
+  auto global = std::make_shared<const runtime::NamedTensors>(
+      runtime::NamedTensors{{"w", torch::zeros({1})}});
+  auto dp = budget.Aggregate(FedAvg(*global));
+  std::vector<double> bounds;
+  for (int round = 1; round <= 40; ++round) {
+    v1::TrainConfig train;
+    budget.Shape(train);
+    bounds.push_back(train.dp_clip());
+    auto r = dp->BeginRound(global);
+    ASSERT_TRUE(r.ok());
+    (*r)->Expect(20);
+    // Norms 1..20: the median is 10.5.
+    for (int i = 1; i <= 20; ++i) {
+      ASSERT_TRUE((*r)->Add({{"w", torch::tensor({float(i)})}}, 1).ok());
+    }
+    ASSERT_TRUE((*r)->Result().ok());
+    RoundReport report;
+    report.participants = 20;
+    budget.Charge(report);
+    EXPECT_EQ(report.privacy->clip, bounds.back());  // the round's bound
+  }
+  // From 2 it rises (at most x1.105 a round) and settles near the median.
+  EXPECT_GT(bounds[10], bounds[0] * 2);
+  EXPECT_GT(budget.clip(), 7.0);
+  EXPECT_LT(budget.clip(), 15.0);
+  // The bound is in the checkpoint.
+  PrivacyBudget restored(o);
+  ASSERT_TRUE(restored.Restore(budget.State()).ok());
+  EXPECT_EQ(restored.clip(), budget.clip());
 }
 
 }  // namespace
