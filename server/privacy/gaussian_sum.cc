@@ -11,17 +11,18 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/status_macros.h"
 #include "runtime/update_clip.h"
+#include "server/strategy/strategy_decorator.h"
 
 namespace fedberry::server {
 namespace {
 
-class GaussianSumRound : public RoundAggregator {
+class GaussianSumRound : public RoundDecorator {
  public:
   GaussianSumRound(std::unique_ptr<RoundAggregator> rule,
                    std::shared_ptr<const runtime::NamedTensors> global,
                    const DpOptions& options, at::Generator generator,
                    std::shared_ptr<ClipState> state)
-      : rule_(std::move(rule)),
+      : RoundDecorator(std::move(rule)),
         global_(std::move(global)),
         options_(options),
         clip_(state->clip),
@@ -75,10 +76,9 @@ class GaussianSumRound : public RoundAggregator {
     }
     sum_.clear();  // the noise is drawn once
     Account(denominator, count_stddev);
-    RETURN_IF_ERROR(rule_->Add(next, 1.0));
-    return rule_->Result();
+    RETURN_IF_ERROR(RoundDecorator::Add(next, 1.0));
+    return RoundDecorator::Result();
   }
-  RoundAggregator& rule() { return *rule_; }
 
  private:
   // The round's clip counts into the shared state and, under adaptive
@@ -101,7 +101,6 @@ class GaussianSumRound : public RoundAggregator {
                                     (share - options_.target_quantile));
   }
 
-  std::unique_ptr<RoundAggregator> rule_;
   std::shared_ptr<const runtime::NamedTensors> global_;
   const DpOptions options_;
   const double clip_;  // this round's bound
@@ -132,36 +131,30 @@ uint64_t NoiseSeed(uint64_t seed, const runtime::NamedTensors& global) {
   return h;
 }
 
-class GaussianSumStrategy : public Strategy {
+class GaussianSumStrategy : public StrategyDecorator {
  public:
   GaussianSumStrategy(std::unique_ptr<Strategy> rule, const DpOptions& options,
                       std::shared_ptr<ClipState> state)
-      : rule_(std::move(rule)), options_(options), state_(std::move(state)) {
+      : StrategyDecorator(std::move(rule)),
+        options_(options),
+        state_(std::move(state)) {
     if (state_->clip <= 0) state_->clip = options_.clip;
   }
 
-  const std::string& name() const override { return rule_->name(); }
   absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
       std::shared_ptr<const runtime::NamedTensors> global) override {
     ASSIGN_OR_RETURN(std::unique_ptr<RoundAggregator> round,
-                     rule_->BeginRound(global));
+                     rule().BeginRound(global));
     at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
         NoiseSeed(options_.noise_seed, *global));
     return std::make_unique<GaussianSumRound>(std::move(round),
                                               std::move(global), options_,
                                               std::move(generator), state_);
   }
-  void Commit(RoundAggregator& round) override {
-    rule_->Commit(static_cast<GaussianSumRound&>(round).rule());
-  }
-  runtime::NamedTensors State() const override { return rule_->State(); }
-  absl::Status Restore(const runtime::NamedTensors& state) override {
-    return rule_->Restore(state);
-  }
+  // One noisy mean reaches the rule, whatever its own minimum.
   int MinUpdates() const override { return 1; }
 
  private:
-  std::unique_ptr<Strategy> rule_;
   const DpOptions options_;
   std::shared_ptr<ClipState> state_;
 };
