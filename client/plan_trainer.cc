@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <random>
+
 #include "absl/strings/str_cat.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
@@ -38,6 +40,26 @@ v1::EvalMetrics ToMetrics(const runtime::EvalResult& r) {
   m.set_rmse(r.rmse);
   m.set_mae(r.mae);
   return m;
+}
+
+// Differential privacy on the board: the update clipped to the round's
+// bound, and under local DP noised (seeded by `noise_seed`), before any
+// encoding.
+absl::Status PrivatizeUpdate(const v1::TrainConfig& config,
+                             const runtime::NamedTensors& global,
+                             uint64_t noise_seed, TrainOutcome& out) {
+  if (config.dp_clip() <= 0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const double norm,
+                   runtime::ClipUpdate(out.model, global, config.dp_clip()));
+  out.metrics.set_update_clipped(norm > config.dp_clip());
+  const double z = config.dp_local_noise_multiplier();
+  if (z <= 0) return absl::OkStatus();
+  return runtime::AddUpdateNoise(out.model, z * config.dp_clip(), noise_seed);
+}
+
+uint64_t EntropySeed() {
+  std::random_device entropy;
+  return (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
 }
 
 }  // namespace
@@ -320,6 +342,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     residual_in.clear();
   }
   snapshot.residual = residual_in;
+  snapshot.noise_seed = saved ? saved->noise_seed : EntropySeed();
   residual_task_ = task.task_id;
   residual_task_in_ = residual_in;
   runtime::TrainHooks hooks;
@@ -410,13 +433,8 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
                    runtime::Train(net, *data, *objective_, options, hooks));
   TrainOutcome out;
   out.model = trainable_.Select(net.State());
-  if (config.dp_clip() > 0) {
-    // Before any encoding: the bound is on what the board trained.
-    ASSIGN_OR_RETURN(const double norm,
-                     runtime::ClipUpdate(out.model, sent_global,
-                                         config.dp_clip()));
-    out.metrics.set_update_clipped(norm > config.dp_clip());
-  }
+  RETURN_IF_ERROR(
+      PrivatizeUpdate(config, sent_global, snapshot.noise_seed, out));
   if (attack_) {
     RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, sent_global, &out.model));
   }

@@ -97,6 +97,7 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
       {"model", s.model},
       {"plan", s.plan},
       {"data_seed", s.data_seed},
+      {"noise_seed", s.noise_seed},
       {"finished", s.finished},
       {"step", s.cursor.step},
       {"planned", s.cursor.planned},
@@ -129,6 +130,7 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     s.model = j.at("model").get<std::string>();
     s.plan = j.value("plan", std::string());
     s.data_seed = j.at("data_seed").get<uint64_t>();
+    s.noise_seed = j.value("noise_seed", uint64_t{0});
     s.finished = j.at("finished").get<bool>();
     s.cursor.step = j.at("step").get<int64_t>();
     s.cursor.planned = j.at("planned").get<int64_t>();

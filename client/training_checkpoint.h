@@ -27,6 +27,10 @@ struct TrainingSnapshot {
   // checkpoints written before plans were fingerprinted.
   std::string plan;
   uint64_t data_seed = 0;  // TrainOptions::seed of the run
+  // Local differential privacy: seeds the round's noise, so a re-push after
+  // a kill sends the very update the first push did (fresh noise would be
+  // a second release of the same data).
+  uint64_t noise_seed = 0;
   runtime::TrainCursor cursor;
   bool finished = false;  // local training is complete; only the push is left
   // Top-k error feedback (runtime/update_encoding.h): what earlier rounds

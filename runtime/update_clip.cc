@@ -1,5 +1,6 @@
 #include "runtime/update_clip.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
 #include <cmath>
@@ -52,6 +53,24 @@ absl::StatusOr<double> ClipUpdate(NamedTensors& model,
             .to(t.scalar_type());
   }
   return norm;
+}
+
+absl::Status AddUpdateNoise(NamedTensors& model, double stddev, uint64_t seed) {
+  if (!(stddev >= 0) || !std::isfinite(stddev)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the noise's standard deviation must be >= 0 and finite; got ",
+        stddev));
+  }
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  for (auto& t : model) {
+    if (!t.tensor.is_floating_point()) continue;
+    const at::Tensor noise =
+        at::normal(0.0, stddev, t.tensor.sizes(), generator,
+                   torch::dtype(torch::kFloat64));
+    t.tensor =
+        (t.tensor.to(torch::kFloat64) + noise).to(t.tensor.scalar_type());
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fedberry::runtime

@@ -1,9 +1,9 @@
-// Bounding a model update in L2 norm, as differential privacy needs
-// (DP-FedAvg, McMahan et al. 2018): the update is a model's difference from
-// the round's global model over every floating tensor, taken as one vector;
-// one longer than the bound is scaled down to it, keeping its direction.
-// Boards clip before encoding, and the server clips every decoded update
-// again, so the bound holds whatever a board or an encoding did.
+// Bounding a model update in L2 norm, and noising it,, as differential privacy
+// needs (DP-FedAvg, McMahan et al. 2018): the update is a model's difference
+// from the round's global model over every floating tensor, taken as one
+// vector; one longer than the bound is scaled down to it, keeping its
+// direction. Boards clip before encoding, and the server clips every decoded
+// update again, so the bound holds whatever a board or an encoding did.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_RUNTIME_UPDATE_CLIP_H_
 #define FEDBERRY_RUNTIME_UPDATE_CLIP_H_
@@ -25,6 +25,12 @@ absl::StatusOr<double> UpdateNorm(const NamedTensors& model,
 // errors of UpdateNorm.
 absl::StatusOr<double> ClipUpdate(NamedTensors& model,
                                   const NamedTensors& reference, double clip);
+
+// Adds Gaussian noise of standard deviation `stddev` to every floating value
+// of `model` (so its difference from any reference gets the same noise),
+// drawn from a generator seeded with `seed`: the same seed, the same noise.
+// InvalidArgument for a deviation that is negative or not finite.
+absl::Status AddUpdateNoise(NamedTensors& model, double stddev, uint64_t seed);
 
 }  // namespace fedberry::runtime
 

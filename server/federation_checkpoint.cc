@@ -152,7 +152,8 @@ nlohmann::json ToJson(const RoundReport& r) {
                     {"sampling_rate", Number(p.sampling_rate)},
                     {"noise_multiplier", Number(p.noise_multiplier)},
                     {"clip", Number(p.clip)},
-                    {"clipped_fraction", Number(p.clipped_fraction)}};
+                    {"clipped_fraction", Number(p.clipped_fraction)},
+                    {"local", p.local}};
   }
   return j;
 }
@@ -166,6 +167,7 @@ PrivacyFigures PrivacyFromJson(const nlohmann::json& j) {
   p.noise_multiplier = ReadNumber(j.at("noise_multiplier"));
   p.clip = ReadNumber(j.at("clip"));
   p.clipped_fraction = ReadNumber(j.at("clipped_fraction"));
+  p.local = j.value("local", false);
   return p;
 }
 

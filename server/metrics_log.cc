@@ -106,6 +106,7 @@ void AddPrivacy(const PrivacyFigures& p, nlohmann::json& line) {
   line["dp_noise_multiplier"] = p.noise_multiplier;
   line["dp_clip"] = p.clip;
   line["dp_clipped_fraction"] = p.clipped_fraction;
+  if (p.local) line["dp_local"] = true;
 }
 
 // One clients.jsonl line per board that evaluated the round's model.

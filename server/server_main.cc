@@ -39,6 +39,7 @@
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
 #include "server/privacy/dp_options.h"
+#include "server/privacy/local_privacy_budget.h"
 #include "server/privacy/privacy_budget.h"
 #include "server/round/cohort_selection.h"
 #include "server/server_metrics.h"
@@ -291,6 +292,11 @@ ABSL_FLAG(bool, dp_adaptive_clip, false,
           "et al. 2021, from a noisy count of the updates within the bound; "
           "--dp_noise_multiplier is the total, split between that count and "
           "the updates). TensorFlow Federated starts it at 0.1.");
+ABSL_FLAG(bool, dp_local, false,
+          "Differential privacy for a gateway that is not trusted: each "
+          "board adds the noise (--dp_noise_multiplier x --dp_clip) to its "
+          "own clipped update, and epsilon is each board's, over the rounds "
+          "it took part in (rounds.jsonl: the most any board spent).");
 ABSL_FLAG(double, dp_target_quantile, 0.5,
           "--dp_adaptive_clip: the share of updates meant to fall within "
           "the bound.");
@@ -840,6 +846,7 @@ server::DpOptions DpOptionsFromFlags() {
   dp.target_epsilon = absl::GetFlag(FLAGS_dp_target_epsilon);
   dp.noise_seed = absl::GetFlag(FLAGS_dp_noise_seed);
   dp.adaptive_clip = absl::GetFlag(FLAGS_dp_adaptive_clip);
+  dp.local = absl::GetFlag(FLAGS_dp_local);
   dp.target_quantile = absl::GetFlag(FLAGS_dp_target_quantile);
   dp.clip_learning_rate = absl::GetFlag(FLAGS_dp_clip_learning_rate);
   dp.clipped_count_stddev = absl::GetFlag(FLAGS_dp_clipped_count_stddev);
@@ -861,8 +868,8 @@ absl::Status CheckDpCombination(const server::CoordinatorOptions& c) {
             "Poisson sampling: --fraction is each board's chance)"
           : nullptr;
   if (conflict == nullptr) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "differential privacy does not combine with ", conflict));
+  return absl::InvalidArgumentError(
+      absl::StrCat("differential privacy does not combine with ", conflict));
 }
 
 // Differential privacy when the flags ask for it: Poisson cohorts and the
@@ -874,24 +881,28 @@ absl::Status ApplyPrivacy(const server::DpOptions& dp,
   RETURN_IF_ERROR(server::CheckDpOptions(dp, c.strategy.name, model,
                                          c.strategy.parameter_count));
   RETURN_IF_ERROR(CheckDpCombination(c));
-  auto budget = std::make_shared<server::PrivacyBudget>(dp);
+  std::shared_ptr<server::RoundBudget> budget =
+      dp.local ? std::shared_ptr<server::RoundBudget>(
+                     std::make_shared<server::LocalPrivacyBudget>(dp))
+               : std::make_shared<server::PrivacyBudget>(dp);
   if (const std::string why = budget->EndsBefore(); !why.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat("the privacy budget allows no round: ", why));
   }
-  c.selection = std::make_shared<const server::PoissonCohorts>(dp.sampling_rate);
+  c.selection =
+      std::make_shared<const server::PoissonCohorts>(dp.sampling_rate);
   c.budget = std::move(budget);
   spdlog::info(
-      "differential privacy: {} {:g}, noise multiplier {:g}, sampling "
+      "{}differential privacy: {} {:g}, noise multiplier {:g}, sampling "
       "rate {:g}, delta {:g}{}",
-      dp.adaptive_clip
-          ? absl::StrCat("adaptive clip towards quantile ",
-                         dp.target_quantile, " from")
-          : std::string("clip"),
+      dp.local ? "local " : "",
+      dp.adaptive_clip ? absl::StrCat("adaptive clip towards quantile ",
+                                      dp.target_quantile, " from")
+                       : std::string("clip"),
       dp.clip, dp.noise_multiplier, dp.sampling_rate, dp.delta,
-      dp.target_epsilon > 0 ? absl::StrCat(", target epsilon ",
-                                           dp.target_epsilon)
-                            : "");
+      dp.target_epsilon > 0
+          ? absl::StrCat(", target epsilon ", dp.target_epsilon)
+          : "");
   return absl::OkStatus();
 }
 
@@ -907,8 +918,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   const bool relay = static_cast<bool>(relay_sink);
   ApplyPlan(job, std::move(relay_sink), options);
   RETURN_IF_ERROR(CheckServerOptions(options));
-  RETURN_IF_ERROR(
-      ApplyPrivacy(DpOptionsFromFlags(), job.model->State(), options.coordinator));
+  RETURN_IF_ERROR(ApplyPrivacy(DpOptionsFromFlags(), job.model->State(),
+                               options.coordinator));
   if (options.coordinator.planning.data_moves) {
     spdlog::warn(
         "data moves are on: training samples of clients that allow it may "

@@ -100,6 +100,8 @@ ABSL_FLAG(std::string, dp_clip, "", "fedberry-server --dp_clip.");
 ABSL_FLAG(std::string, dp_delta, "", "fedberry-server --dp_delta.");
 ABSL_FLAG(std::string, dp_adaptive_clip, "",
           "fedberry-server --dp_adaptive_clip (true or false).");
+ABSL_FLAG(std::string, dp_local, "",
+          "fedberry-server --dp_local (true or false).");
 ABSL_FLAG(std::string, dp_target_quantile, "",
           "fedberry-server --dp_target_quantile.");
 ABSL_FLAG(std::string, dp_target_epsilon, "",
@@ -481,6 +483,7 @@ int Run() {
            {"dp_delta", absl::GetFlag(FLAGS_dp_delta)},
            {"dp_adaptive_clip", absl::GetFlag(FLAGS_dp_adaptive_clip)},
            {"dp_target_quantile", absl::GetFlag(FLAGS_dp_target_quantile)},
+           {"dp_local", absl::GetFlag(FLAGS_dp_local)},
            {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
            {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
            {"trainable", absl::GetFlag(FLAGS_trainable)}}) {

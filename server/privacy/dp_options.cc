@@ -45,6 +45,12 @@ absl::Status CheckRanges(const DpOptions& o) {
         " is too low for the total --dp_noise_multiplier=", o.noise_multiplier,
         ": it must exceed half of it (or leave it 0 for the default)"));
   }
+  if (o.local && o.adaptive_clip) {
+    return absl::InvalidArgumentError(
+        "--dp_adaptive_clip needs the server's noisy count of clipped "
+        "updates; with --dp_local the boards' noisy updates hide their norms: "
+        "use a fixed --dp_clip");
+  }
   if (!(o.target_epsilon >= 0) || !std::isfinite(o.target_epsilon)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--dp_target_epsilon must be >= 0 (0: no target); got ",

@@ -32,6 +32,11 @@ struct DpOptions {
   // the noise multiplier). `noise_multiplier` is then the total: the
   // updates get (z^-2 - (2 x clipped_count_stddev)^-2)^-1/2.
   bool adaptive_clip = false;
+  // Local DP, for a gateway that is not trusted: each board adds the noise
+  // (noise_multiplier x clip) to its own clipped update before sending it,
+  // and the server only averages. The guarantee is then each board's own,
+  // over the rounds it took part in (LocalPrivacyBudget).
+  bool local = false;
   double target_quantile = 0.5;
   double clip_learning_rate = 0.2;
   double clipped_count_stddev = 0;

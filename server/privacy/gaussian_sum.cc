@@ -38,7 +38,9 @@ class GaussianSumRound : public RoundDecorator {
   absl::Status Add(const runtime::NamedTensors& update,
                    double /*weight*/) override {
     ASSIGN_OR_RETURN(const double norm, runtime::UpdateNorm(update, *global_));
-    const double scale = norm > clip_ ? clip_ / norm : 1.0;
+    // Local DP: the board clipped and noised; a second clip would cut the
+    // noise, not the update.
+    const double scale = !options_.local && norm > clip_ ? clip_ / norm : 1.0;
     for (size_t i = 0; i < update.size(); ++i) {
       if (!sum_[i].defined()) continue;
       sum_[i] += (update[i].tensor.to(torch::kFloat64) -
@@ -46,7 +48,7 @@ class GaussianSumRound : public RoundDecorator {
                  scale;
     }
     ++updates_;
-    if (norm >= kClipReached * clip_) ++clipped_;
+    if (!options_.local && norm >= kClipReached * clip_) ++clipped_;
     return absl::OkStatus();
   }
   int updates() const override { return updates_; }
@@ -58,9 +60,13 @@ class GaussianSumRound : public RoundDecorator {
     }
     // Without an expectation (a caller that never set one), the round's own
     // count: still bounded, as every update was clipped.
-    const double denominator = expected_ > 0 ? expected_ : updates_;
+    // Local DP: the updates are private already; their mean is.
+    const double denominator =
+        expected_ > 0 && !options_.local ? expected_ : updates_;
     const double count_stddev = ClippedCountStddev(options_, denominator);
-    const double stddev = ValueNoiseMultiplier(options_, count_stddev) * clip_;
+    const double stddev =
+        options_.local ? 0
+                       : ValueNoiseMultiplier(options_, count_stddev) * clip_;
     runtime::NamedTensors next;
     for (size_t i = 0; i < global_->size(); ++i) {
       const at::Tensor& g = (*global_)[i].tensor;
@@ -68,9 +74,11 @@ class GaussianSumRound : public RoundDecorator {
         next.push_back({(*global_)[i].name, g.clone()});
         continue;
       }
-      at::Tensor noise = at::normal(0.0, stddev, sum_[i].sizes(), generator_,
-                                    torch::dtype(torch::kFloat64));
-      at::Tensor mean = (sum_[i] + noise) / denominator;
+      if (stddev > 0) {
+        sum_[i] += at::normal(0.0, stddev, sum_[i].sizes(), generator_,
+                              torch::dtype(torch::kFloat64));
+      }
+      at::Tensor mean = sum_[i] / denominator;
       next.push_back({(*global_)[i].name,
                       (g.to(torch::kFloat64) + mean).to(g.scalar_type())});
     }

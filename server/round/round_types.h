@@ -68,6 +68,9 @@ struct PrivacyFigures {
   double clip = 0;
   // Of the round's updates, the share that reached the clip bound.
   double clipped_fraction = 0;
+  // Local DP: epsilon and steps are the most spent by one board (the rounds
+  // it took part in), not the job's.
+  bool local = false;
 };
 
 struct RoundReport {

@@ -128,6 +128,30 @@ TEST(Privacy, AdaptiveClipMovesTheBoundAndKeepsTheAccounting) {
   EXPECT_EQ(bounds.size(), 4u);
 }
 
+TEST(Privacy, LocalNoiseIsEachBoardsOwnBudget) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  int code = 0;
+  const std::string out =
+      RunCommand(SimCommand(dir, 3, "--dp_local=true"), &code);
+  ASSERT_EQ(code, 0) << out;
+  const std::vector<nlohmann::json> rounds = Rounds(dir / "out");
+  ASSERT_EQ(rounds.size(), 3u) << out;
+  for (const auto& r : rounds) {
+    EXPECT_TRUE(r.at("dp_local").get<bool>());
+    // The busiest board's rounds, each a Gaussian mechanism of multiplier
+    // z / 2 with no sampling.
+    const int64_t steps = r.at("dp_steps").get<int64_t>();
+    EXPECT_LE(steps, r.at("round").get<int64_t>());
+    EXPECT_NEAR(r.at("dp_epsilon").get<double>(),
+                PlannedEpsilon(1.0, 0.6, steps),
+                1e-9 * r.at("dp_epsilon").get<double>());
+  }
+  EXPECT_GT(testing::CountLines(dir / "out/logs/server.log",
+                                "local differential privacy"),
+            0);
+}
+
 TEST(Privacy, SettingsThatVoidTheGuaranteeAreRefused) {
   testing::TempDir dir;
   const std::string server =

@@ -50,5 +50,22 @@ TEST(UpdateClip, RefusesBadBoundsAndLayouts) {
   EXPECT_FALSE(UpdateNorm(model, {{"w", torch::zeros({2})}}).ok());
 }
 
+TEST(UpdateNoise, SameSeedSameNoiseOfTheAskedDeviation) {
+  NamedTensors a = {{"w", torch::zeros({100000})},
+                    {"n", torch::tensor({int64_t{3}})}};
+  NamedTensors b = a;
+  b[0].tensor = a[0].tensor.clone();
+  ASSERT_TRUE(AddUpdateNoise(a, 0.5, 9).ok());
+  ASSERT_TRUE(AddUpdateNoise(b, 0.5, 9).ok());
+  EXPECT_TRUE(torch::equal(a[0].tensor, b[0].tensor));
+  // Standard error of the sample's deviation: 0.5 / sqrt(2e5) = 0.0011.
+  EXPECT_NEAR(a[0].tensor.std().item<double>(), 0.5, 0.006);
+  EXPECT_EQ(a[1].tensor.item<int64_t>(), 3);
+  NamedTensors c = {{"w", torch::zeros({100000})}};
+  ASSERT_TRUE(AddUpdateNoise(c, 0.5, 10).ok());
+  EXPECT_FALSE(torch::equal(a[0].tensor, c[0].tensor));
+  EXPECT_FALSE(AddUpdateNoise(c, -1, 1).ok());
+}
+
 }  // namespace
 }  // namespace fedberry::runtime

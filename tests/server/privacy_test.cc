@@ -9,6 +9,7 @@
 #include "privacy/rdp_accountant.h"
 #include "server/privacy/dp_options.h"
 #include "server/privacy/gaussian_sum.h"
+#include "server/privacy/local_privacy_budget.h"
 #include "server/privacy/privacy_budget.h"
 #include "server/round/cohort_selection.h"
 
@@ -247,6 +248,68 @@ TEST(AdaptiveClipping, TheBoundFollowsTheMedianNorm) {
   PrivacyBudget restored(o);
   ASSERT_TRUE(restored.Restore(budget.State()).ok());
   EXPECT_EQ(restored.clip(), budget.clip());
+}
+
+TEST(LocalPrivacyBudget, ChargesEachBoardTheRoundsItTookPartIn) {
+  DpOptions o = Dp(1.0, 2.0);
+  o.local = true;
+  LocalPrivacyBudget budget(o);
+  v1::TrainConfig train;
+  budget.Shape(train);
+  EXPECT_EQ(train.dp_clip(), 1.0);
+  EXPECT_EQ(train.dp_local_noise_multiplier(), 2.0);
+  auto round = [&](std::vector<std::string> boards) {
+    RoundReport r;
+    for (const auto& b : boards) {
+      ClientRoundReport c;
+      c.client_name = b;
+      c.metrics.set_update_clipped(b == "a");
+      r.clients.push_back(c);
+    }
+    budget.Charge(r);
+    return *r.privacy;
+  };
+  round({"a", "b"});
+  const PrivacyFigures p = round({"a", "c"});
+  EXPECT_TRUE(p.local);
+  EXPECT_EQ(p.steps, 2);  // board a, twice
+  EXPECT_DOUBLE_EQ(p.clipped_fraction, 0.5);
+  // Replacement doubles the sensitivity: multiplier z / 2, no sampling.
+  privacy::RdpAccountant reference;
+  ASSERT_TRUE(reference.Compose(1.0, 1.0, 2).ok());
+  EXPECT_DOUBLE_EQ(p.epsilon, reference.Spent(1e-5)->epsilon);
+  LocalPrivacyBudget restored(o);
+  ASSERT_TRUE(restored.Restore(budget.State()).ok());
+  EXPECT_EQ(restored.most_rounds(), 2);
+  // A central budget's record is not a local one.
+  EXPECT_FALSE(restored.Restore(PrivacyBudget(Dp(1, 1)).State()).ok());
+  EXPECT_FALSE(restored.Restore(R"({"local":true,"rounds":{"a":-1}})").ok());
+}
+
+TEST(LocalPrivacyBudget, TheServerOnlyAveragesTheBoardsNoisyUpdates) {
+  DpOptions o = Dp(1.0, 5.0);
+  o.local = true;
+  auto global = std::make_shared<const runtime::NamedTensors>(Tensors({0, 0}));
+  auto dp = AddGaussianNoise(FedAvg(*global), o, nullptr);
+  auto round = dp->BeginRound(global);
+  ASSERT_TRUE(round.ok());
+  (*round)->Expect(10);  // ignored: the mean of what arrived
+  ASSERT_TRUE((*round)->Add(Tensors({30, 40}), 7).ok());  // not clipped again
+  ASSERT_TRUE((*round)->Add(Tensors({10, 0}), 1).ok());
+  auto next = (*round)->Result();
+  ASSERT_TRUE(next.ok());
+  EXPECT_FLOAT_EQ((*next)[0].tensor[0].item<float>(), 20);
+  EXPECT_FLOAT_EQ((*next)[0].tensor[1].item<float>(), 20);
+  EXPECT_NE(CheckDpOptions(
+                [&] {
+                  DpOptions a = o;
+                  a.adaptive_clip = true;
+                  return a;
+                }(),
+                "fedavg", *global, 1)
+                .message()
+                .find("--dp_local"),
+            std::string::npos);
 }
 
 }  // namespace
