@@ -48,7 +48,7 @@ constexpr char kTool[] = "fedberry-dp";
 
 constexpr char kUsage[] =
     "plans a differential-privacy budget for a federated job.\n"
-    "Usage:\n"
+    "Usage: fedberry-dp <command> [flags]\n"
     "  fedberry-dp epsilon --sampling_rate=Q --noise_multiplier=Z "
     "--steps=T --delta=D\n"
     "      the epsilon T rounds spend; last line: epsilon=<value> "

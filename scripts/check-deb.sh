@@ -18,7 +18,7 @@ fail() { echo "check-deb: $*" >&2; exit 1; }
 [[ $(dpkg-deb -f "$deb" Architecture) == arm64 ]] || fail "not arm64: $deb"
 files=$(dpkg-deb -c "$deb" | awk '{print $6}')
 for f in ./usr/bin/fedberry-client ./usr/bin/fedberry-server ./usr/bin/fedberry-ckpt \
-  ./usr/bin/fedberry-pki ./usr/lib/sysusers.d/fedberry.conf \
+  ./usr/bin/fedberry-pki ./usr/bin/fedberry-dp ./usr/lib/sysusers.d/fedberry.conf \
   ./usr/lib/systemd/system/fedberry-client.service \
   ./usr/lib/systemd/system/fedberry-server.service \
   ./usr/lib/fedberry/libtorch_cpu.so.1.13 ./usr/lib/fedberry/libc10.so.1.13 \

@@ -107,6 +107,13 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
         "not joined: this board's data does not fit the job's plan (", reason,
         ")"));
   }
+  if (budget_) {
+    if (const std::string why = budget_->Refuses(request); !why.empty()) {
+      spdlog::warn("refused the join of '{}': {}",
+                   runtime::Printable(request.client_name()), why);
+      return absl::FailedPreconditionError(absl::StrCat("not joined: ", why));
+    }
+  }
   absl::MutexLock lock(&mu_);
   PruneLocked();
   if (absl::Status bounded =
@@ -1135,7 +1142,8 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
 bool RoundCoordinator::BudgetSpentLocked() const {
   if (!budget_) return false;
   const std::string why = budget_->EndsBefore();
-  if (!why.empty()) spdlog::info("the job ends before round {}: {}", round_, why);
+  if (!why.empty())
+    spdlog::info("the job ends before round {}: {}", round_, why);
   return !why.empty();
 }
 

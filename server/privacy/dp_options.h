@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "fedberry/v1/federation.pb.h"
 #include "runtime/model.h"
 
 namespace fedberry::server {
@@ -57,6 +58,10 @@ absl::Status CheckDpOptions(const DpOptions& options,
                             const std::string& strategy,
                             const runtime::NamedTensors& model,
                             int parameter_count);
+
+// Why a job under differential privacy refuses `join` (a site gateway);
+// empty for a board.
+std::string RefusesGateways(const v1::JoinRequest& join);
 
 }  // namespace fedberry::server
 

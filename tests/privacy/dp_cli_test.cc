@@ -108,6 +108,9 @@ TEST(DpCliTest, HelpSaysWhatItAssumes) {
     SCOPED_TRACE(args);
     Outcome run = Dp(args);
     EXPECT_EQ(run.code, 0) << run.output;
+    // The line scripts/check-deb.sh looks for in every packaged binary.
+    EXPECT_TRUE(absl::StrContains(run.output, "\nUsage: fedberry-dp "))
+        << run.output;
     for (const char* words :
          {"Poisson sampling", "clipped to L2 norm C",
           "standard deviation Z x C", "add or remove one board",

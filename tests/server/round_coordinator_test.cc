@@ -16,6 +16,7 @@
 #include "runtime/testing/simulated_clock.h"
 #include "runtime/training_plan.h"
 #include "server/federation_checkpoint.h"
+#include "server/privacy/privacy_budget.h"
 
 namespace fedberry::server {
 namespace {
@@ -79,6 +80,8 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.over_select = over_select_;
     o.overlap_evaluation = overlap_evaluation_;
     o.board_eval = board_eval_;
+    o.selection = selection_;
+    o.budget = budget_;
     if (relay_) {
       o.relay = true;
       o.relay_sink = [this](RelayedRound r) {
@@ -208,7 +211,60 @@ class RoundCoordinatorTest : public ::testing::Test {
   bool relay_ = false;                  // a site gateway's coordinator (tiers)
   std::unique_ptr<Strategy> strategy_;  // null: options' (fedavg)
   std::vector<RelayedRound> relayed_;
+  std::shared_ptr<const CohortSelection> selection_;  // null: shared
+  std::shared_ptr<RoundBudget> budget_;               // null: none
 };
+
+// Under differential privacy: a site gateway cannot join (its update is
+// many boards'), the round's config carries the clip bound, the mean is
+// unweighted over the expected cohort, every round is charged, and a draw
+// too small to run is charged too.
+TEST_F(RoundCoordinatorTest, UnderDifferentialPrivacyEveryDrawIsCharged) {
+  DpOptions dp;
+  dp.clip = 10;
+  dp.noise_multiplier = 1e-9;  // the mean stays visible
+  dp.noise_seed = 1;
+  budget_ = std::make_shared<PrivacyBudget>(dp);
+  selection_ = std::make_shared<const PoissonCohorts>(1.0);
+  Make(2);
+  v1::JoinRequest site;
+  site.set_client_name("site");
+  site.set_num_samples(20);
+  site.set_boards(2);
+  auto refused = coordinator_->Join(site);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "site gateway"));
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  EXPECT_EQ(ta.config().dp_clip(), 10);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 10), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  // (1 + 3) / 2, not the weighted (5 x 1 + 10 x 3) / 15.
+  EXPECT_NEAR(coordinator_->global_model()->at(0).tensor[0][0].item<float>(),
+              2.0, 1e-5);
+  ASSERT_TRUE(reports_.back().privacy.has_value());
+  EXPECT_EQ(reports_.back().privacy->steps, 1);
+  EXPECT_DOUBLE_EQ(reports_.back().privacy->clipped_fraction, 0);
+}
+
+TEST_F(RoundCoordinatorTest, UnderDifferentialPrivacyAShortDrawIsCharged) {
+  DpOptions dp;
+  dp.clip = 1;
+  dp.noise_multiplier = 1;
+  auto budget = std::make_shared<PrivacyBudget>(dp);
+  budget_ = budget;
+  selection_ = std::make_shared<const PoissonCohorts>(1e-12);  // draws none
+  Make(2);
+  Join("a");
+  Join("b");
+  EXPECT_FALSE(coordinator_->RunOnce());
+  EXPECT_FALSE(coordinator_->RunOnce());
+  EXPECT_TRUE(absl::StrContains(budget->State(), "\"steps\":2"))
+      << budget->State();
+  EXPECT_GT(budget->epsilon(), 0);
+}
 
 // Every snapshot holds the history: per-board entries there would grow it
 // with boards x rounds (810 bytes a board a round) and be rewritten whole
