@@ -15,6 +15,7 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/training_plan.h"
+#include "server/json_number.h"
 
 namespace fedberry::server {
 namespace {
@@ -36,29 +37,6 @@ void ProtoFromJson(const nlohmann::json& j, const char* key,
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = true;
   (void)google::protobuf::util::JsonStringToMessage(j[key].dump(), m, options);
-}
-
-// JSON has no NaN or Infinity: nlohmann writes them as null, which a
-// reader expecting a number refuses. Numbers that are not finite are
-// written as protobuf's JSON mapping does ("NaN", "Infinity",
-// "-Infinity"), and read back from those strings or from null (what older
-// checkpoints hold), so every record the writer can write reads back.
-nlohmann::json Number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "Infinity" : "-Infinity";
-  return v;
-}
-
-double ReadNumber(const nlohmann::json& j) {
-  if (j.is_null()) return std::numeric_limits<double>::quiet_NaN();
-  if (j.is_string()) {
-    const std::string& s = j.get_ref<const std::string&>();
-    if (s == "Infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
-    if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
-    // Any other string: get<double>() throws the usual type error.
-  }
-  return j.get<double>();
 }
 
 nlohmann::json Numbers(const std::deque<double>& values) {

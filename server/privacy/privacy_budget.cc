@@ -6,27 +6,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/status_macros.h"
+#include "server/json_number.h"
 
 namespace fedberry::server {
-namespace {
-
-// JSON has no infinity (an RDP order with no bound yet): written as text.
-nlohmann::json Finite(double v) {
-  if (std::isfinite(v)) return v;
-  return v > 0 ? "inf" : "nan";
-}
-
-double Number(const nlohmann::json& j) {
-  if (j.is_number()) return j.get<double>();
-  if (j.is_string() && j.get<std::string>() == "inf") {
-    return std::numeric_limits<double>::infinity();
-  }
-  return std::numeric_limits<double>::quiet_NaN();  // refused by Restore
-}
-
-}  // namespace
 
 PrivacyBudget::PrivacyBudget(const DpOptions& options) : options_(options) {
   clip_->clip = options.clip;
@@ -85,7 +70,7 @@ double PrivacyBudget::epsilon() const {
 
 std::string PrivacyBudget::State() const {
   nlohmann::json rdp = nlohmann::json::array();
-  for (double v : accountant_.rdp()) rdp.push_back(Finite(v));
+  for (double v : accountant_.rdp()) rdp.push_back(Number(v));
   nlohmann::json orders = nlohmann::json::array();
   for (double v : accountant_.orders()) orders.push_back(v);
   return nlohmann::json{{"steps", accountant_.steps()},
@@ -106,12 +91,17 @@ absl::Status PrivacyBudget::Restore(const std::string& state) {
     return absl::InvalidArgumentError(
         "the privacy budget's record is malformed (need steps, orders, rdp)");
   }
-  std::vector<double> orders;
-  for (const auto& v : j["orders"]) orders.push_back(Number(v));
-  std::vector<double> rdp;
-  for (const auto& v : j["rdp"]) rdp.push_back(Number(v));
-  // Absent before adaptive clipping kept it: the job's fixed bound.
-  const double clip = j.contains("clip") ? Number(j["clip"]) : options_.clip;
+  std::vector<double> orders, rdp;
+  double clip = options_.clip;  // absent: the job's fixed bound
+  try {
+    for (const auto& v : j["orders"]) orders.push_back(ReadNumber(v));
+    for (const auto& v : j["rdp"]) rdp.push_back(ReadNumber(v));
+    if (j.contains("clip")) clip = ReadNumber(j["clip"]);
+  } catch (const nlohmann::json::exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the privacy budget's record holds a value that is not a number: ",
+        e.what()));
+  }
   if (!(clip > 0) || !std::isfinite(clip)) {
     return absl::InvalidArgumentError(
         "the privacy budget's clip bound is not a positive number");
