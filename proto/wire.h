@@ -46,6 +46,10 @@ inline constexpr char kReasonSamplesMissing[] = "SAMPLES_MISSING";
 // updates it needed, or its deadline passed); the board waits for its next
 // task, it neither retries nor backs off.
 inline constexpr char kReasonLateUpdate[] = "LATE_UPDATE";
+// FailedPrecondition at Join: the client is older than the job's
+// --min_client_version; it says so and asks again later (after an
+// upgrade, its service restarts with the new release).
+inline constexpr char kReasonClientTooOld[] = "CLIENT_TOO_OLD";
 
 // `status` with `reason` (an ErrorInfo in kErrorDomain) attached as its
 // payload; ToGrpcStatus sends it, FromGrpcStatus restores it.

@@ -9,6 +9,8 @@
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "runtime/version.h"
 
 namespace fedberry {
 
@@ -17,11 +19,14 @@ std::vector<char*> ParseCommandLine(int argc, char** argv,
                                     absl::string_view main_file) {
   absl::SetProgramUsageMessage(usage);
   absl::FlagsUsageConfig config;
-  config.contains_help_flags = [file = std::string(main_file)](
-                                   absl::string_view path) {
-    return absl::StrContains(path, file);
-  };
+  config.contains_help_flags =
+      [file = std::string(main_file)](absl::string_view path) {
+        return absl::StrContains(path, file);
+      };
   config.contains_helpshort_flags = config.contains_help_flags;
+  config.version_string = [] {
+    return absl::StrCat("fedberry ", FedberryVersion(), "\n");
+  };
   absl::SetFlagsUsageConfig(config);
   // absl::ParseCommandLine would exit with status 1 after printing help;
   // parse without that, then answer usage flags ourselves. (Newer Abseil
