@@ -33,7 +33,8 @@ cross_packages=(
 # The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
 # Python PyTorch for the TorchScript fixtures.
 test_packages=(clang-14 libclang-rt-14-dev openssl  # openssl: the PKI interop tests
-  python3-torch)  # the tests export TorchScript models as users do
+  python3-torch  # the tests export TorchScript models as users do
+  chromium)  # the fleet page test renders it as a person sees it
 # --test: what the tests need too; --cross: that and the cross build's tools.
 case ${1:-} in
   --cross) packages+=("${test_packages[@]}" "${cross_packages[@]}") ;;

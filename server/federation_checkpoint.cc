@@ -96,6 +96,7 @@ nlohmann::json ToJson(const RoundReport& r) {
       {"rejected", r.rejected},
       {"stragglers", r.stragglers},
       {"paused_stragglers", r.paused_stragglers},
+      {"declined", r.declined},
       {"released_stragglers", r.released_stragglers},
       {"cut_off", r.cut_off},
       {"late_updates", r.late_updates},
@@ -161,6 +162,7 @@ RoundReport FromJson(const nlohmann::json& j) {
   // Absent from checkpoints written before they were kept: a restarted
   // server rewrites rounds.jsonl from this history.
   r.paused_stragglers = j.value("paused_stragglers", 0);
+  r.declined = j.value("declined", 0);
   r.released_stragglers = j.value("released_stragglers", 0);
   r.cut_off = j.value("cut_off", 0);
   r.late_updates = j.value("late_updates", 0);
@@ -256,7 +258,8 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                        {"num_samples", c.num_samples},
                        {"allow_data_moves", c.allow_data_moves},
                        {"sample_bytes", c.sample_bytes},
-                       {"boards", c.boards}});
+                       {"boards", c.boards},
+                       {"client_version", c.client_version}});
   }
   nlohmann::json names = nlohmann::json::array();
   for (const auto& t : *snapshot.global) names.push_back(t.name);
@@ -322,12 +325,12 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     strategy_names = j.value("strategy_tensors", std::vector<std::string>{});
     for (const auto& c : j.at("clients")) {
       // The data-move and gateway fields are absent from older checkpoints.
-      out.snapshot.clients.push_back({c.at("id").get<std::string>(),
-                                      c.at("name").get<std::string>(),
-                                      c.at("num_samples").get<uint64_t>(),
-                                      c.value("allow_data_moves", false),
-                                      c.value("sample_bytes", uint64_t{0}),
-                                      c.value("boards", uint32_t{0})});
+      out.snapshot.clients.push_back(
+          {c.at("id").get<std::string>(), c.at("name").get<std::string>(),
+           c.at("num_samples").get<uint64_t>(),
+           c.value("allow_data_moves", false),
+           c.value("sample_bytes", uint64_t{0}), c.value("boards", uint32_t{0}),
+           c.value("client_version", "")});
     }
     for (const auto& r : j.at("history")) {
       out.snapshot.history.push_back(FromJson(r));

@@ -66,10 +66,10 @@ class TaskPoll final : public grpc::ServerUnaryReactor {
   TaskPoll(RoundCoordinator& coordinator, v1::GetTaskResponse* response)
       : coordinator_(coordinator), response_(response) {}
 
-  void Start(const std::string& client_id, absl::Time deadline) {
+  void Start(const v1::GetTaskRequest& request, absl::Time deadline) {
     absl::MutexLock lock(&mu_);  // an early answer waits for poll_id_
     auto now = coordinator_.PollTask(
-        client_id, deadline,
+        request.client_id(), request.condition(), deadline,
         [this](absl::StatusOr<v1::GetTaskResponse> task) {
           { absl::MutexLock lock(&mu_); }
           Answer(std::move(task));
@@ -215,8 +215,7 @@ grpc::ServerUnaryReactor* FederationService::GetTask(
     poll->Finish(ok);
     return poll;
   }
-  poll->Start(request->client_id(),
-              absl::Now() + PollBudget(context, max_poll_));
+  poll->Start(*request, absl::Now() + PollBudget(context, max_poll_));
   return poll;
 }
 
@@ -262,7 +261,7 @@ grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
     // the task, wrong shapes): the board does not resend it, and the
     // coordinator stops awaiting it if it is a selected board of the open
     // round's task.
-    coordinator_.CountRefusedUpdate(header);
+    coordinator_.CountRefusedUpdate(header, std::string(status.message()));
   } else {
     coordinator_.CountRejected();
   }

@@ -151,4 +151,15 @@ absl::Status CheckUpdateWeight(uint64_t claimed, uint64_t allowed) {
   return absl::OkStatus();
 }
 
+v1::BoardCondition SanitizeCondition(const v1::BoardCondition& untrusted) {
+  v1::BoardCondition condition = untrusted;
+  condition.set_declined(runtime::Printable(untrusted.declined(), 256));
+  if (condition.has_soc_celsius() &&
+      !(std::isfinite(condition.soc_celsius()) &&
+        condition.soc_celsius() > -60 && condition.soc_celsius() < 200)) {
+    condition.clear_soc_celsius();
+  }
+  return condition;
+}
+
 }  // namespace fedberry::server

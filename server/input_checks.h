@@ -38,6 +38,11 @@ absl::Status CheckTrainMetrics(const v1::TrainMetrics& metrics);
 // names of the fields cleared.
 std::vector<std::string> SanitizeResources(v1::ResourceMetrics& resources);
 
+// A board's condition as shown to operators: its reason made printable and
+// cut to 256 characters, a SoC temperature that is not finite or not in
+// (-60, 200) C dropped, a progress beyond the planned steps capped.
+v1::BoardCondition SanitizeCondition(const v1::BoardCondition& untrusted);
+
 // The most samples an update may claim to weigh: the task's steps x batch
 // (times the boards a gateway speaks for) in step mode, else epochs x
 // (samples declared at join + samples received by data moves).

@@ -49,6 +49,25 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
            [h = handlers](const httplib::Request&, httplib::Response& res) {
              res.set_content(h.page(h.status()), PrometheusText::kContentType);
            });
+  if (handlers.fleet_json && handlers.fleet_page) {
+    // The fleet page draws everything on the server: it may load nothing,
+    // run nothing, and be framed by no one.
+    http.Get("/",
+             [h = handlers](const httplib::Request&, httplib::Response& res) {
+               res.set_header("Content-Security-Policy",
+                              "default-src 'none'; style-src 'unsafe-inline'; "
+                              "img-src data:; frame-ancestors 'none'");
+               res.set_header("X-Content-Type-Options", "nosniff");
+               res.set_header("Cache-Control", "no-store");
+               res.set_content(h.fleet_page(), "text/html; charset=utf-8");
+             });
+    http.Get("/api/fleet.json",
+             [h = handlers](const httplib::Request&, httplib::Response& res) {
+               res.set_header("X-Content-Type-Options", "nosniff");
+               res.set_header("Cache-Control", "no-store");
+               res.set_content(h.fleet_json(), "application/json");
+             });
+  }
   http.Get("/healthz",
            [h = handlers](const httplib::Request&, httplib::Response& res) {
              res.set_content(HealthJson(h.status()), "application/json");

@@ -1,6 +1,7 @@
 // The server's HTTP side door for operators: GET /metrics answers with the
 // Prometheus text page, GET /healthz with a small JSON object saying whether
-// a job is running. Built on cpp-httplib (Debian's libcpp-httplib-dev) with
+// a job is running, GET / with the live fleet page and GET /api/fleet.json
+// with its data. Built on cpp-httplib (Debian's libcpp-httplib-dev) with
 // a two-thread pool so a scrape costs a board-sized gateway little.
 // Thread-safety: thread-safe; the handlers run on HTTP threads and must be.
 #ifndef FEDBERRY_SERVER_METRICS_HTTP_SERVER_H_
@@ -23,6 +24,10 @@ namespace fedberry::server {
 struct MetricsHandlers {
   std::function<JobStatus()> status;                  // for /healthz
   std::function<std::string(const JobStatus&)> page;  // for /metrics
+  // The live fleet page (/) and its data (/api/fleet.json); both empty:
+  // not served.
+  std::function<std::string()> fleet_page;
+  std::function<std::string()> fleet_json;
 };
 
 class MetricsHttpServer {

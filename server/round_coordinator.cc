@@ -96,24 +96,8 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     const v1::JoinRequest& untrusted) {
   v1::JoinRequest request = untrusted;
   RETURN_IF_ERROR(CheckJoin(request, options_.limits));
-  if (!request.plan_error().empty()) {
-    // The board bound its data to the plan and failed: it never trains in
-    // this job, so it is not registered.
-    const std::string name = runtime::Printable(request.client_name());
-    const std::string reason = runtime::Printable(request.plan_error(), 1024);
-    spdlog::warn("client '{}' cannot take part: {}", name, reason);
-    if (options_.refused_board_sink) options_.refused_board_sink(name, reason);
-    return absl::FailedPreconditionError(absl::StrCat(
-        "not joined: this board's data does not fit the job's plan (", reason,
-        ")"));
-  }
-  if (budget_) {
-    if (const std::string why = budget_->Refuses(request); !why.empty()) {
-      spdlog::warn("refused the join of '{}': {}",
-                   runtime::Printable(request.client_name()), why);
-      return absl::FailedPreconditionError(absl::StrCat("not joined: ", why));
-    }
-  }
+  RETURN_IF_ERROR(RefuseJoinBeforeRegistry(request));
+  refused_joins_.Joined(request.client_name());
   absl::MutexLock lock(&mu_);
   PruneLocked();
   if (absl::Status bounded =
@@ -134,6 +118,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.allow_data_moves = request.allow_data_moves();
   info.sample_bytes = request.sample_bytes();
   info.boards = request.boards();
+  info.client_version = runtime::Printable(request.client_version(), 64);
   const std::string id = clients_.Add(info);
   RetireEarlierIdsLocked(request.client_name(), id);
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{}{})",
@@ -149,6 +134,43 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   response.set_client_id(id);
   response.set_job_id(options_.job_id);
   return response;
+}
+
+absl::Status RoundCoordinator::RefuseJoinBeforeRegistry(
+    const v1::JoinRequest& request) {
+  const std::string name = runtime::Printable(request.client_name());
+  absl::Status refusal;
+  if (!request.plan_error().empty()) {
+    // The board bound its data to the plan and failed: it never trains in
+    // this job, so it is not registered.
+    const std::string reason = runtime::Printable(request.plan_error(), 1024);
+    spdlog::warn("client '{}' cannot take part: {}", name, reason);
+    if (options_.refused_board_sink) options_.refused_board_sink(name, reason);
+    refusal = absl::FailedPreconditionError(absl::StrCat(
+        "not joined: this board's data does not fit the job's plan (", reason,
+        ")"));
+  } else if (absl::Status old =
+                 options_.version_gate.Admit(request.client_version());
+             !old.ok()) {
+    spdlog::warn("refused the join of '{}': {}", name,
+                 std::string(old.message()));
+    if (options_.refused_board_sink) {
+      options_.refused_board_sink(name, std::string(old.message()));
+    }
+    refusal = std::move(old);
+  } else if (budget_) {
+    if (const std::string why = budget_->Refuses(request); !why.empty()) {
+      spdlog::warn("refused the join of '{}': {}", name, why);
+      refusal =
+          absl::FailedPreconditionError(absl::StrCat("not joined: ", why));
+    }
+  }
+  if (!refusal.ok()) {
+    refused_joins_.Refused(request.client_name(),
+                           std::string(refusal.message()),
+                           request.client_version(), clock_.Now());
+  }
+  return refusal;
 }
 
 // A board that restarts joins again under its name: its old id retires and
@@ -243,9 +265,10 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
 }
 
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
-    const std::string& client_id, absl::Time deadline, TaskAnswer answer,
-    uint64_t& poll_id) {
+    const std::string& client_id, const v1::BoardCondition& condition,
+    absl::Time deadline, TaskAnswer answer, uint64_t& poll_id) {
   absl::MutexLock lock(&mu_);
+  NoteConditionLocked(client_id, condition);
   absl::StatusOr<v1::GetTaskResponse> task = TaskLocked(client_id);
   if (!task.ok() || task->action() != v1::GetTaskResponse::WAIT ||
       absl::Now() >= deadline) {
@@ -269,12 +292,13 @@ bool RoundCoordinator::CancelTaskPoll(uint64_t poll_id) {
 }
 
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
-    const std::string& client_id, absl::Duration max_wait) {
+    const std::string& client_id, absl::Duration max_wait,
+    const v1::BoardCondition& condition) {
   absl::Mutex mu;
   std::optional<absl::StatusOr<v1::GetTaskResponse>> result;
   uint64_t poll_id = 0;
   auto now = PollTask(
-      client_id, absl::Now() + max_wait,
+      client_id, condition, absl::Now() + max_wait,
       [&](absl::StatusOr<v1::GetTaskResponse> task) {
         absl::MutexLock lock(&mu);
         result = std::move(task);
@@ -493,6 +517,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
                  round_, info.name, absl::StrJoin(cleared, ", "));
   }
   info.last_seen = clock_.Now();
+  info.last_round = header.round();
   last_update_ = clock_.Now();
   if (planner_) {
     planner::CapacityReading reading;
@@ -573,6 +598,8 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   };
   const v1::HeartbeatRequest::State was = info.state;
   info.state = request.state();
+  info.steps_planned = request.steps_planned();
+  info.steps_done = std::min(request.steps_done(), request.steps_planned());
   if (info.state == v1::HeartbeatRequest::RELEASED &&
       was != v1::HeartbeatRequest::RELEASED) {
     spdlog::warn(
@@ -596,10 +623,14 @@ void RoundCoordinator::CountRejected() {
   ++pending_.rejected;
 }
 
-void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header) {
+void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
+                                          const std::string& why) {
   absl::MutexLock lock(&mu_);
   ++pending_.rejected;
   const std::string& id = header.client_id();
+  if (ClientRecord* client = clients_.Find(id)) {
+    client->last_refusal = runtime::Printable(why, 512);
+  }
   if (state_ != State::kCollecting || header.round() != round_ ||
       header.task_id() != task_id_ || !cohort_.count(id) ||
       reported_.count(id) || !refused_.insert(id).second) {
@@ -611,6 +642,71 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header) {
                client != nullptr ? client->name : runtime::Printable(id));
   work_pending_ = true;
   changed_.SignalAll();
+}
+
+void RoundCoordinator::NoteConditionLocked(
+    const std::string& client_id, const v1::BoardCondition& untrusted) {
+  ClientRecord* client = clients_.Find(client_id);
+  if (client == nullptr) return;  // TaskLocked says NotFound
+  v1::BoardCondition condition = SanitizeCondition(untrusted);
+  const bool was = !client->condition.declined().empty();
+  const bool declines = !condition.declined().empty();
+  client->condition = std::move(condition);
+  if (declines != was) {
+    spdlog::info("client {} {}{}", client->name,
+                 declines ? "declines rounds: " : "takes rounds again",
+                 client->condition.declined());
+  }
+  if (!declines || state_ != State::kCollecting || !cohort_.count(client_id) ||
+      reported_.count(client_id) || !refused_.insert(client_id).second) {
+    return;
+  }
+  ++pending_.declined;
+  ++cohort_declines_;
+  spdlog::info("round {}: not waiting for {} (it declines: {})", round_,
+               client->name, client->condition.declined());
+  work_pending_ = true;
+  changed_.SignalAll();
+}
+
+std::vector<BoardRow> RoundCoordinator::Boards() const {
+  std::vector<BoardRow> rows;
+  {
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_.Now();
+    for (const auto& [id, c] : clients_.all()) {
+      BoardFacts facts;
+      facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
+      const bool open = state_ == State::kCollecting && cohort_.count(id);
+      facts.training = open && !reported_.count(id) && !refused_.count(id);
+      facts.update_refused =
+          open && refused_.count(id) && c.condition.declined().empty();
+      facts.evaluating =
+          state_ == State::kEvaluating && evaluation_->Awaits(id);
+      facts.declining = !c.condition.declined().empty();
+      facts.heartbeat = c.state;
+      BoardRow row;
+      row.name = c.name;
+      row.state = StateOf(facts);
+      row.last_seen = c.last_seen;
+      row.round = facts.training ? round_ : c.last_round;
+      if (facts.training) {
+        row.steps_done = c.steps_done;
+        row.steps_planned = c.steps_planned;
+      }
+      row.client_version = c.client_version;
+      row.architecture = c.device.architecture();
+      row.boards = c.boards;
+      row.condition = c.condition;
+      row.last_refusal = c.last_refusal;
+      rows.push_back(std::move(row));
+    }
+  }
+  for (BoardRow& row : refused_joins_.Rows()) rows.push_back(std::move(row));
+  std::stable_sort(
+      rows.begin(), rows.end(),
+      [](const BoardRow& a, const BoardRow& b) { return a.name < b.name; });
+  return rows;
 }
 
 void RoundCoordinator::ClearCohortLocked() {
@@ -702,6 +798,8 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   pending_ = RoundReport{};
   pending_.round = round_;
   pending_.selected = k;
+  pending_.declined = clients_.Declining(now, options_.liveness);
+  cohort_declines_ = 0;
   round_start_ = now;
   grace_logged_ = false;
   last_update_ = now;
@@ -1104,7 +1202,7 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
     if (!reported_.count(id)) closed_without_.insert(id);
   }
   report.participants = static_cast<int>(reported_.size());
-  report.dropped = report.selected - report.participants;
+  report.dropped = report.selected - report.participants - cohort_declines_;
   report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the
@@ -1158,7 +1256,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   for (const auto& [id, info] : clients_.all()) {
     snapshot.clients.push_back({id, info.name, info.num_samples,
                                 info.allow_data_moves, info.sample_bytes,
-                                info.boards});
+                                info.boards, info.client_version});
   }
   return snapshot;
 }
@@ -1211,8 +1309,16 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   clients_.Clear();
   const absl::Time now = clock_.Now();
   for (const auto& c : snapshot.clients) {
+    // A job restarted with a higher --min_client_version: an older board
+    // joins again, and is told to upgrade.
+    if (!options_.version_gate.Admit(c.client_version).ok()) {
+      spdlog::info("not restoring {} (client {}): below --min_client_version",
+                   c.name, c.client_version.empty() ? "?" : c.client_version);
+      continue;
+    }
     ClientRecord info;
     info.name = c.name;
+    info.client_version = c.client_version;
     info.num_samples = c.num_samples;
     info.allow_data_moves = c.allow_data_moves;
     info.sample_bytes = c.sample_bytes;
@@ -1243,6 +1349,23 @@ void RoundCoordinator::Shutdown() {
   if (state_ != State::kClosing) state_ = State::kDone;
   polls_.WakeAll();
   changed_.SignalAll();
+}
+
+const char* RoundCoordinator::phase() const {
+  absl::MutexLock lock(&mu_);
+  switch (state_) {
+    case State::kWaiting:
+      return "waiting for boards";
+    case State::kCollecting:
+      return "training";
+    case State::kClosing:
+      return "aggregating";
+    case State::kEvaluating:
+      return "evaluating on the boards";
+    case State::kDone:
+      return "done";
+  }
+  return "unknown";
 }
 
 bool RoundCoordinator::done() const {

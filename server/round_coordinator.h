@@ -33,6 +33,9 @@
 #include "runtime/trainable_set.h"
 #include "runtime/trainer.h"
 #include "server/declared_size_bound.h"
+#include "server/fleet/fleet_status.h"
+#include "server/fleet/refused_joins.h"
+#include "server/fleet/version_gate.h"
 #include "server/input_checks.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
@@ -63,6 +66,9 @@ struct CoordinatorOptions {
   // empty.
   std::function<void(const std::string& name, const std::string& reason)>
       refused_board_sink;
+  // The oldest client release that may join (--min_client_version); an
+  // older board is refused at join and told to upgrade.
+  VersionGate version_gate;
   double fraction = 1.0;  // share of available clients per round
   // Partial participation: a round needs `target_updates` updates (0: the
   // cohort that fraction and min_clients_per_round give), selects
@@ -176,7 +182,9 @@ class RoundCoordinator {
 
   // The client's task: TRAIN when it is in the open round's cohort and has
   // not reported, DONE after the last round, else WAIT. NotFound for an
-  // unknown client id.
+  // unknown client id. `condition` is what the board says of its fitness
+  // (GetTaskRequest.condition): a declining board is not selected, and a
+  // selected one that declines before training is no longer awaited.
   using TaskAnswer = std::function<void(absl::StatusOr<v1::GetTaskResponse>)>;
   // A long poll for the task that holds no thread: returns the answer now
   // when there is one (TRAIN, DONE, NotFound); else parks `answer`, sets
@@ -185,14 +193,15 @@ class RoundCoordinator {
   // selected it opened, the job ended, its id retired) or at `deadline`
   // (real time), with whatever the task is then.
   std::optional<absl::StatusOr<v1::GetTaskResponse>> PollTask(
-      const std::string& client_id, absl::Time deadline, TaskAnswer answer,
-      uint64_t& poll_id);
+      const std::string& client_id, const v1::BoardCondition& condition,
+      absl::Time deadline, TaskAnswer answer, uint64_t& poll_id);
   // Takes a parked poll back (its caller went away): true when its answer
   // will never be called.
   bool CancelTaskPoll(uint64_t poll_id);
   // PollTask that blocks the calling thread up to `max_wait` (real time).
-  absl::StatusOr<v1::GetTaskResponse> GetTask(const std::string& client_id,
-                                              absl::Duration max_wait);
+  absl::StatusOr<v1::GetTaskResponse> GetTask(
+      const std::string& client_id, absl::Duration max_wait,
+      const v1::BoardCondition& condition = {});
   // Long polls parked now.
   size_t parked_polls() const { return polls_.parked(); }
 
@@ -261,7 +270,13 @@ class RoundCoordinator {
   // tensors, NaN, beyond the update bound): a selected board of the open
   // round is then no longer awaited, as it does not send that task again
   // (it waits for the next round), so the round closes on the others.
-  void CountRefusedUpdate(const v1::UpdateHeader& header);
+  // `why` is kept as the board's last refusal, for the fleet page.
+  void CountRefusedUpdate(const v1::UpdateHeader& header,
+                          const std::string& why);
+
+  // Every board as the fleet page shows it (registered ones, then those
+  // refused at join), by name.
+  std::vector<BoardRow> Boards() const;
 
   // Tiers (options.relay): the round to run next, with the parent's model
   // and config; it replaces an offer not yet run. InvalidArgument when the
@@ -285,6 +300,9 @@ class RoundCoordinator {
   void FinishPendingEvaluation();
 
   bool done() const;
+  // What the job does now, for people: "waiting for boards", "training",
+  // "aggregating", "evaluating on the boards" or "done".
+  const char* phase() const;
   uint64_t current_round() const;
   // The job's rounds: the options' own, or a gateway's parent's as its
   // last offer said (0 before the first).
@@ -383,6 +401,14 @@ class RoundCoordinator {
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);
+  // Keeps `condition` as the board's; a selected board of the open round
+  // that declines is no longer awaited (counted as declined).
+  void NoteConditionLocked(const std::string& client_id,
+                           const v1::BoardCondition& condition)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Refuses a join that does not pass the gates before registration (the
+  // board's data does not fit the plan, an old client, the budget).
+  absl::Status RefuseJoinBeforeRegistry(const v1::JoinRequest& request);
 
   const CoordinatorOptions options_;
   CloseOptions close_options_;  // min_updates set once the strategy is made
@@ -410,6 +436,7 @@ class RoundCoordinator {
   // Selected boards whose update was refused (CountRefusedUpdate).
   std::set<std::string> refused_ ABSL_GUARDED_BY(mu_);
   size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
+  int cohort_declines_ ABSL_GUARDED_BY(mu_) = 0;  // selected, then declined
   // The last closed round's task and the boards it closed without, whose
   // updates come late.
   std::string closed_task_ ABSL_GUARDED_BY(mu_);
@@ -418,8 +445,8 @@ class RoundCoordinator {
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<const CohortSelection> selection_;
   const std::shared_ptr<RoundBudget> budget_;  // may be null
-  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
-  runtime::TrainableSet trainable_;     // immutable once made
+  std::unique_ptr<Strategy> strategy_;         // the driver's, or under mu_
+  runtime::TrainableSet trainable_;            // immutable once made
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
   // Updates claimed (in reported_) whose add into aggregate_ runs outside
   // mu_; CloseRound takes aggregate_ only when none is left.
@@ -432,6 +459,8 @@ class RoundCoordinator {
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
+  // Boards refused at join, for the fleet page (its own lock).
+  RefusedJoins refused_joins_{1024};
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round

@@ -35,6 +35,9 @@
 #include "security/transport.h"
 #include "server/federation_checkpoint.h"
 #include "server/federation_server.h"
+#include "server/fleet/fleet_status.h"
+#include "server/fleet/version_gate.h"
+#include "server/fleet_view.h"
 #include "server/job_plan.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
@@ -148,6 +151,11 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "Address for the Prometheus /metrics and /healthz endpoint (job "
           "figures only, never model data): a port alone (9464) binds "
           "loopback; host:port binds that address; empty = off.");
+ABSL_FLAG(std::string, min_client_version, "",
+          "The oldest fedberry-client release that may join (e.g. 0.2.0): "
+          "an older board is refused at join and told to upgrade, and one "
+          "restored from a checkpoint joins again and is told so. Empty: any "
+          "release.");
 ABSL_FLAG(std::string, tls_cert, "",
           "This server's TLS certificate (PEM, e.g. from fedberry-pki server "
           "NAME --san=DNS:gateway.local); with --tls_key, turns TLS on. "
@@ -528,6 +536,10 @@ server::CoordinatorOptions CoordinatorOptionsFromFlags(
   c.min_clients_per_round = absl::GetFlag(FLAGS_min_clients);
   c.min_clients_to_start = absl::GetFlag(FLAGS_min_clients_to_start);
   c.quorum = absl::GetFlag(FLAGS_quorum);
+  // Checked in Run(): a malformed version never gets here.
+  c.version_gate =
+      server::VersionGate::Parse(absl::GetFlag(FLAGS_min_client_version))
+          .value_or(server::VersionGate());
   c.round_deadline = absl::GetFlag(FLAGS_round_deadline);
   c.paused_grace = absl::GetFlag(FLAGS_paused_grace);
   c.seed = absl::GetFlag(FLAGS_seed);
@@ -781,7 +793,8 @@ server::ReportSink RoundSink(server::MetricsLog* log,
 // the /metrics endpoint when `metrics_listen` names one.
 absl::Status StartWatches(Serving& serving,
                           std::shared_ptr<server::ServerMetrics> figures,
-                          const std::string& metrics_listen) {
+                          const std::string& metrics_listen,
+                          const server::FleetJob& job) {
   // Each board holds a descriptor: say when they near the limit, since
   // gRPC then refuses connections without a word.
   serving.fd_watch = std::make_unique<runtime::FdUsageWatch>(
@@ -796,16 +809,24 @@ absl::Status StartWatches(Serving& serving,
   }
   if (metrics_listen.empty()) return absl::OkStatus();
   server::FederationServer* federation = serving.server.get();
+  const auto fleet = [federation, figures, job] {
+    return server::FleetOf(federation->coordinator(), *figures, job,
+                           absl::Now());
+  };
   auto metrics_http = server::MetricsHttpServer::Start(
       metrics_listen,
       {[federation] { return federation->Status(); },
-       [figures](const server::JobStatus& s) { return figures->Render(s); }});
+       [figures](const server::JobStatus& s) { return figures->Render(s); },
+       [fleet] { return server::FleetPage(fleet()); },
+       [fleet] { return server::FleetJson(fleet()); }});
   if (!metrics_http.ok()) {
     return absl::UnavailableError(std::string(metrics_http.status().message()));
   }
   serving.metrics_http = *std::move(metrics_http);
-  spdlog::info("metrics on http://{}/metrics, health on /healthz",
-               serving.metrics_http->address());
+  spdlog::info(
+      "fleet page on http://{0}/ (data: /api/fleet.json), metrics on "
+      "/metrics, health on /healthz",
+      serving.metrics_http->address());
   return absl::OkStatus();
 }
 
@@ -984,7 +1005,10 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
                      : absl::StrCat(options.coordinator.rounds, " rounds of ",
                                     options.coordinator.train.model()),
                config.output);
-  RETURN_IF_ERROR(StartWatches(*serving, figures, config.metrics_listen));
+  RETURN_IF_ERROR(
+      StartWatches(*serving, figures, config.metrics_listen,
+                   {options.coordinator.job_id, job.plan.model_name(),
+                    options.coordinator.strategy.name}));
   return serving;
 }
 
@@ -1160,6 +1184,12 @@ int Run() {
   if (auto kernels = runtime::UseComputeKernelsFromEnvironment();
       !kernels.ok()) {
     spdlog::error("{}", std::string(kernels.status().message()));
+    return 2;
+  }
+  if (auto gate =
+          server::VersionGate::Parse(absl::GetFlag(FLAGS_min_client_version));
+      !gate.ok()) {
+    spdlog::error("{}", std::string(gate.status().message()));
     return 2;
   }
   runtime::SetComputeThreads(absl::GetFlag(FLAGS_threads));

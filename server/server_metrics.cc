@@ -19,6 +19,7 @@ JobStatus StatusOf(const RoundCoordinator& coordinator) {
   s.current_round = coordinator.current_round();
   s.rounds = static_cast<int>(coordinator.total_rounds());
   s.registered_clients = coordinator.registered_clients();
+  s.boards = coordinator.Boards();
   return s;
 }
 
@@ -78,6 +79,7 @@ void ServerMetrics::Record(const RoundReport& report) {
   rejected_ += static_cast<uint64_t>(report.rejected);
   dropped_ += static_cast<uint64_t>(report.dropped);
   stragglers_ += static_cast<uint64_t>(report.stragglers);
+  declined_ += static_cast<uint64_t>(report.declined);
   last_ = report;
   last_->clients.clear();  // kept per client below
   if (report.board_eval) {
@@ -114,6 +116,52 @@ void ServerMetrics::Record(const RoundReport& report) {
     f.peak_rss = r.has_peak_rss_bytes()
                      ? std::optional<uint64_t>(r.peak_rss_bytes())
                      : std::nullopt;
+  }
+}
+
+void ServerMetrics::RenderBoards(const JobStatus& status, PrometheusText& p) {
+  std::map<std::string, int> by_state;
+  for (BoardState s :
+       {BoardState::kIdle, BoardState::kTraining, BoardState::kEvaluating,
+        BoardState::kPaused, BoardState::kReleased, BoardState::kDeclined,
+        BoardState::kRefused, BoardState::kGone}) {
+    by_state[BoardStateName(s)] = 0;
+  }
+  for (const BoardRow& b : status.boards) ++by_state[BoardStateName(b.state)];
+  for (const auto& [state, n] : by_state) {
+    p.Gauge("fedberry_boards", "Boards by what they do now (the fleet page).",
+            n, {{"state", state}});
+  }
+  for (const BoardRow& b : status.boards) {
+    const Labels l = {{"client", b.name}};
+    if (!b.client_version.empty()) {
+      p.Gauge("fedberry_client_version_info",
+              "The release a board's client said it runs (value always 1).", 1,
+              {{"client", b.name}, {"version", b.client_version}});
+    }
+    if (b.condition.has_soc_celsius()) {
+      p.Gauge("fedberry_client_soc_celsius",
+              "The board's SoC temperature at its last task poll.",
+              b.condition.soc_celsius(), l);
+    }
+    if (b.condition.has_throttled()) {
+      p.Gauge("fedberry_client_throttled_flags",
+              "The board firmware's throttled flags at its last task poll.",
+              b.condition.throttled(), l);
+    }
+  }
+}
+
+void ServerMetrics::Glance(std::vector<BoardRow>& rows) const {
+  absl::MutexLock lock(&mu_);
+  for (BoardRow& row : rows) {
+    auto f = clients_.find(row.name);
+    if (f == clients_.end()) continue;
+    row.samples_per_second = f->second.samples_per_second;
+    row.peak_rss_bytes = f->second.peak_rss;
+    if (f->second.pauses) {
+      row.watchdog_pauses = static_cast<uint32_t>(*f->second.pauses);
+    }
   }
 }
 
@@ -155,6 +203,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
   p.Gauge("fedberry_registered_clients", "Clients registered with the server.",
           status.registered_clients);
   RenderStreamBounds(status, p);
+  RenderBoards(status, p);
 
   absl::MutexLock lock(&mu_);
   p.Counter("fedberry_rounds_completed_total", "Rounds aggregated.",
@@ -176,6 +225,10 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
             "Selected clients still training when a round closed at its "
             "deadline.",
             static_cast<double>(stragglers_));
+  p.Counter("fedberry_board_declines_total",
+            "Boards that sat a round out by their own decision (heat, "
+            "throttling, memory pressure, schedule, too little data).",
+            static_cast<double>(declined_));
   if (last_) {
     p.Gauge("fedberry_last_round", "Number of the last completed round.",
             static_cast<double>(last_->round));

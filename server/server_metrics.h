@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/synchronization/mutex.h"
+#include "server/fleet/fleet_status.h"
 #include "server/round/round_types.h"
 #include "server/stream_limiter.h"
 
@@ -39,6 +40,7 @@ struct JobStatus {
   int rounds = 0;
   int registered_clients = 0;
   std::vector<StreamBoundStatus> stream_bounds;
+  std::vector<BoardRow> boards;  // by name
 };
 
 // The coordinator's state as a JobStatus.
@@ -49,12 +51,16 @@ class ServerMetrics {
   void Record(const RoundReport& report);
   // The Prometheus text page for the job's state and every figure so far.
   std::string Render(const JobStatus& status) const;
+  // Adds each board's latest resource figures (samples/s, peak RSS,
+  // watchdog pauses) to its row, matched by name.
+  void Glance(std::vector<BoardRow>& rows) const;
 
  private:
   // The latest evaluation on the boards' gauges.
   void AddBoardEval(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static void AddPrivacy(const PrivacyFigures& d, PrometheusText& p);
   static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
+  static void RenderBoards(const JobStatus& status, PrometheusText& p);
   struct ClientFigures {
     v1::DeviceInfo device;
     uint64_t rounds = 0;
@@ -74,6 +80,7 @@ class ServerMetrics {
   uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t stragglers_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t declined_ ABSL_GUARDED_BY(mu_) = 0;
   std::optional<RoundReport> last_ ABSL_GUARDED_BY(mu_);
   // The latest evaluation on the boards (not every round has one), and the
   // round it evaluated.

@@ -123,9 +123,21 @@ std::vector<std::string> ClientRegistry::Available(
     absl::Time now, absl::Duration liveness) const {
   std::vector<std::string> ids;
   for (const auto& [id, client] : clients_) {
-    if (client.polled && now - client.last_seen <= liveness) ids.push_back(id);
+    if (client.polled && now - client.last_seen <= liveness &&
+        client.condition.declined().empty()) {
+      ids.push_back(id);
+    }
   }
   return ids;
+}
+
+int ClientRegistry::Declining(absl::Time now, absl::Duration liveness) const {
+  int n = 0;
+  for (const auto& [id, client] : clients_) {
+    n += now - client.last_seen <= liveness &&
+         !client.condition.declined().empty();
+  }
+  return n;
 }
 
 int ClientRegistry::AwaitingDone(absl::Time since) const {

@@ -36,7 +36,15 @@ struct ClientRecord {
   v1::HeartbeatRequest::State state = v1::HeartbeatRequest::TRAINING;
   bool allow_data_moves = false;
   uint64_t sample_bytes = 0;
-  uint32_t boards = 0;  // a gateway's boards; 0 for a board
+  uint32_t boards = 0;         // a gateway's boards; 0 for a board
+  std::string client_version;  // as it said at join
+  // What its last task poll said of its fitness; a declining board is
+  // never selected (Available leaves it out).
+  v1::BoardCondition condition;
+  uint64_t steps_done = 0;  // its last heartbeat's progress
+  uint64_t steps_planned = 0;
+  uint64_t last_round = 0;   // the last round its update was accepted in
+  std::string last_refusal;  // why its update was last refused
 };
 
 class ClientRegistry {
@@ -82,9 +90,12 @@ class ClientRegistry {
   // asked for a task, except those in `keep`; returns how many.
   int Prune(absl::Time now, absl::Duration liveness,
             const std::set<std::string>& keep);
-  // Boards that asked for a task and were heard from within `liveness`.
+  // Boards that asked for a task, were heard from within `liveness` and
+  // do not decline rounds.
   std::vector<std::string> Available(absl::Time now,
                                      absl::Duration liveness) const;
+  // Boards heard from within `liveness` whose last poll declined.
+  int Declining(absl::Time now, absl::Duration liveness) const;
   // Boards not yet told DONE that asked for a task since this server
   // started and were heard from since `since`.
   int AwaitingDone(absl::Time since) const;

@@ -79,6 +79,11 @@ struct RoundReport {
   int participants = 0;
   int dropped = 0;   // selected but no accepted update
   int rejected = 0;  // updates refused as bad input
+  // Boards that sat the round out by their own decision (board-side
+  // eligibility: heat, throttling, memory pressure, schedule, too little
+  // data): those declining when it opened, and selected ones that declined
+  // before training. Not failures: not in `dropped`.
+  int declined = 0;
   // Selected clients still out when the round closed at its deadline.
   int stragglers = 0;
   // Selected boards still training when the round closed on the updates it
@@ -122,6 +127,7 @@ struct RegisteredClient {
   bool allow_data_moves = false;
   uint64_t sample_bytes = 0;
   uint32_t boards = 0;  // a site gateway: the boards it speaks for
+  std::string client_version;
 };
 
 // What the server must persist after a round to continue the job after a

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -82,6 +83,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.board_eval = board_eval_;
     o.selection = selection_;
     o.budget = budget_;
+    o.version_gate = version_gate_;
     if (relay_) {
       o.relay = true;
       o.relay_sink = [this](RelayedRound r) {
@@ -213,7 +215,171 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::vector<RelayedRound> relayed_;
   std::shared_ptr<const CohortSelection> selection_;  // null: shared
   std::shared_ptr<RoundBudget> budget_;               // null: none
+  VersionGate version_gate_;                          // none
 };
+
+v1::BoardCondition Declining(const std::string& why) {
+  v1::BoardCondition c;
+  c.set_declined(why);
+  c.set_soc_celsius(71.5);
+  return c;
+}
+
+std::optional<BoardRow> RowOf(const std::vector<BoardRow>& rows,
+                              const std::string& name) {
+  for (const BoardRow& r : rows) {
+    if (r.name == name) return r;
+  }
+  return std::nullopt;
+}
+
+// Board-side eligibility: a board whose poll declines is never selected,
+// the round runs with the others, and its decline is counted apart from
+// failures; once it polls without declining it is selected again.
+TEST_F(RoundCoordinatorTest, ADecliningBoardSitsRoundsOutAndIsCounted) {
+  Make(2, 2);
+  std::string a = Join("a"), b = Join("b"), c = Join("c");
+  ASSERT_TRUE(coordinator_
+                  ->GetTask(c, absl::ZeroDuration(),
+                            Declining("SoC at 71.5 C, over the 70 C limit"))
+                  .ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::TRAIN);
+  auto tc = coordinator_->GetTask(c, absl::ZeroDuration(),
+                                  Declining("SoC at 71.5 C, over the 70 C limit"));
+  EXPECT_EQ(tc->action(), v1::GetTaskResponse::WAIT);
+  std::optional<BoardRow> row = RowOf(coordinator_->Boards(), "c");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, BoardState::kDeclined);
+  EXPECT_EQ(row->condition.declined(), "SoC at 71.5 C, over the 70 C limit");
+  EXPECT_EQ(row->condition.soc_celsius(), 71.5);
+  auto ta = Task(a), tb = Task(b);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].selected, 2);
+  EXPECT_EQ(reports_[0].declined, 1);
+  EXPECT_EQ(reports_[0].dropped, 0);
+  // Cool again: it polls without declining and is selected in round 2.
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "c")->state, BoardState::kDeclined);
+  Task(c);
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "c")->state, BoardState::kIdle);
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 2: every available board
+  EXPECT_EQ(Task(c).action(), v1::GetTaskResponse::TRAIN);
+}
+
+// A selected board that declines before it trains (it got hot while the
+// round opened) is not awaited: the round closes on the others, and the
+// board counts as declined, not dropped.
+TEST_F(RoundCoordinatorTest, ASelectedBoardThatDeclinesIsNotAwaited) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a);
+  auto tb = coordinator_->GetTask(b, absl::ZeroDuration(),
+                                  Declining("outside the training window"));
+  EXPECT_EQ(tb->action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].participants, 1);
+  EXPECT_EQ(reports_[0].declined, 1);
+  EXPECT_EQ(reports_[0].dropped, 0);
+  EXPECT_EQ(reports_[0].stragglers, 0);
+}
+
+// The fleet page's rows follow a round: idle, training with the progress
+// its heartbeats report, then idle with the round it delivered to.
+TEST_F(RoundCoordinatorTest, BoardsShowTrainingWithProgressThenIdle) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "a")->state, BoardState::kIdle);
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  v1::HeartbeatRequest h;
+  h.set_client_id(a);
+  h.set_round(ta.round());
+  h.set_task_id(ta.task_id());
+  h.set_state(v1::HeartbeatRequest::TRAINING);
+  h.set_steps_done(7);
+  h.set_steps_planned(20);
+  ASSERT_TRUE(coordinator_->Heartbeat(h).ok());
+  std::vector<BoardRow> rows = coordinator_->Boards();
+  EXPECT_EQ(RowOf(rows, "a")->state, BoardState::kTraining);
+  EXPECT_EQ(RowOf(rows, "a")->round, 1u);
+  EXPECT_EQ(RowOf(rows, "a")->steps_done, 7u);
+  EXPECT_EQ(RowOf(rows, "a")->steps_planned, 20u);
+  ASSERT_TRUE(Heartbeat(b, tb, true).ok());
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "b")->state, BoardState::kPaused);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  rows = coordinator_->Boards();
+  for (const char* name : {"a", "b"}) {
+    EXPECT_EQ(RowOf(rows, name)->state, BoardState::kIdle) << name;
+    EXPECT_EQ(RowOf(rows, name)->round, 1u) << name;
+    EXPECT_EQ(RowOf(rows, name)->steps_planned, 0u) << name;
+  }
+  clock_.Advance(absl::Minutes(3));  // past the liveness window
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "a")->state, BoardState::kGone);
+}
+
+// The version gate: an older client, or one that does not say, is refused
+// at join with CLIENT_TOO_OLD and an upgrade message, and listed on the
+// fleet page as refused; once upgraded it joins and the refusal goes.
+TEST_F(RoundCoordinatorTest, AnOlderClientIsToldToUpgradeAndListedRefused) {
+  version_gate_ = *VersionGate::Parse("0.2.0");
+  Make(1);
+  for (const char* old : {"0.1.9", ""}) {
+    v1::JoinRequest r;
+    r.set_client_name("old-board");
+    r.set_num_samples(10);
+    r.set_client_version(old);
+    auto j = coordinator_->Join(r);
+    ASSERT_EQ(j.status().code(), absl::StatusCode::kFailedPrecondition) << old;
+    EXPECT_EQ(wire::ReasonOf(j.status()), wire::kReasonClientTooOld);
+    EXPECT_NE(j.status().message().find("upgrade fedberry-client"),
+              std::string::npos)
+        << j.status();
+    EXPECT_NE(j.status().message().find("0.2.0 or newer"), std::string::npos);
+  }
+  EXPECT_EQ(coordinator_->registered_clients(), 0);
+  std::optional<BoardRow> row = RowOf(coordinator_->Boards(), "old-board");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, BoardState::kRefused);
+  EXPECT_NE(row->last_refusal.find("upgrade"), std::string::npos);
+  v1::JoinRequest r;
+  r.set_client_name("old-board");
+  r.set_num_samples(10);
+  r.set_client_version("0.10.0");  // newer: numbers, not text, compare
+  ASSERT_TRUE(coordinator_->Join(r).ok());
+  row = RowOf(coordinator_->Boards(), "old-board");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->state, BoardState::kIdle);
+  EXPECT_EQ(row->client_version, "0.10.0");
+  EXPECT_EQ(coordinator_->Boards().size(), 1u);
+}
+
+// A server restarted with a higher minimum does not restore the boards
+// below it: they join again and are told to upgrade.
+TEST_F(RoundCoordinatorTest, ARaisedMinimumDropsOlderBoardsOnRestore) {
+  version_gate_ = *VersionGate::Parse("0.2.0");
+  Make(1);
+  FederationSnapshot snapshot;
+  snapshot.next_round = 2;
+  snapshot.global = std::make_shared<const NamedTensors>(Model(1, 2));
+  snapshot.clients.push_back({"c0001-abc", "old", 10, false, 0, 0, "0.1.0"});
+  snapshot.clients.push_back({"c0002-def", "new", 10, false, 0, 0, "0.2.1"});
+  ASSERT_TRUE(coordinator_->Restore(snapshot).ok());
+  EXPECT_EQ(coordinator_->registered_clients(), 1);
+  EXPECT_EQ(coordinator_->GetTask("c0001-abc", absl::ZeroDuration())
+                .status()
+                .code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "new")->client_version, "0.2.1");
+}
 
 // Under differential privacy: a site gateway cannot join (its update is
 // many boards'), the round's config carries the clip bound, the mean is
@@ -420,7 +586,7 @@ TEST_F(RoundCoordinatorTest, AParkedPollIsAnsweredByTheRoundThatSelectsIt) {
   absl::StatusOr<v1::GetTaskResponse> got;
   uint64_t poll = 0;
   auto now = coordinator_->PollTask(
-      a, absl::Now() + absl::Hours(1),
+      a, {}, absl::Now() + absl::Hours(1),
       [&](absl::StatusOr<v1::GetTaskResponse> task) {
         got = std::move(task);
         answered.Notify();
@@ -438,7 +604,7 @@ TEST_F(RoundCoordinatorTest, AParkedPollIsAnsweredByTheRoundThatSelectsIt) {
   std::string c = Join("c");
   uint64_t c_poll = 0;
   auto c_now = coordinator_->PollTask(
-      c, absl::Now() + absl::Hours(1),
+      c, {}, absl::Now() + absl::Hours(1),
       [](absl::StatusOr<v1::GetTaskResponse>) { FAIL() << "answered"; },
       c_poll);
   ASSERT_FALSE(c_now.has_value());
@@ -869,8 +1035,8 @@ TEST_F(RoundCoordinatorTest, ABoardWhoseUpdateWasRefusedIsNotAwaited) {
   // A forged header for another task does not excuse anyone.
   auto forged = Header(b, tb, 5);
   forged.set_task_id("r1-forged");
-  coordinator_->CountRefusedUpdate(forged);
-  coordinator_->CountRefusedUpdate(Header(a, ta, 5));  // as the service does
+  coordinator_->CountRefusedUpdate(forged, "bad update");
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5), "bad update");  // as the service does
   EXPECT_FALSE(coordinator_->RunOnce());               // b is still awaited
   ASSERT_TRUE(Submit(Header(b, tb, 5), Model(4, 4)).ok());
   // Closed on b alone, long before the deadline.
@@ -891,7 +1057,7 @@ TEST_F(RoundCoordinatorTest, ARefusedBoardThatSendsAValidUpdateCountsOnce) {
   nan[0].tensor[0][1] = std::numeric_limits<float>::quiet_NaN();
   ASSERT_EQ(Submit(Header(a, ta, 5), nan).code(),
             absl::StatusCode::kInvalidArgument);
-  coordinator_->CountRefusedUpdate(Header(a, ta, 5));  // as the service does
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5), "bad update");  // as the service does
   // Not offered the task again.
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
   ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
@@ -911,7 +1077,7 @@ TEST_F(RoundCoordinatorTest, ARejoinDoesNotWashARefusalOff) {
   std::string a = Join("a"), b = Join("b");
   ASSERT_TRUE(coordinator_->RunOnce());
   auto ta = Task(a), tb = Task(b);
-  coordinator_->CountRefusedUpdate(Header(a, ta, 5));
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5), "bad update");
   const std::string a2 = Join("a");
   EXPECT_EQ(Task(a2).action(), v1::GetTaskResponse::WAIT);
   ASSERT_TRUE(Submit(Header(b, tb, 5), Model(2, 2)).ok());
@@ -936,7 +1102,7 @@ TEST_F(RoundCoordinatorTest, ARoundNeverClosesBelowItsStrategysMinimum) {
   for (const char* n : {"a", "b", "c", "d", "e"}) ids.push_back(Join(n));
   ASSERT_TRUE(coordinator_->RunOnce());
   const auto first = Task(ids[0]);
-  coordinator_->CountRefusedUpdate(Header(ids[0], first, 5));
+  coordinator_->CountRefusedUpdate(Header(ids[0], first, 5), "bad update");
   for (size_t i = 1; i < ids.size(); ++i) {
     ASSERT_TRUE(Submit(Header(ids[i], Task(ids[i]), 5), Model(1, 1)).ok());
   }
