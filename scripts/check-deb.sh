@@ -22,7 +22,8 @@ for f in ./usr/bin/fedberry-client ./usr/bin/fedberry-server ./usr/bin/fedberry-
   ./usr/lib/systemd/system/fedberry-client.service \
   ./usr/lib/systemd/system/fedberry-server.service \
   ./usr/lib/fedberry/libtorch_cpu.so.1.13 ./usr/lib/fedberry/libc10.so.1.13 \
-  ./etc/default/fedberry-client ./etc/default/fedberry-server; do
+  ./etc/default/fedberry-client ./etc/default/fedberry-server \
+  ./usr/share/fedberry/grafana/fedberry.json; do
   grep -qx -- "$f" <<<"$files" || fail "$deb lacks $f"
 done
 conffiles=$(dpkg-deb -I "$deb" conffiles)
