@@ -342,7 +342,13 @@ testing::Exposition Page(bool regression) {
   }
   StreamLimiter::CutOffs cut;
   cut.stalled = 1;
-  JobStatus status{true, 4, 30, 3, {}};
+  JobStatus status{true, 4, 30, 3, {}, {}};
+  BoardRow board;  // what the fleet page's rows add to the page
+  board.name = "pi-1";
+  board.client_version = "0.1.0";
+  board.condition.set_soc_celsius(58.5);
+  board.condition.set_throttled(0);
+  status.boards.push_back(board);
   for (const char* bound : {"streams", "updates", "headers"}) {
     status.stream_bounds.push_back({bound, 2, 0, cut});
   }
@@ -393,7 +399,11 @@ TEST(GrafanaDashboard, ReadsOnlyMetricsAndLabelsTheServerExposes) {
                              "fedberry_streams_waiting",
                              "fedberry_streams_cut_off_total",
                              "fedberry_boards_eval_accuracy_ratio",
-                             "fedberry_dp_epsilon"}) {
+                             "fedberry_dp_epsilon",
+                             "fedberry_boards",
+                             "fedberry_board_declines_total",
+                             "fedberry_client_soc_celsius",
+                             "fedberry_client_version_info"}) {
     EXPECT_TRUE(used.count(metric)) << "no panel shows " << metric;
   }
 }
