@@ -674,6 +674,32 @@ absl::Status ClientAgent::Run() {
   return status;
 }
 
+absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
+  const absl::Status stopped = absl::CancelledError("the client was stopped");
+  if (absl::IsFailedPrecondition(joined) &&
+      wire::ReasonOf(joined) == wire::kReasonClientTooOld) {
+    // Asking again at once would be refused again: an upgrade restarts the
+    // service with the new release.
+    spdlog::error(
+        "the server refuses this fedberry-client {}: {}; upgrade "
+        "fedberry-client on this board (asking again in {})",
+        std::string(FedberryVersion()), runtime::Printable(joined.message()),
+        absl::FormatDuration(options_.unfit_wait));
+    return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
+  }
+  if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
+    // Told the server why; a later job may fit this board's data.
+    spdlog::warn("{}; asking for the job's plan again in {}",
+                 std::string(joined.message()),
+                 absl::FormatDuration(options_.unfit_wait));
+    return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
+  }
+  // A torn or corrupt model file download is fetched again.
+  if (!IsTransient(joined) && !absl::IsDataLoss(joined)) return joined;
+  if (!BackOff(joined, "joining")) return joined;
+  return absl::OkStatus();
+}
+
 absl::Status ClientAgent::RunUntilDone() {
   while (!stop_.load()) {
     if (client_id_.empty()) {
@@ -681,29 +707,9 @@ absl::Status ClientAgent::RunUntilDone() {
       if (joined.ok()) joined = Join();
       if (!joined.ok()) {
         if (stop_.load()) break;
-        if (absl::IsFailedPrecondition(joined) &&
-            wire::ReasonOf(joined) == wire::kReasonClientTooOld) {
-          // Asking again at once would be refused again: an upgrade
-          // restarts the service with the new release.
-          spdlog::error(
-              "the server refuses this fedberry-client {}: {}; upgrade "
-              "fedberry-client on this board (asking again in {})",
-              std::string(FedberryVersion()), std::string(joined.message()),
-              absl::FormatDuration(options_.unfit_wait));
-          if (!Sleep(options_.unfit_wait)) break;
-          continue;
+        if (absl::Status again = WaitToJoinAgain(joined); !again.ok()) {
+          return again;
         }
-        if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
-          // Told the server why; a later job may fit this board's data.
-          spdlog::warn("{}; asking for the job's plan again in {}",
-                       std::string(joined.message()),
-                       absl::FormatDuration(options_.unfit_wait));
-          if (!Sleep(options_.unfit_wait)) break;
-          continue;
-        }
-        // A torn or corrupt model file download is fetched again.
-        if (!IsTransient(joined) && !absl::IsDataLoss(joined)) return joined;
-        if (!BackOff(joined, "joining")) return joined;
         continue;
       }
       backoff_.Reset();

@@ -105,6 +105,10 @@ class ClientAgent {
   absl::StatusOr<runtime::VerifiedModelFile> FetchModelFile(
       const v1::TrainingPlan& plan);
   absl::Status Join();
+  // After PreparePlan or Join failed with `joined`: waits as the failure
+  // asks (unfit_wait for a plan the data does not fit or a client too old,
+  // else backoff). OK: join again; otherwise the status Run ends with.
+  absl::Status WaitToJoinAgain(const absl::Status& joined);
   absl::StatusOr<v1::GetTaskResponse> GetTask();
   // Logs when the board starts declining rounds, and when it stops.
   void NoteCondition(const v1::BoardCondition& condition);

@@ -145,30 +145,18 @@ void Eligibility::WarnOnce(const std::string& path, const std::string& what) {
   spdlog::warn("eligibility: no reading from {}: {}", path, what);
 }
 
-std::optional<double> Eligibility::ReadTemperature() {
-  if (options_.thermal_file.empty()) return std::nullopt;
-  absl::StatusOr<std::string> text = files_.Read(options_.thermal_file);
-  if (absl::IsNotFound(text.status())) return std::nullopt;  // no sensor
-  absl::StatusOr<double> celsius =
-      text.ok() ? ParseMillidegrees(*text) : text.status();
-  if (!celsius.ok()) {
-    WarnOnce(options_.thermal_file, std::string(celsius.status().message()));
+template <typename T>
+std::optional<T> Eligibility::ReadSensor(
+    const std::string& path, absl::StatusOr<T> (*parse)(absl::string_view)) {
+  if (path.empty()) return std::nullopt;
+  absl::StatusOr<std::string> text = files_.Read(path);
+  if (absl::IsNotFound(text.status())) return std::nullopt;  // none here
+  absl::StatusOr<T> reading = text.ok() ? parse(*text) : text.status();
+  if (!reading.ok()) {
+    WarnOnce(path, std::string(reading.status().message()));
     return std::nullopt;
   }
-  return *celsius;
-}
-
-std::optional<uint32_t> Eligibility::ReadThrottled() {
-  if (options_.throttled_file.empty()) return std::nullopt;
-  absl::StatusOr<std::string> text = files_.Read(options_.throttled_file);
-  if (absl::IsNotFound(text.status())) return std::nullopt;  // no firmware
-  absl::StatusOr<uint32_t> flags =
-      text.ok() ? ParseThrottledFlags(*text) : text.status();
-  if (!flags.ok()) {
-    WarnOnce(options_.throttled_file, std::string(flags.status().message()));
-    return std::nullopt;
-  }
-  return *flags;
+  return *reading;
 }
 
 std::string Eligibility::DeclineReason(
@@ -216,8 +204,12 @@ std::string Eligibility::DeclineReason(
 
 v1::BoardCondition Eligibility::Check() {
   v1::BoardCondition c;
-  if (std::optional<double> t = ReadTemperature()) c.set_soc_celsius(*t);
-  if (std::optional<uint32_t> f = ReadThrottled()) c.set_throttled(*f);
+  if (auto celsius = ReadSensor(options_.thermal_file, &ParseMillidegrees)) {
+    c.set_soc_celsius(*celsius);
+  }
+  if (auto flags = ReadSensor(options_.throttled_file, &ParseThrottledFlags)) {
+    c.set_throttled(*flags);
+  }
   std::optional<absl::Duration> pause_ago;
   if (sources_.last_pause) {
     if (std::optional<absl::Time> paused = sources_.last_pause()) {

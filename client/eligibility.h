@@ -97,8 +97,11 @@ class Eligibility {
   std::string Describe() const;
 
  private:
-  std::optional<double> ReadTemperature();
-  std::optional<uint32_t> ReadThrottled();
+  // `path` parsed by `parse`. nullopt when the file does not exist (no
+  // such sensor here), or cannot be read or parsed (warned once).
+  template <typename T>
+  std::optional<T> ReadSensor(const std::string& path,
+                              absl::StatusOr<T> (*parse)(absl::string_view));
   // Logs `what` once per `path`.
   void WarnOnce(const std::string& path, const std::string& what);
   // The first rule `c` (and the time since the last pause) breaks; empty:

@@ -38,7 +38,8 @@ struct TaskRef {
   uint32_t total_rounds = 0;        // the job's, as the server said
   // Called after each optimizer step with the steps done and planned (may
   // be empty). Keep it cheap: it runs on the training thread.
-  std::function<void(int64_t steps_done, int64_t steps_planned)> progress;
+  std::function<void(int64_t steps_done, int64_t steps_planned)> progress =
+      nullptr;
 };
 
 struct TrainOutcome {

@@ -266,7 +266,9 @@ TEST(ParseThrottledFlags, Table) {
   for (const FlagsCase& c : cases) {
     auto flags = ParseThrottledFlags(c.text);
     EXPECT_EQ(flags.ok(), c.ok) << c.text;
-    if (c.ok && flags.ok()) EXPECT_EQ(*flags, c.flags) << c.text;
+    if (c.ok && flags.ok()) {
+      EXPECT_EQ(*flags, c.flags) << c.text;
+    }
   }
 }
 
