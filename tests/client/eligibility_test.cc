@@ -2,6 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
 
 #include "absl/time/civil_time.h"
 #include "runtime/testing/fake_proc_files.h"
@@ -78,12 +82,21 @@ TEST_F(EligibilityTest, ZeroMaxTemperatureTurnsTheRuleOffButStillReads) {
 
 TEST_F(EligibilityTest, MalformedThermalFileGivesNoReadingAndNoDecline) {
   files_.Set(kThermal, "hot\n");
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
   Eligibility eligibility(options_, files_, clock_, sources_);
-  for (int i = 0; i < 3; ++i) {  // warned once, never a crash
+  for (int i = 0; i < 3; ++i) {
     const v1::BoardCondition c = eligibility.Check();
     EXPECT_FALSE(c.has_soc_celsius());
     EXPECT_EQ(c.declined(), "");
   }
+  spdlog::default_logger()->flush();
+  spdlog::default_logger()->sinks().pop_back();
+  const std::string text = log.str();
+  EXPECT_THAT(text, HasSubstr("temperature 'hot\\n' is not a whole number"));
+  // Warned once, not at every poll.
+  EXPECT_EQ(text.find("no reading from"), text.rfind("no reading from"));
 }
 
 TEST_F(EligibilityTest, UnderVoltageNowDeclines) {
