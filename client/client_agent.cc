@@ -15,6 +15,7 @@
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/training_plan.h"
+#include "runtime/version.h"
 
 namespace fedberry::client {
 namespace {
@@ -90,12 +91,36 @@ void ClientAgent::Heartbeat(v1::HeartbeatRequest::State state,
   }
   request.set_state(state);
   request.set_paused_seconds(absl::ToDoubleSeconds(paused_for));
+  SendHeartbeat(request, absl::Seconds(10));
+}
+
+void ClientAgent::SendHeartbeat(const v1::HeartbeatRequest& request,
+                                absl::Duration deadline) {
   grpc::ClientContext context;
-  wire::SetDeadline(context, absl::Seconds(10));
+  wire::SetDeadline(context, deadline);
   v1::HeartbeatResponse response;
   absl::Status s =
       wire::FromGrpcStatus(stub_->Heartbeat(&context, request, &response));
   if (!s.ok()) spdlog::warn("heartbeat not delivered: {}", s.ToString());
+}
+
+void ClientAgent::ReportProgress(int64_t steps_done, int64_t steps_planned) {
+  const absl::Time now = options_.clock->Now();
+  v1::HeartbeatRequest request;
+  {
+    absl::MutexLock lock(&mu_);
+    current_.set_steps_done(static_cast<uint64_t>(steps_done));
+    current_.set_steps_planned(static_cast<uint64_t>(steps_planned));
+    if (current_.task_id().empty() || now - progress_sent_ < kProgressEvery) {
+      return;
+    }
+    progress_sent_ = now;
+    request = current_;
+  }
+  request.set_state(v1::HeartbeatRequest::TRAINING);
+  // On the training thread: a short deadline, so a server that does not
+  // answer costs training little (a failure is only logged).
+  SendHeartbeat(request, absl::Seconds(2));
 }
 
 void ClientAgent::Track(grpc::ClientContext* context) {
@@ -267,6 +292,7 @@ absl::Status ClientAgent::Join() {
                                trainer_.sample_bytes() > 0);
   request.set_sample_bytes(trainer_.sample_bytes());
   request.set_plan_error(plan_error_);
+  request.set_client_version(std::string(FedberryVersion()));
   v1::JoinResponse response;
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.rpc_timeout);
@@ -287,6 +313,10 @@ absl::Status ClientAgent::Join() {
 absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
   v1::GetTaskRequest request;
   request.set_client_id(client_id_);
+  if (options_.condition) {
+    *request.mutable_condition() = options_.condition();
+    NoteCondition(request.condition());
+  }
   v1::GetTaskResponse response;
   grpc::ClientContext context;
   wire::SetDeadline(context, options_.poll_timeout);
@@ -298,6 +328,18 @@ absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
   task_sent_bytes_ = request.ByteSizeLong();
   task_received_bytes_ = response.ByteSizeLong();
   return response;
+}
+
+void ClientAgent::NoteCondition(const v1::BoardCondition& condition) {
+  // Once per change, not per poll: the reason's figures move every poll.
+  if (declined_.empty() && !condition.declined().empty()) {
+    spdlog::warn("this board sits rounds out: {}",
+                 runtime::Printable(condition.declined()));
+  } else if (!declined_.empty() && condition.declined().empty()) {
+    spdlog::info("this board takes part in rounds again (it declined: {})",
+                 runtime::Printable(declined_));
+  }
+  declined_ = condition.declined();
 }
 
 absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
@@ -513,10 +555,14 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
     current_.set_client_id(client_id_);
     current_.set_round(task.round());
     current_.set_task_id(task.task_id());
+    progress_sent_ = options_.clock->Now();
   }
-  absl::StatusOr<TrainOutcome> trained = trainer_.Train(
-      TaskRef{task.round(), task.task_id(), &data, task.total_rounds()},
-      task.config(), global, stop_);
+  TaskRef ref{task.round(), task.task_id(), &data, task.total_rounds()};
+  ref.progress = [this](int64_t done, int64_t planned) {
+    ReportProgress(done, planned);
+  };
+  absl::StatusOr<TrainOutcome> trained =
+      trainer_.Train(ref, task.config(), global, stop_);
   {
     absl::MutexLock lock(&mu_);
     current_.Clear();
@@ -628,6 +674,32 @@ absl::Status ClientAgent::Run() {
   return status;
 }
 
+absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
+  const absl::Status stopped = absl::CancelledError("the client was stopped");
+  if (absl::IsFailedPrecondition(joined) &&
+      wire::ReasonOf(joined) == wire::kReasonClientTooOld) {
+    // Asking again at once would be refused again: an upgrade restarts the
+    // service with the new release.
+    spdlog::error(
+        "the server refuses this fedberry-client {}: {}; upgrade "
+        "fedberry-client on this board (asking again in {})",
+        std::string(FedberryVersion()), runtime::Printable(joined.message()),
+        absl::FormatDuration(options_.unfit_wait));
+    return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
+  }
+  if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
+    // Told the server why; a later job may fit this board's data.
+    spdlog::warn("{}; asking for the job's plan again in {}",
+                 std::string(joined.message()),
+                 absl::FormatDuration(options_.unfit_wait));
+    return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
+  }
+  // A torn or corrupt model file download is fetched again.
+  if (!IsTransient(joined) && !absl::IsDataLoss(joined)) return joined;
+  if (!BackOff(joined, "joining")) return joined;
+  return absl::OkStatus();
+}
+
 absl::Status ClientAgent::RunUntilDone() {
   while (!stop_.load()) {
     if (client_id_.empty()) {
@@ -635,17 +707,9 @@ absl::Status ClientAgent::RunUntilDone() {
       if (joined.ok()) joined = Join();
       if (!joined.ok()) {
         if (stop_.load()) break;
-        if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
-          // Told the server why; a later job may fit this board's data.
-          spdlog::warn("{}; asking for the job's plan again in {}",
-                       std::string(joined.message()),
-                       absl::FormatDuration(options_.unfit_wait));
-          if (!Sleep(options_.unfit_wait)) break;
-          continue;
+        if (absl::Status again = WaitToJoinAgain(joined); !again.ok()) {
+          return again;
         }
-        // A torn or corrupt model file download is fetched again.
-        if (!IsTransient(joined) && !absl::IsDataLoss(joined)) return joined;
-        if (!BackOff(joined, "joining")) return joined;
         continue;
       }
       backoff_.Reset();

@@ -21,6 +21,7 @@
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
+#include "runtime/clock.h"
 #include "runtime/model_file.h"
 
 namespace fedberry::client {
@@ -53,6 +54,13 @@ struct AgentOptions {
   // How long a board whose data does not fit the job's plan waits before
   // asking for the plan again (a new job may fit).
   absl::Duration unfit_wait = absl::Minutes(1);
+  // This board's condition, sent with every task poll (may be empty: none
+  // sent). A non-empty `declined` asks the server to leave it out of rounds
+  // for now (client/eligibility.h).
+  std::function<v1::BoardCondition()> condition;
+  // Paces the progress heartbeats sent while training. Must outlive the
+  // agent.
+  Clock* clock = &Clock::Real();
   // Called when a call fails UNAVAILABLE: OK when the server would accept
   // this board's transport (the fault is the network's), PermissionDenied
   // saying why it refuses it (security::ProbeTransport). Empty: not asked.
@@ -81,6 +89,9 @@ class ClientAgent {
   // logged, never retried.
   void Heartbeat(v1::HeartbeatRequest::State state, absl::Duration paused_for);
 
+  // The least time between two progress heartbeats of a training run.
+  static constexpr absl::Duration kProgressEvery = absl::Seconds(10);
+
   int rounds_trained() const { return rounds_trained_.load(); }
   const std::string& client_id() const { return client_id_; }
 
@@ -94,7 +105,18 @@ class ClientAgent {
   absl::StatusOr<runtime::VerifiedModelFile> FetchModelFile(
       const v1::TrainingPlan& plan);
   absl::Status Join();
+  // After PreparePlan or Join failed with `joined`: waits as the failure
+  // asks (unfit_wait for a plan the data does not fit or a client too old,
+  // else backoff). OK: join again; otherwise the status Run ends with.
+  absl::Status WaitToJoinAgain(const absl::Status& joined);
   absl::StatusOr<v1::GetTaskResponse> GetTask();
+  // Logs when the board starts declining rounds, and when it stops.
+  void NoteCondition(const v1::BoardCondition& condition);
+  // After each training step: records the progress for heartbeats, and
+  // sends a TRAINING heartbeat at most every kProgressEvery.
+  void ReportProgress(int64_t steps_done, int64_t steps_planned);
+  void SendHeartbeat(const v1::HeartbeatRequest& request,
+                     absl::Duration deadline);
   absl::Status DoRound(const v1::GetTaskResponse& task);
   // An EVALUATE task: pull the model, evaluate it on the held-out samples
   // (or decline), report.
@@ -140,6 +162,7 @@ class ClientAgent {
   uint64_t declared_samples_ = 0;  // at the last join
   uint32_t declared_boards_ = 0;
   std::string plan_error_;  // why this board's data does not fit the plan
+  std::string declined_;    // why the board sat rounds out at the last poll
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();
@@ -159,6 +182,7 @@ class ClientAgent {
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
   // The task being trained, for heartbeats (empty task id: none).
   v1::HeartbeatRequest current_ ABSL_GUARDED_BY(mu_);
+  absl::Time progress_sent_ ABSL_GUARDED_BY(mu_);  // or training began
 };
 
 }  // namespace fedberry::client

@@ -15,6 +15,7 @@
 #include "client/client_agent.h"
 #include "client/criu_adapter.h"
 #include "client/criu_signals.h"
+#include "client/eligibility.h"
 #include "client/fleet_emulation.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
@@ -122,6 +123,28 @@ ABSL_FLAG(std::string, server_ready_file, "",
           "<output>/server.addr (written once it listens), so boards load "
           "while the server loads and do not back off. Waits at most "
           "--give_up_after (when set).");
+
+ABSL_FLAG(uint64_t, min_samples, 0,
+          "Board-side eligibility: sit rounds out while this board holds "
+          "fewer training samples than this (0: off).");
+ABSL_FLAG(double, max_temperature, 70,
+          "Sit rounds out while the SoC is hotter than this, in degrees C "
+          "(0: off).");
+ABSL_FLAG(std::string, thermal_file, fedberry::client::kDefaultThermalFile,
+          "The SoC temperature in millidegrees C, as the kernel writes it "
+          "(absent: no reading, no decline).");
+ABSL_FLAG(std::string, throttled_file, fedberry::client::kDefaultThrottledFile,
+          "The Raspberry Pi firmware's throttled flags (hex, as vcgencmd "
+          "get_throttled gives them; absent: no reading).");
+ABSL_FLAG(bool, decline_throttled, true,
+          "Sit rounds out while the firmware reports under-voltage (which "
+          "corrupts SD cards) or throttling now.");
+ABSL_FLAG(absl::Duration, pressure_cooldown, absl::Minutes(5),
+          "Sit rounds out this long after the memory watchdog last paused "
+          "training (0: off).");
+ABSL_FLAG(std::string, train_window, "",
+          "Train only between these local times, HH:MM-HH:MM (may wrap "
+          "midnight, e.g. 22:00-06:00); empty: at any time.");
 
 ABSL_FLAG(bool, watchdog, true,
           "Watch memory pressure while training: shrink batches, pause, and "
@@ -356,6 +379,43 @@ client::AgentOptions AgentOptionsFromFlags(
   return options;
 }
 
+// The eligibility rules as the flags set them; InvalidArgument naming the
+// flag that is wrong.
+absl::StatusOr<client::EligibilityOptions> EligibilityOptionsFromFlags() {
+  client::EligibilityOptions o;
+  o.min_samples = absl::GetFlag(FLAGS_min_samples);
+  o.max_temperature = absl::GetFlag(FLAGS_max_temperature);
+  o.thermal_file = absl::GetFlag(FLAGS_thermal_file);
+  o.throttled_file = absl::GetFlag(FLAGS_throttled_file);
+  o.decline_throttled = absl::GetFlag(FLAGS_decline_throttled);
+  o.pressure_cooldown = absl::GetFlag(FLAGS_pressure_cooldown);
+  auto window = client::ParseTrainWindow(absl::GetFlag(FLAGS_train_window));
+  if (!window.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--train_window: ", window.status().message()));
+  }
+  o.train_window = *window;
+  RETURN_IF_ERROR(client::ValidateEligibilityOptions(o));
+  return o;
+}
+
+// Sends the board's condition with every task poll: its sample count, the
+// watchdog's last pause (`gate` may be null) and its sensor files.
+std::unique_ptr<client::Eligibility> WireEligibility(
+    client::EligibilityOptions rules, const client::LocalTrainer& trainer,
+    const client::WatchdogGate* gate, client::AgentOptions& options) {
+  client::EligibilitySources sources;
+  sources.samples = [&trainer] { return trainer.num_samples(); };
+  if (gate != nullptr)
+    sources.last_pause = [gate] { return gate->LastPaused(); };
+  auto eligibility = std::make_unique<client::Eligibility>(
+      std::move(rules), runtime::ProcFiles::Real(), Clock::Real(),
+      std::move(sources));
+  spdlog::info("{}", eligibility->Describe());
+  options.condition = [e = eligibility.get()] { return e->Check(); };
+  return eligibility;
+}
+
 // The checkpoint store (none without --checkpoint_dir) and when to save.
 std::unique_ptr<checkpoint::CheckpointStore> StoreFromFlags() {
   if (absl::GetFlag(FLAGS_checkpoint_dir).empty()) return nullptr;
@@ -514,11 +574,13 @@ int Run() {
   spdlog::info("compute: {}", runtime::DescribeComputeKernels());
   auto board = BoardConfigFromFlags();
   auto attack = client::ParseUpdateAttack(absl::GetFlag(FLAGS_attack));
-  if (!board.ok() || !attack.ok()) {
-    spdlog::error(
-        "{}",
-        std::string((board.ok() ? attack.status() : board.status()).message()));
-    return 2;
+  auto rules = EligibilityOptionsFromFlags();
+  for (const absl::Status& s :
+       {board.status(), attack.status(), rules.status()}) {
+    if (!s.ok()) {
+      spdlog::error("{}", std::string(s.message()));
+      return 2;
+    }
   }
   auto open_data = client::MakeBoardDataOpener(board->data);
   if (!open_data.ok()) {
@@ -577,6 +639,8 @@ int Run() {
                             absl::ToDoubleSeconds(g->counters().paused));
     };
   }
+  const auto eligibility =
+      WireEligibility(*std::move(rules), trainer, gate->get(), options);
   return RunWith(options, trainer, *transport, gate->get(), link);
 }
 

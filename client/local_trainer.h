@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,10 @@ struct TaskRef {
   std::string task_id;
   const RoundData* data = nullptr;  // null: no data moves this round
   uint32_t total_rounds = 0;        // the job's, as the server said
+  // Called after each optimizer step with the steps done and planned (may
+  // be empty). Keep it cheap: it runs on the training thread.
+  std::function<void(int64_t steps_done, int64_t steps_planned)> progress =
+      nullptr;
 };
 
 struct TrainOutcome {

@@ -381,6 +381,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
       spdlog::info("training: {}/{} batches", cursor.step, cursor.planned);
     }
     last_logged = cursor.step;
+    if (task.progress) task.progress(cursor.step, cursor.planned);
     if (cursor.step == cursor.planned) final_cursor = cursor;
     if (gate_ != nullptr && cursor.step < cursor.planned) {
       // A batch boundary: the watchdog may pause here, or release memory.

@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <spdlog/spdlog.h>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "client/memory_release.h"
 
@@ -15,6 +16,7 @@ WatchdogGate::WatchdogGate(runtime::WatchdogOptions options,
                            std::function<runtime::MemoryReadings()> read,
                            Clock& clock, WatchdogGateHooks hooks)
     : read_(std::move(read)),
+      clock_(clock),
       hooks_(std::move(hooks)),
       watchdog_(std::move(options), clock) {
   if (!hooks_.trim) hooks_.trim = [] { malloc_trim(0); };
@@ -30,6 +32,9 @@ void WatchdogGate::Poll() {
     if (step.events.empty()) return;
     paused_for = watchdog_.counters().paused;
     if (step.state == WatchdogState::kReleased) release_reason_ = step.reason;
+    if (absl::c_linear_search(step.events, WatchdogEvent::kResume)) {
+      pause_ended_ = clock_.Now();
+    }
     changed_.SignalAll();
   }
   for (WatchdogEvent e : step.events) {
@@ -115,6 +120,7 @@ absl::Status WatchdogGate::Release(absl::Status release) {
   {
     absl::MutexLock lock(&mu_);
     watchdog_.Restored();
+    pause_ended_ = clock_.Now();
     paused_for = watchdog_.counters().paused;
     changed_.SignalAll();
   }
@@ -145,6 +151,12 @@ std::string WatchdogGate::BusyReason() {
     return "memory pressure: training runs in shrunk batches";
   }
   return "";
+}
+
+std::optional<absl::Time> WatchdogGate::LastPaused() const {
+  absl::MutexLock lock(&mu_);
+  if (watchdog_.state() != WatchdogState::kRunning) return clock_.Now();
+  return pause_ended_;
 }
 
 int WatchdogGate::boundary_waits() const {

@@ -19,6 +19,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/synchronization/mutex.h"
@@ -66,17 +67,23 @@ class WatchdogGate : public TrainingGate {
 
   runtime::WatchdogState state() const;
   runtime::WatchdogCounters counters() const;
+  // When memory pressure last held training paused (or released): now
+  // while it does, else when the last pause ended (by the gate's clock);
+  // nullopt: never. For the board's cool-down (client/eligibility.h).
+  std::optional<absl::Time> LastPaused() const;
   // Times the trainer has waited at a boundary, and whether it waits now.
   int boundary_waits() const;
   bool trainer_waiting() const;
 
  private:
   const std::function<runtime::MemoryReadings()> read_;
+  Clock& clock_;
   WatchdogGateHooks hooks_;
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
   runtime::Watchdog watchdog_ ABSL_GUARDED_BY(mu_);
   std::string release_reason_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Time> pause_ended_ ABSL_GUARDED_BY(mu_);
   int boundary_waits_ ABSL_GUARDED_BY(mu_) = 0;
   bool trainer_waiting_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -167,6 +167,28 @@ TEST(WatchdogTraining, StopEndsAPause) {
   EXPECT_TRUE(absl::IsCancelled(out.status())) << out.status();
 }
 
+// The eligibility cool-down's source: now while paused, then the time the
+// pause ended, by the gate's clock.
+TEST(WatchdogGate, LastPausedIsNowWhilePausedThenWhenThePauseEnded) {
+  SimulatedClock clock;
+  Script script;
+  WatchdogGate gate(
+      Immediate(), [&] { return script.Get(); }, clock);
+  gate.Poll();
+  EXPECT_EQ(gate.LastPaused(), std::nullopt);
+  script.Set(At(10));
+  gate.Poll();
+  ASSERT_EQ(gate.state(), runtime::WatchdogState::kPaused);
+  clock.Advance(absl::Seconds(20));
+  EXPECT_EQ(gate.LastPaused(), clock.Now());
+  script.Set(At(60));
+  gate.Poll();
+  ASSERT_EQ(gate.state(), runtime::WatchdogState::kRunning);
+  const absl::Time ended = clock.Now();
+  clock.Advance(absl::Seconds(40));
+  EXPECT_EQ(gate.LastPaused(), ended);
+}
+
 // Releases the real WatchdogGate at boundary 10: critical pressure arrives
 // there.
 class ReleasingGate : public TrainingGate {
