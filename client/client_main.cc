@@ -127,9 +127,16 @@ ABSL_FLAG(std::string, server_ready_file, "",
 ABSL_FLAG(uint64_t, min_samples, 0,
           "Board-side eligibility: sit rounds out while this board holds "
           "fewer training samples than this (0: off).");
-ABSL_FLAG(double, max_temperature, 70,
+// A Pi 3 B+ throttles from 60 C and hard-limits at 80 C; a PC's sensors say
+// nothing of a board, and an emulated fleet must not sit out on them.
+#if defined(__aarch64__) || defined(__arm__)
+constexpr double kDefaultMaxTemperature = 70;
+#else
+constexpr double kDefaultMaxTemperature = 0;
+#endif
+ABSL_FLAG(double, max_temperature, kDefaultMaxTemperature,
           "Sit rounds out while the SoC is hotter than this, in degrees C "
-          "(0: off).");
+          "(0: off; default 70 on ARM builds, off on others).");
 ABSL_FLAG(std::string, thermal_file, fedberry::client::kDefaultThermalFile,
           "The SoC temperature in millidegrees C, as the kernel writes it "
           "(absent: no reading, no decline).");
@@ -139,7 +146,10 @@ ABSL_FLAG(std::string, throttled_file, fedberry::client::kDefaultThrottledFile,
 ABSL_FLAG(bool, decline_throttled, true,
           "Sit rounds out while the firmware reports under-voltage (which "
           "corrupts SD cards) or throttling now.");
-ABSL_FLAG(absl::Duration, pressure_cooldown, absl::Minutes(5),
+// Off by default: the watchdog pausing the board's own training is the
+// watchdog doing its job, and sitting the next rounds out for it would stall
+// a small fleet; set it where other work on the board needs its memory.
+ABSL_FLAG(absl::Duration, pressure_cooldown, absl::ZeroDuration(),
           "Sit rounds out this long after the memory watchdog last paused "
           "training (0: off).");
 ABSL_FLAG(std::string, train_window, "",
