@@ -68,6 +68,10 @@ ABSL_FLAG(std::string, strategy, "",
           "trimmed_mean, krum, multikrum.");
 ABSL_FLAG(std::string, proximal_mu, "", "fedprox: mu.");
 ABSL_FLAG(std::string, server_lr, "", "Server optimizers: step.");
+ABSL_FLAG(std::string, metrics_listen, "",
+          "The server's --metrics_listen: the live fleet page at / (and "
+          "/api/fleet.json, /metrics) while the job runs, e.g. 9464 for "
+          "http://localhost:9464/; empty: off.");
 ABSL_FLAG(std::string, beta1, "", "Server optimizers: beta1.");
 ABSL_FLAG(std::string, beta2, "", "Server optimizers: beta2.");
 ABSL_FLAG(std::string, tau, "", "Server optimizers: tau.");
@@ -486,7 +490,8 @@ int Run() {
            {"dp_local", absl::GetFlag(FLAGS_dp_local)},
            {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
            {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
-           {"trainable", absl::GetFlag(FLAGS_trainable)}}) {
+           {"trainable", absl::GetFlag(FLAGS_trainable)},
+           {"metrics_listen", absl::GetFlag(FLAGS_metrics_listen)}}) {
     if (!value.empty())
       server_argv.push_back(absl::StrCat("--", name, "=", value));
   }
