@@ -106,6 +106,7 @@ nlohmann::json ToJson(const RoundReport& r) {
       {"moved_samples", r.moved_samples},
       {"refused_result", r.refused_result},
       {"round_seconds", Number(r.round_seconds)},
+      {"elapsed_seconds", Number(r.elapsed_seconds)},
       {"aggregation_seconds", Number(r.aggregation_seconds)},
       {"eval_seconds", Number(r.eval_seconds)},
       {"eval_overlapped", r.eval_overlapped},
@@ -175,6 +176,10 @@ RoundReport FromJson(const nlohmann::json& j) {
   }
   r.moved_samples = j.value("moved_samples", uint64_t{0});
   r.round_seconds = ReadNumber(j.at("round_seconds"));
+  // Absent from checkpoints written before rounds carried it.
+  if (j.contains("elapsed_seconds")) {
+    r.elapsed_seconds = ReadNumber(j.at("elapsed_seconds"));
+  }
   r.aggregation_seconds = ReadNumber(j.at("aggregation_seconds"));
   r.eval_seconds = ReadNumber(j.at("eval_seconds"));
   r.eval_overlapped = j.value("eval_overlapped", false);

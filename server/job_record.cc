@@ -104,6 +104,7 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.dropped = Or<int>(j, "dropped", 0);
     r.stragglers = Or<int>(j, "stragglers", 0);
     r.round_seconds = Or<double>(j, "round_seconds", 0);
+    r.elapsed_seconds = Or<double>(j, "elapsed_seconds", 0);
     r.aggregation_seconds = Or<double>(j, "aggregation_seconds", 0);
     r.eval_seconds = Or<double>(j, "eval_seconds", 0);
     r.eval_overlapped = j.contains("eval_overlapped") &&

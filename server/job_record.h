@@ -23,6 +23,7 @@ struct RoundRow {
   int dropped = 0;
   int stragglers = 0;
   double round_seconds = 0;
+  double elapsed_seconds = 0;  // job start to this round's close
   double aggregation_seconds = 0;
   double eval_seconds = 0;
   bool eval_overlapped = false;  // eval_seconds not within round_seconds

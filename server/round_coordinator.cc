@@ -801,6 +801,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   pending_.declined = clients_.Declining(now, options_.liveness);
   cohort_declines_ = 0;
   round_start_ = now;
+  if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
   grace_logged_ = false;
   last_update_ = now;
   upload_start_.clear();
@@ -1056,6 +1057,8 @@ void RoundCoordinator::CloseRound(const char* abandon) {
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
+    report.elapsed_seconds =
+        elapsed_before_ + absl::ToDoubleSeconds(clock_.Now() - job_start_);
     if (result.model) {
       global_ = result.model;
       // Only a published result moves the strategy's state.
@@ -1305,6 +1308,8 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   global_ = snapshot.global;
   round_ = snapshot.next_round;
   history_ = snapshot.history;
+  // The job's clock goes on from the last checkpointed round.
+  elapsed_before_ = history_.empty() ? 0 : history_.back().elapsed_seconds;
   if (planner_) planner_->estimator().Restore(snapshot.capacities);
   clients_.Clear();
   const absl::Time now = clock_.Now();

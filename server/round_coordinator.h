@@ -437,6 +437,10 @@ class RoundCoordinator {
   std::set<std::string> refused_ ABSL_GUARDED_BY(mu_);
   size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
   int cohort_declines_ ABSL_GUARDED_BY(mu_) = 0;  // selected, then declined
+  // When this server opened its first round, and the job's elapsed time
+  // before it (from the checkpoint): RoundReport::elapsed_seconds.
+  absl::Time job_start_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
+  double elapsed_before_ ABSL_GUARDED_BY(mu_) = 0;
   // The last closed round's task and the boards it closed without, whose
   // updates come late.
   std::string closed_task_ ABSL_GUARDED_BY(mu_);

@@ -98,6 +98,10 @@ struct RoundReport {
   int paused_stragglers = 0;
   int released_stragglers = 0;
   double round_seconds = 0;
+  // Wall time from the job's first round opening to this round's close
+  // (time a server was down before a resume not counted): runs compare by
+  // it, whatever their rounds are.
+  double elapsed_seconds = 0;
   // Open to last accepted update (before aggregation and evaluation).
   double makespan_seconds = 0;
   std::string planner;                  // who planned the round's work

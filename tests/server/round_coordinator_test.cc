@@ -326,6 +326,48 @@ TEST_F(RoundCoordinatorTest, BoardsShowTrainingWithProgressThenIdle) {
   EXPECT_EQ(RowOf(coordinator_->Boards(), "a")->state, BoardState::kGone);
 }
 
+// Every round says how long the job has run, from its first round's
+// opening; a resumed job goes on from its checkpointed figure.
+TEST_F(RoundCoordinatorTest, RoundsCarryTheJobsElapsedTimeAcrossAResume) {
+  Make(2, 3);
+  std::string a = Join("a"), b = Join("b");
+  clock_.Advance(absl::Seconds(30));  // waiting for boards is not the job's
+  ASSERT_TRUE(coordinator_->RunOnce());
+  auto ta = Task(a), tb = Task(b);
+  clock_.Advance(absl::Seconds(5));
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 2 opens
+  ta = Task(a), tb = Task(b);
+  clock_.Advance(absl::Seconds(4));
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_DOUBLE_EQ(reports_[0].elapsed_seconds, 5);
+  EXPECT_DOUBLE_EQ(reports_[1].elapsed_seconds, 9);
+
+  FederationSnapshot snapshot;
+  snapshot.next_round = 3;
+  snapshot.global = std::make_shared<const NamedTensors>(Model(2, 2));
+  snapshot.history = reports_;
+  Make(2, 3);
+  ASSERT_TRUE(coordinator_->Restore(snapshot).ok());
+  reports_.clear();
+  clock_.Advance(absl::Hours(1));  // the server was down: not counted
+  a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ta = Task(a), tb = Task(b);
+  clock_.Advance(absl::Seconds(2));
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].round, 3u);
+  EXPECT_DOUBLE_EQ(reports_[0].elapsed_seconds, 11);
+}
+
 // The version gate: an older client, or one that does not say, is refused
 // at join with CLIENT_TOO_OLD and an upgrade message, and listed on the
 // fleet page as refused; once upgraded it joins and the refusal goes.
@@ -1556,6 +1598,8 @@ TEST_F(RoundCoordinatorTest,
   r.released_stragglers = 1;
   r.planner = "greedy";
   r.makespan_seconds = 3.5;
+  r.elapsed_seconds = 1234.5;
+  r.declined = 3;
   r.moved_samples = 40;
   ClientRoundReport c;
   c.client_id = "c0001-abc";
@@ -1584,6 +1628,8 @@ TEST_F(RoundCoordinatorTest,
   EXPECT_EQ(back.released_stragglers, 1);
   EXPECT_EQ(back.planner, "greedy");
   EXPECT_EQ(back.makespan_seconds, 3.5);
+  EXPECT_EQ(back.elapsed_seconds, 1234.5);
+  EXPECT_EQ(back.declined, 3);
   EXPECT_EQ(back.moved_samples, 40u);
   const ClientRoundReport& cb = back.clients.at(0);
   EXPECT_EQ(cb.num_samples, std::numeric_limits<uint64_t>::max());
