@@ -12,6 +12,8 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "server/round/join_gate.h"
+#include "server/round/round_planning.h"
 #include "server/strategy/keep_frozen.h"
 #include "server/strategy/update_layout.h"
 
@@ -35,6 +37,8 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                            options_.over_select,
                            options_.min_clients_per_round)),
       budget_(options_.budget),
+      join_gate_(options_.version_gate, options_.refused_board_sink,
+                 budget_.get(), refused_joins_, clock),
       declared_bound_(options_.max_samples_ratio),
       publisher_(evaluator_, std::move(sink),
                  [this](const RoundReport& r) { return RecordEvaluation(r); }) {
@@ -96,8 +100,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     const v1::JoinRequest& untrusted) {
   v1::JoinRequest request = untrusted;
   RETURN_IF_ERROR(CheckJoin(request, options_.limits));
-  RETURN_IF_ERROR(RefuseJoinBeforeRegistry(request));
-  refused_joins_.Joined(request.client_name());
+  RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&mu_);
   PruneLocked();
   if (absl::Status bounded =
@@ -134,43 +137,6 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   response.set_client_id(id);
   response.set_job_id(options_.job_id);
   return response;
-}
-
-absl::Status RoundCoordinator::RefuseJoinBeforeRegistry(
-    const v1::JoinRequest& request) {
-  const std::string name = runtime::Printable(request.client_name());
-  absl::Status refusal;
-  if (!request.plan_error().empty()) {
-    // The board bound its data to the plan and failed: it never trains in
-    // this job, so it is not registered.
-    const std::string reason = runtime::Printable(request.plan_error(), 1024);
-    spdlog::warn("client '{}' cannot take part: {}", name, reason);
-    if (options_.refused_board_sink) options_.refused_board_sink(name, reason);
-    refusal = absl::FailedPreconditionError(absl::StrCat(
-        "not joined: this board's data does not fit the job's plan (", reason,
-        ")"));
-  } else if (absl::Status old =
-                 options_.version_gate.Admit(request.client_version());
-             !old.ok()) {
-    spdlog::warn("refused the join of '{}': {}", name,
-                 std::string(old.message()));
-    if (options_.refused_board_sink) {
-      options_.refused_board_sink(name, std::string(old.message()));
-    }
-    refusal = std::move(old);
-  } else if (budget_) {
-    if (const std::string why = budget_->Refuses(request); !why.empty()) {
-      spdlog::warn("refused the join of '{}': {}", name, why);
-      refusal =
-          absl::FailedPreconditionError(absl::StrCat("not joined: ", why));
-    }
-  }
-  if (!refusal.ok()) {
-    refused_joins_.Refused(request.client_name(),
-                           std::string(refusal.message()),
-                           request.client_version(), clock_.Now());
-  }
-  return refusal;
 }
 
 // A board that restarts joins again under its name: its old id retires and
@@ -843,85 +809,22 @@ void RoundCoordinator::PruneLocked() {
 }
 
 void RoundCoordinator::PlanRoundLocked() {
-  planned_steps_.clear();
-  relay_.Open(round_, {});
-  pending_.planner = options_.planning.planner;
-  if (!planner_) return;
-  if (options_.planning.data_moves) {
-    PlanMovesLocked();
-    return;
-  }
-  std::vector<planner::PlannedClient> planned;
-  std::map<std::string, std::string> id_of;  // name -> id
+  std::vector<PlanningMember> members;
+  members.reserve(cohort_.size());
   for (const auto& id : cohort_) {
-    const ClientRecord& info = clients_.At(id);
-    planned.push_back({info.name, info.num_samples});
-    id_of[info.name] = id;
+    const ClientRecord& c = clients_.At(id);
+    members.push_back(
+        {id, c.name, c.num_samples, c.allow_data_moves, c.sample_bytes});
   }
-  auto plan = planner_->PlanRound(planned, train_);
-  if (!plan.ok()) {
-    // Not expected (the request is built within its bounds); the round
-    // runs the job's config rather than not at all.
-    spdlog::error("round {}: planning failed, uniform this round: {}", round_,
-                  plan.status().ToString());
-    pending_.planner = "uniform";
-    return;
-  }
-  spdlog::info("round {}: {}", round_, plan->summary);
-  if (plan->steps.empty()) {
-    pending_.planner = "uniform";
-    return;
-  }
-  pending_.planner = plan->plan.planner;
-  pending_.planned_makespan_seconds = plan->plan.makespan;
-  for (const auto& [name, steps] : plan->steps) {
-    const std::string& id = id_of[name];
-    if (steps > 0) {
-      planned_steps_[id] = steps;
-    } else {
-      // No work (no data): not part of this round.
-      cohort_.erase(id);
-      spdlog::info("round {}: {} has no work planned and sits this round out",
-                   round_, name);
-    }
-  }
+  RoundWork work =
+      PlanRoundWork(planner_.get(), members, train_, round_, task_id_);
+  planned_steps_ = std::move(work.steps);
+  for (const std::string& id : work.idle) cohort_.erase(id);
   pending_.selected = static_cast<int>(cohort_.size());
-}
-
-void RoundCoordinator::PlanMovesLocked() {
-  std::vector<planner::MovePlannedClient> planned;
-  for (const auto& id : cohort_) {
-    const ClientRecord& info = clients_.At(id);
-    planned.push_back({info.name, info.num_samples, info.allow_data_moves,
-                       info.sample_bytes});
-  }
-  auto plan = planner_->PlanMoves(planned, train_);
-  if (!plan.ok()) {
-    spdlog::error("round {}: planning data moves failed, none this round: {}",
-                  round_, plan.status().ToString());
-    pending_.planner = "uniform";
-    return;
-  }
-  spdlog::info("round {}: {}", round_, plan->summary);
-  if (plan->plan.moves.empty()) {
-    pending_.planner = "uniform";
-    return;
-  }
-  pending_.planner = absl::StrCat(plan->plan.planner, "+moves");
-  pending_.planned_makespan_seconds = plan->plan.makespan;
-  std::vector<PlannedMove> moves;
-  for (const planner::DataMove& m : plan->plan.moves) {
-    PlannedMove move;
-    move.id = absl::StrFormat("%s-m%d", task_id_, moves.size() + 1);
-    move.from = plan->request.clients[m.from].id;
-    move.to = plan->request.clients[m.to].id;
-    move.samples = m.samples;
-    pending_.moved_samples += m.samples;
-    spdlog::info("round {}: data move {}: {} samples from {} to {}", round_,
-                 move.id, move.samples, move.from, move.to);
-    moves.push_back(std::move(move));
-  }
-  relay_.Open(round_, std::move(moves));
+  pending_.planner = std::move(work.planner);
+  pending_.planned_makespan_seconds = work.planned_makespan_seconds;
+  pending_.moved_samples = work.moved_samples;
+  relay_.Open(round_, std::move(work.moves));
 }
 
 bool RoundCoordinator::RunOnce() {
@@ -1316,7 +1219,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   for (const auto& c : snapshot.clients) {
     // A job restarted with a higher --min_client_version: an older board
     // joins again, and is told to upgrade.
-    if (!options_.version_gate.Admit(c.client_version).ok()) {
+    if (!join_gate_.versions().Admit(c.client_version).ok()) {
       spdlog::info("not restoring {} (client {}): below --min_client_version",
                    c.name, c.client_version.empty() ? "?" : c.client_version);
       continue;

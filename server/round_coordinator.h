@@ -43,6 +43,7 @@
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
+#include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
@@ -64,8 +65,7 @@ struct CoordinatorOptions {
   // Told of each board whose data does not fit the job's plan (it joined
   // with a plan_error), with its name and reason, both escaped. May be
   // empty.
-  std::function<void(const std::string& name, const std::string& reason)>
-      refused_board_sink;
+  RefusedBoardSink refused_board_sink;
   // The oldest client release that may join (--min_client_version); an
   // older board is refused at join and told to upgrade.
   VersionGate version_gate;
@@ -336,8 +336,6 @@ class RoundCoordinator {
   void ClearCohortLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's local steps; drops clients planned no work.
   void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Plans the open cohort's data moves (data_moves mode) into relay_.
-  void PlanMovesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes trainable_ for `model` (the initial one) and has the strategy
@@ -406,9 +404,6 @@ class RoundCoordinator {
   void NoteConditionLocked(const std::string& client_id,
                            const v1::BoardCondition& condition)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Refuses a join that does not pass the gates before registration (the
-  // board's data does not fit the plan, an old client, the budget).
-  absl::Status RefuseJoinBeforeRegistry(const v1::JoinRequest& request);
 
   const CoordinatorOptions options_;
   CloseOptions close_options_;  // min_updates set once the strategy is made
@@ -449,8 +444,11 @@ class RoundCoordinator {
   int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<const CohortSelection> selection_;
   const std::shared_ptr<RoundBudget> budget_;  // may be null
-  std::unique_ptr<Strategy> strategy_;         // the driver's, or under mu_
-  runtime::TrainableSet trainable_;            // immutable once made
+  // Boards refused at join, for the fleet page (its own lock).
+  RefusedJoins refused_joins_{1024};
+  JoinGate join_gate_;
+  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
+  runtime::TrainableSet trainable_;     // immutable once made
   std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
   // Updates claimed (in reported_) whose add into aggregate_ runs outside
   // mu_; CloseRound takes aggregate_ only when none is left.
@@ -463,8 +461,6 @@ class RoundCoordinator {
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
-  // Boards refused at join, for the fleet page (its own lock).
-  RefusedJoins refused_joins_{1024};
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round

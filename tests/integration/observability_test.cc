@@ -19,7 +19,10 @@
 #include "runtime/model_zoo.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
+#include "runtime/version.h"
 #include "server/federation_server.h"
+#include "server/fleet/fleet_status.h"
+#include "server/fleet_view.h"
 #include "server/metrics_http_server.h"
 #include "server/metrics_log.h"
 #include "server/server_metrics.h"
@@ -66,10 +69,16 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
       });
   ASSERT_TRUE(server.ok()) << server.status();
   server::RoundCoordinator* coordinator = &(*server)->coordinator();
+  const server::FleetJob job{"obs-job", "lenet5", "fedavg"};
+  const auto fleet = [&] {
+    return server::FleetOf(*coordinator, figures, job, absl::Now());
+  };
   auto http = server::MetricsHttpServer::Start(
       "127.0.0.1:0",
       {[&] { return server::StatusOf(*coordinator); },
-       [&](const server::JobStatus& s) { return figures.Render(s); }});
+       [&](const server::JobStatus& s) { return figures.Render(s); },
+       [&] { return server::FleetPage(fleet()); },
+       [&] { return server::FleetJson(fleet()); }});
   ASSERT_TRUE(http.ok()) << http.status();
   httplib::Client web("127.0.0.1", (*http)->port());
 
@@ -155,6 +164,13 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
     EXPECT_EQ(rounds[r]["dropped"].get<int>(), 0);
     EXPECT_EQ(rounds[r]["stragglers"].get<int>(), 0);
     EXPECT_GT(rounds[r]["round_seconds"].get<double>(), 0);
+    EXPECT_EQ(rounds[r]["declined"].get<int>(), 0);
+    EXPECT_GE(rounds[r]["elapsed_seconds"].get<double>(),
+              rounds[r]["round_seconds"].get<double>() - 1e-9);
+    if (r > 0) {
+      EXPECT_GT(rounds[r]["elapsed_seconds"].get<double>(),
+                rounds[r - 1]["elapsed_seconds"].get<double>());
+    }
     EXPECT_GT(rounds[r]["aggregation_seconds"].get<double>(), 0);
   }
 
@@ -182,6 +198,39 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
   health = web.Get("/healthz");
   ASSERT_TRUE(health);
   EXPECT_FALSE(nlohmann::json::parse(health->body)["job_running"].get<bool>());
+
+  // The fleet page and its JSON: both boards, idle after the last round
+  // they delivered to, with their release and figures; a page that may
+  // run no script.
+  auto json = web.Get("/api/fleet.json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->get_header_value("Content-Type"), "application/json");
+  const nlohmann::json f = nlohmann::json::parse(json->body);
+  EXPECT_EQ(f["state"], "done");
+  EXPECT_EQ(f["accuracy"].size(), 0u);  // no evaluator in this job
+  ASSERT_EQ(f["boards"].size(), 2u);
+  for (int i = 0; i < 2; ++i) {
+    const nlohmann::json& b = f["boards"][i];
+    SCOPED_TRACE(b.dump());
+    EXPECT_EQ(b["name"], "obs-" + std::to_string(i));
+    EXPECT_EQ(b["state"], "idle");
+    EXPECT_EQ(b["round"], kRounds);
+    EXPECT_EQ(b["client_version"], std::string(FedberryVersion()));
+    EXPECT_EQ(b["architecture"], "test-arch");
+    EXPECT_GT(b["samples_per_second"].get<double>(), 0);
+    EXPECT_GT(b["peak_rss_bytes"].get<uint64_t>(), 1u << 20);
+    EXPECT_FALSE(b["last_seen"].get<std::string>().empty());
+  }
+  auto html = web.Get("/");
+  ASSERT_TRUE(html);
+  EXPECT_EQ(html->status, 200);
+  EXPECT_EQ(html->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(html->get_header_value("Content-Security-Policy")
+                .find("default-src 'none'"),
+            std::string::npos);
+  EXPECT_NE(html->body.find("<tr data-board=\"obs-1\" data-state=\"idle\">"),
+            std::string::npos)
+      << html->body;
 }
 
 // A port alone binds loopback: the page is for a local scraper or a tunnel
@@ -189,14 +238,16 @@ TEST(Observability, ShortJobFillsJsonLinesAndServesMetrics) {
 TEST(MetricsEndpoint, APortAloneBindsLoopbackAndServesNoModel) {
   for (const char* listen : {"0", ":0"}) {
     auto http = server::MetricsHttpServer::Start(
-        listen,
-        {[] { return server::JobStatus{}; },
-         [](const server::JobStatus&) { return std::string("x 1\n"); }});
+        listen, {[] { return server::JobStatus{}; },
+                 [](const server::JobStatus&) { return std::string("x 1\n"); },
+                 nullptr, nullptr});
     ASSERT_TRUE(http.ok()) << http.status();
     EXPECT_EQ((*http)->address().rfind("127.0.0.1:", 0), 0u)
         << (*http)->address();
     httplib::Client web("127.0.0.1", (*http)->port());
-    for (const char* path : {"/model", "/global_model.pt", "/plan"}) {
+    // No fleet handlers given: no fleet page either.
+    for (const char* path :
+         {"/model", "/global_model.pt", "/plan", "/", "/api/fleet.json"}) {
       auto res = web.Get(path);
       ASSERT_TRUE(res);
       EXPECT_EQ(res->status, 404) << path;

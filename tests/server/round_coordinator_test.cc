@@ -1586,7 +1586,7 @@ TEST_F(RoundCoordinatorTest,
   FederationSnapshot snapshot;
   snapshot.next_round = 2;
   snapshot.global = std::make_shared<const NamedTensors>(Model(1, 2));
-  snapshot.clients.push_back({"c0001-abc", "a", 10, false, 0});
+  snapshot.clients.push_back({"c0001-abc", "a", 10, false, 0, 0, ""});
   RoundReport r;
   r.round = 1;
   r.round_seconds = 1e308;
