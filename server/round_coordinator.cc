@@ -474,6 +474,12 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     changed_.SignalAll();
     return added;
   }
+  return AcceptUpdateLocked(id, untrusted, distance);
+}
+
+int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
+                                         const v1::UpdateHeader& untrusted,
+                                         double distance) {
   v1::UpdateHeader header = untrusted;
   header.set_client_id(id);
   ClientRecord& info = clients_.At(id);
@@ -486,25 +492,11 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   info.last_round = header.round();
   last_update_ = clock_.Now();
   if (planner_) {
-    planner::CapacityReading reading;
-    const v1::ResourceMetrics& m = header.resources();
-    if (m.has_samples_per_second()) {
-      reading.samples_per_second = m.samples_per_second();
+    std::optional<absl::Duration> upload;
+    if (auto u = upload_start_.find(id); u != upload_start_.end()) {
+      upload = clock_.Now() - u->second;
     }
-    // The client's round less its training: task, model pull, encoding
-    // (and less data moves, whose bytes are not in rpc_received_bytes).
-    if (m.has_wall_seconds() && m.has_rpc_received_bytes()) {
-      reading.download_seconds = m.wall_seconds() -
-                                 header.metrics().train_seconds() -
-                                 m.data_move_seconds();
-      reading.download_bytes = m.rpc_received_bytes();
-    }
-    if (auto u = upload_start_.find(id);
-        u != upload_start_.end() && m.has_rpc_sent_bytes()) {
-      reading.upload_seconds = absl::ToDoubleSeconds(clock_.Now() - u->second);
-      reading.upload_bytes = m.rpc_sent_bytes();
-    }
-    planner_->estimator().Add(info.name, reading);
+    planner_->estimator().Add(info.name, CapacityOf(header, upload));
   }
   pending_.clients.push_back({header.client_id(), info.name,
                               header.num_samples(), header.metrics(),
@@ -747,6 +739,14 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     return false;
   }
   (*aggregate)->Expect(cohort.expected);
+  StartRoundLocked(cohort, *std::move(aggregate), rng, n, now);
+  return true;
+}
+
+void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
+                                        std::unique_ptr<RoundAggregator> sum,
+                                        std::mt19937_64& rng, int available,
+                                        absl::Time now) {
   if (budget_) budget_->Shape(train_);
   const int k = static_cast<int>(cohort.members.size());
   needed_ = cohort.needed;
@@ -758,7 +758,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   clients_.ResetStates();
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
-  aggregate_ = *std::move(aggregate);
+  aggregate_ = std::move(sum);
   bound_ =
       std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
   pending_ = RoundReport{};
@@ -775,12 +775,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   state_ = State::kCollecting;
   for (const std::string& id : cohort_) polls_.Wake(id);
   spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
-               round_, total_rounds_, k, n, task_id_,
+               round_, total_rounds_, k, available, task_id_,
                needed_ < cohort_.size()
                    ? absl::StrCat("; the first ", needed_, " updates close it")
                    : "");
   changed_.SignalAll();
-  return true;
 }
 
 void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {

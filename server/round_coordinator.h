@@ -330,6 +330,18 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Books an added update of board `id` (its figures, the planner's
+  // capacity reading, the round's report); returns the updates the round
+  // holds.
+  int AcceptUpdateLocked(const std::string& id,
+                         const v1::UpdateHeader& untrusted, double distance)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Opens round_ for `cohort` (drawn from `available` boards by `rng`,
+  // which also names the task), collecting into `sum`.
+  void StartRoundLocked(const Cohort& cohort,
+                        std::unique_ptr<RoundAggregator> sum,
+                        std::mt19937_64& rng, int available, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An evaluate-only job's one evaluation, once enough boards are there.
   bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets the closed or abandoned round's cohort and what it reported.

@@ -96,4 +96,26 @@ RoundWork PlanRoundWork(const planner::RoundPlanner* planner,
              : PlanSteps(*planner, cohort, train, round);
 }
 
+planner::CapacityReading CapacityOf(const v1::UpdateHeader& header,
+                                    std::optional<absl::Duration> upload) {
+  planner::CapacityReading reading;
+  const v1::ResourceMetrics& m = header.resources();
+  if (m.has_samples_per_second()) {
+    reading.samples_per_second = m.samples_per_second();
+  }
+  // The client's round less its training: task, model pull, encoding
+  // (and less data moves, whose bytes are not in rpc_received_bytes).
+  if (m.has_wall_seconds() && m.has_rpc_received_bytes()) {
+    reading.download_seconds = m.wall_seconds() -
+                               header.metrics().train_seconds() -
+                               m.data_move_seconds();
+    reading.download_bytes = m.rpc_received_bytes();
+  }
+  if (upload && m.has_rpc_sent_bytes()) {
+    reading.upload_seconds = absl::ToDoubleSeconds(*upload);
+    reading.upload_bytes = m.rpc_sent_bytes();
+  }
+  return reading;
+}
+
 }  // namespace fedberry::server

@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "fedberry/v1/federation.pb.h"
 #include "server/planner/round_planner.h"
 #include "server/sample_relay.h"
@@ -44,6 +46,13 @@ RoundWork PlanRoundWork(const planner::RoundPlanner* planner,
                         const std::vector<PlanningMember>& cohort,
                         const v1::TrainConfig& train, uint64_t round,
                         const std::string& task_id);
+
+// What an accepted update says of its board's capacity, for the planner's
+// estimates: its training throughput, its round less training and data
+// moves as the model's download, and `upload` (from the push's start to
+// its end, when known) as the update's upload.
+planner::CapacityReading CapacityOf(const v1::UpdateHeader& header,
+                                    std::optional<absl::Duration> upload);
 
 }  // namespace fedberry::server
 
