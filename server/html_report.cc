@@ -78,6 +78,28 @@ std::string PrivacyBudgetPlot(const JobRecord& record) {
           delta));
 }
 
+// The model's figure against the job's wall time (elapsed_seconds), so
+// runs with different rounds (planners, partial participation) compare by
+// time. Nothing when the rounds do not carry the time or the figure.
+std::string ProgressOverTimePlot(const JobRecord& record, bool regression) {
+  Series figure{regression ? "test RMSE" : "test accuracy", {}, false};
+  for (const RoundRow& r : record.rounds) {
+    const std::optional<double>& y = regression ? r.test_rmse : r.test_accuracy;
+    if (y && r.elapsed_seconds > 0) {
+      figure.points.push_back({r.elapsed_seconds, *y});
+    }
+  }
+  if (figure.points.empty()) return "";
+  ChartOptions o;
+  o.title = regression ? "Test RMSE over time" : "Test accuracy over time";
+  o.x_label = "seconds since the first round opened";
+  o.y_label = regression ? "RMSE" : "accuracy";
+  return Figure("plot-progress-time", LineChart(o, {figure}),
+                "The global model's figure at each round's close, against "
+                "the job's wall time: runs compare by time, whatever their "
+                "rounds.");
+}
+
 // Evaluation on the boards: the combined figure per round with its spread
 // (and the server's own beside it), and each board's figure for the last
 // round the boards evaluated. Nothing when the job had none.
@@ -226,6 +248,7 @@ std::string RenderHtmlReport(const JobRecord& record,
                    "Accuracy of the global model on the held-out split "
                    "after each round.");
   }
+  html += ProgressOverTimePlot(record, regression);
   html += BoardEvalPlots(record);
   html += PrivacyBudgetPlot(record);
   {

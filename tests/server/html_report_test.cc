@@ -131,12 +131,15 @@ TEST(SvgChart, EveryChartEndsOnAbsurdFigures) {
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::nan("");
   const std::vector<std::vector<double>> cases = {
-      {-1e15, 50}, {-1e17, -1e17 + 16}, {1e17, 1e17 + 1}, {1e308, -1e308},
-      {inf, -inf, nan, 3}, {5e-324, 0}, {-1e300, 1e-300}, {42, 42}};
+      {-1e15, 50},         {-1e17, -1e17 + 16},
+      {1e17, 1e17 + 1},    {1e308, -1e308},
+      {inf, -inf, nan, 3}, {5e-324, 0},
+      {-1e300, 1e-300},    {42, 42}};
   for (const auto& ys : cases) {
     SCOPED_TRACE(::testing::PrintToString(ys));
     Series series{"s", {}};
-    for (size_t i = 0; i < ys.size(); ++i) series.points.push_back({i + 1.0, ys[i]});
+    for (size_t i = 0; i < ys.size(); ++i)
+      series.points.push_back({i + 1.0, ys[i]});
     Series wide_x{"x", {{-1e308, 1}, {1e308, 2}, {1e17, 3}}};
     const std::string lines = LineChart({}, {series, wide_x});
     EXPECT_LT(lines.size(), 64u << 10);
@@ -178,6 +181,29 @@ TEST(HtmlReport, AJobWithAbsurdClientFiguresRenders) {
   for (const std::string& id : ReportPlotIds()) {
     EXPECT_NE(html.find("<figure id=\"" + id + "\">"), std::string::npos) << id;
   }
+}
+
+// Rounds that carry the job's wall time get a plot against it; the
+// committed sample job, from before they did, gets none.
+TEST(HtmlReport, AccuracyOverTimeWhenRoundsCarryTheirElapsedTime) {
+  testing::TempDir dir;
+  std::ofstream(dir / "rounds.jsonl")
+      << "{\"round\":1,\"elapsed_seconds\":4.5,\"test_accuracy\":0.5}\n"
+      << "{\"round\":2,\"elapsed_seconds\":9.0,\"test_accuracy\":0.7}\n";
+  std::ofstream(dir / "clients.jsonl");
+  auto record = ReadJobRecord(dir.path());
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->rounds[1].elapsed_seconds, 9.0);
+  const std::string fig =
+      FigureText(RenderHtmlReport(*record, "timed"), "plot-progress-time");
+  ASSERT_FALSE(fig.empty());
+  EXPECT_EQ(Count(fig, "class=\"series\""), 1);
+  EXPECT_NE(fig.find("seconds since the first round opened"),
+            std::string::npos);
+  auto untimed = ReadJobRecord(kJob);
+  ASSERT_TRUE(untimed.ok());
+  EXPECT_EQ(RenderHtmlReport(*untimed, "old").find("plot-progress-time"),
+            std::string::npos);
 }
 
 TEST(HtmlReport, ARoundThatPublishedNothingSaysSo) {
