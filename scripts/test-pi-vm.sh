@@ -278,7 +278,17 @@ report() {
   [[ ${CLIENT_EXIT:-1} == 0 && $done_rounds == "$rounds" ]] ||
     fail "the client ended with ${CLIENT_EXIT:-?} after $done_rounds of $rounds rounds"
   ((quick)) || report_pressure "$work"
-  step "ok: installed from the local repository, joined over mutual TLS," \
+  # The release the board joined with, as the server kept it (the version
+  # gate and the fleet page read it): the package's, which is the host's.
+  local board_release host_release
+  board_release=$(grep -ho '"client_version": *"[^"]*"' \
+    "$work"/job/checkpoints/ckpt-*/state.json 2>/dev/null | tail -1 |
+    sed -E 's/.*"([^"]*)"$/\1/') || true
+  host_release=$(build/bin/fedberry-server --version | awk '{ print $2 }')
+  [[ $board_release == "$host_release" ]] ||
+    fail "the board joined as release '${board_release}', not ${host_release}"
+  step "ok: installed from the local repository, joined over mutual TLS as" \
+    "release ${board_release}," \
     "$done_rounds round(s) trained; peak RSS ${PEAK_RSS_MIB} MiB, PSS ${PEAK_PSS_MIB} MiB," \
     "USS ${PEAK_USS_MIB} MiB in 1 GiB (emulated board)${PRESSURE_RESULT:+; $PRESSURE_RESULT}"
 }
