@@ -118,34 +118,9 @@ void ClientAgent::ReportProgress(int64_t steps_done, int64_t steps_planned) {
     request = current_;
   }
   request.set_state(v1::HeartbeatRequest::TRAINING);
-  SendProgress(std::move(request));
-}
-
-// Called on the training thread: sent without waiting for the answer, so a
-// server that does not answer costs training nothing (reports go at most
-// every kProgressEvery with a deadline as long, so about one is ever out).
-// The call owns what it uses, not the agent, which may be gone when it
-// ends.
-void ClientAgent::SendProgress(v1::HeartbeatRequest request) {
-  v1::Federation::StubInterface::async_interface* async = stub_->async();
-  if (async == nullptr) {  // a stub without the callback API (a mock)
-    SendHeartbeat(request, absl::Seconds(2));
-    return;
-  }
-  struct Call {
-    grpc::ClientContext context;
-    v1::HeartbeatRequest request;
-    v1::HeartbeatResponse response;
-  };
-  auto call = std::make_shared<Call>();
-  call->request = std::move(request);
-  wire::SetDeadline(call->context, absl::Seconds(10));
-  async->Heartbeat(
-      &call->context, &call->request, &call->response, [call](grpc::Status s) {
-        if (!s.ok()) {
-          spdlog::debug("progress not delivered: {}", s.error_message());
-        }
-      });
+  // On the training thread: a short deadline, so a server that does not
+  // answer costs training little (a failure is only logged).
+  SendHeartbeat(request, absl::Seconds(2));
 }
 
 void ClientAgent::Track(grpc::ClientContext* context) {

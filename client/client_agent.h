@@ -115,7 +115,6 @@ class ClientAgent {
   // After each training step: records the progress for heartbeats, and
   // sends a TRAINING heartbeat at most every kProgressEvery.
   void ReportProgress(int64_t steps_done, int64_t steps_planned);
-  void SendProgress(v1::HeartbeatRequest request);
   void SendHeartbeat(const v1::HeartbeatRequest& request,
                      absl::Duration deadline);
   absl::Status DoRound(const v1::GetTaskResponse& task);
