@@ -151,9 +151,11 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
       const bool pushed = reported_.erase(old) > 0;
       // A board whose update was refused stays refused under a new id.
       const bool refused = refused_.erase(old) > 0;
+      const bool declined = declined_.erase(old) > 0;
       if (selected) cohort_.insert(id);
       if (pushed) reported_.insert(id);
       if (refused) refused_.insert(id);
+      if (declined) declined_.insert(id);
       if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
         if (selected) planned_steps_[id] = p->second;
         planned_steps_.erase(p);
@@ -589,17 +591,24 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   if (ClientRecord* client = clients_.Find(id)) {
     client->last_refusal = runtime::Printable(why, 512);
   }
-  if (state_ != State::kCollecting || header.round() != round_ ||
-      header.task_id() != task_id_ || !cohort_.count(id) ||
-      reported_.count(id) || !refused_.insert(id).second) {
+  if (header.round() != round_ || header.task_id() != task_id_ ||
+      !StopAwaitingLocked(id)) {
     return;
   }
   const ClientRecord* client = clients_.Find(id);
   spdlog::info("round {}: not waiting for {} any more (its update was refused)",
                round_,
                client != nullptr ? client->name : runtime::Printable(id));
+}
+
+bool RoundCoordinator::StopAwaitingLocked(const std::string& id) {
+  if (state_ != State::kCollecting || !cohort_.count(id) ||
+      reported_.count(id) || !refused_.insert(id).second) {
+    return false;
+  }
   work_pending_ = true;
   changed_.SignalAll();
+  return true;
 }
 
 void RoundCoordinator::NoteConditionLocked(
@@ -615,16 +624,11 @@ void RoundCoordinator::NoteConditionLocked(
                  declines ? "declines rounds: " : "takes rounds again",
                  client->condition.declined());
   }
-  if (!declines || state_ != State::kCollecting || !cohort_.count(client_id) ||
-      reported_.count(client_id) || !refused_.insert(client_id).second) {
-    return;
-  }
+  if (!declines || !StopAwaitingLocked(client_id)) return;
   ++pending_.declined;
-  ++cohort_declines_;
+  declined_.insert(client_id);
   spdlog::info("round {}: not waiting for {} (it declines: {})", round_,
                client->name, client->condition.declined());
-  work_pending_ = true;
-  changed_.SignalAll();
 }
 
 std::vector<BoardRow> RoundCoordinator::Boards() const {
@@ -637,8 +641,7 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
       facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
       const bool open = state_ == State::kCollecting && cohort_.count(id);
       facts.training = open && !reported_.count(id) && !refused_.count(id);
-      facts.update_refused =
-          open && refused_.count(id) && c.condition.declined().empty();
+      facts.update_refused = open && refused_.count(id) && !declined_.count(id);
       facts.evaluating =
           state_ == State::kEvaluating && evaluation_->Awaits(id);
       facts.declining = !c.condition.declined().empty();
@@ -671,6 +674,7 @@ void RoundCoordinator::ClearCohortLocked() {
   cohort_.clear();
   reported_.clear();
   refused_.clear();
+  declined_.clear();
 }
 
 absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
@@ -765,7 +769,7 @@ void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
   pending_.round = round_;
   pending_.selected = k;
   pending_.declined = clients_.Declining(now, options_.liveness);
-  cohort_declines_ = 0;
+  declined_.clear();
   round_start_ = now;
   if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
   grace_logged_ = false;
@@ -1107,7 +1111,8 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
     if (!reported_.count(id)) closed_without_.insert(id);
   }
   report.participants = static_cast<int>(reported_.size());
-  report.dropped = report.selected - report.participants - cohort_declines_;
+  report.dropped = report.selected - report.participants -
+                   static_cast<int>(declined_.size());
   report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the

@@ -411,6 +411,11 @@ class RoundCoordinator {
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);
+  // Stops awaiting `id`, a selected board of the open round that has not
+  // reported (its update was refused, or it declined); false when it was
+  // not awaited.
+  bool StopAwaitingLocked(const std::string& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps `condition` as the board's; a selected board of the open round
   // that declines is no longer awaited (counted as declined).
   void NoteConditionLocked(const std::string& client_id,
@@ -440,10 +445,13 @@ class RoundCoordinator {
   ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
-  // Selected boards whose update was refused (CountRefusedUpdate).
+  // Selected boards no longer awaited: their update was refused
+  // (CountRefusedUpdate), or they declined (NoteConditionLocked).
   std::set<std::string> refused_ ABSL_GUARDED_BY(mu_);
+  // Of those, the ones that declined the round (board-side eligibility):
+  // not failures, so neither dropped nor refused on the fleet page.
+  std::set<std::string> declined_ ABSL_GUARDED_BY(mu_);
   size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
-  int cohort_declines_ ABSL_GUARDED_BY(mu_) = 0;  // selected, then declined
   // When this server opened its first round, and the job's elapsed time
   // before it (from the checkpoint): RoundReport::elapsed_seconds.
   absl::Time job_start_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();

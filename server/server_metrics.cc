@@ -121,12 +121,7 @@ void ServerMetrics::Record(const RoundReport& report) {
 
 void ServerMetrics::RenderBoards(const JobStatus& status, PrometheusText& p) {
   std::map<std::string, int> by_state;
-  for (BoardState s :
-       {BoardState::kIdle, BoardState::kTraining, BoardState::kEvaluating,
-        BoardState::kPaused, BoardState::kReleased, BoardState::kDeclined,
-        BoardState::kRefused, BoardState::kGone}) {
-    by_state[BoardStateName(s)] = 0;
-  }
+  for (BoardState s : kBoardStates) by_state[BoardStateName(s)] = 0;
   for (const BoardRow& b : status.boards) ++by_state[BoardStateName(b.state)];
   for (const auto& [state, n] : by_state) {
     p.Gauge("fedberry_boards", "Boards by what they do now (the fleet page).",

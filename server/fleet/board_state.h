@@ -20,6 +20,11 @@ enum class BoardState {
   kGone,        // not heard from within the liveness window
 };
 
+inline constexpr BoardState kBoardStates[] = {
+    BoardState::kIdle,    BoardState::kTraining, BoardState::kEvaluating,
+    BoardState::kPaused,  BoardState::kReleased, BoardState::kDeclined,
+    BoardState::kRefused, BoardState::kGone};
+
 // "idle", "training", ...: the names the page and /api/fleet.json carry.
 const char* BoardStateName(BoardState state);
 

@@ -15,13 +15,9 @@ std::string Rfc3339(absl::Time t) {
   return absl::FormatTime(absl::RFC3339_sec, t, absl::UTCTimeZone());
 }
 
-// Text from a board goes into JSON as UTF-8: bytes that are not are
-// replaced rather than failing the whole answer.
-nlohmann::json Text(const std::string& s) { return s; }
-
 nlohmann::json ConditionJson(const v1::BoardCondition& c) {
   nlohmann::json j = nlohmann::json::object();
-  if (!c.declined().empty()) j["declined"] = Text(c.declined());
+  if (!c.declined().empty()) j["declined"] = c.declined();
   if (c.has_soc_celsius()) j["soc_celsius"] = c.soc_celsius();
   if (c.has_throttled()) j["throttled"] = c.throttled();
   if (c.has_memory_pressure()) j["memory_pressure"] = c.memory_pressure();
@@ -29,12 +25,12 @@ nlohmann::json ConditionJson(const v1::BoardCondition& c) {
 }
 
 nlohmann::json BoardJson(const BoardRow& b, absl::Time now) {
-  nlohmann::json j = {{"name", Text(b.name)},
+  nlohmann::json j = {{"name", b.name},
                       {"state", BoardStateName(b.state)},
                       {"last_seen", Rfc3339(b.last_seen)},
                       {"round", b.round},
-                      {"client_version", Text(b.client_version)},
-                      {"architecture", Text(b.architecture)}};
+                      {"client_version", b.client_version},
+                      {"architecture", b.architecture}};
   if (b.last_seen != absl::InfinitePast()) {
     j["seconds_since_seen"] = absl::ToDoubleSeconds(now - b.last_seen);
   }
@@ -44,7 +40,7 @@ nlohmann::json BoardJson(const BoardRow& b, absl::Time now) {
   }
   if (b.boards > 0) j["boards"] = b.boards;
   j["condition"] = ConditionJson(b.condition);
-  if (!b.last_refusal.empty()) j["last_refusal"] = Text(b.last_refusal);
+  if (!b.last_refusal.empty()) j["last_refusal"] = b.last_refusal;
   if (b.samples_per_second) j["samples_per_second"] = *b.samples_per_second;
   if (b.peak_rss_bytes) j["peak_rss_bytes"] = *b.peak_rss_bytes;
   if (b.watchdog_pauses) j["watchdog_pauses"] = *b.watchdog_pauses;
@@ -62,15 +58,17 @@ std::string FleetJson(const FleetStatus& fleet) {
   for (const BoardRow& b : fleet.boards)
     boards.push_back(BoardJson(b, fleet.now));
   nlohmann::json j = {{"time", Rfc3339(fleet.now)},
-                      {"job_id", Text(fleet.job_id)},
-                      {"model", Text(fleet.model)},
-                      {"strategy", Text(fleet.strategy)},
-                      {"state", Text(fleet.state)},
+                      {"job_id", fleet.job_id},
+                      {"model", fleet.model},
+                      {"strategy", fleet.strategy},
+                      {"state", fleet.state},
                       {"round", fleet.round},
                       {"total_rounds", fleet.total_rounds},
-                      {"min_client_version", Text(fleet.min_client_version)},
+                      {"min_client_version", fleet.min_client_version},
                       {"accuracy", std::move(accuracy)},
                       {"boards", std::move(boards)}};
+  // Text from a board that is not UTF-8 is replaced rather than failing
+  // the whole answer.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

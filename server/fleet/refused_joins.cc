@@ -6,14 +6,14 @@ namespace fedberry::server {
 
 void RefusedJoins::Refused(const std::string& name, const std::string& reason,
                            const std::string& client_version, absl::Time when) {
+  if (capacity_ == 0) return;
   absl::MutexLock lock(&mu_);
-  if (!rows_.count(name) && rows_.size() >= capacity_ && !rows_.empty()) {
+  if (!rows_.count(name) && rows_.size() >= capacity_) {
     rows_.erase(std::min_element(
         rows_.begin(), rows_.end(), [](const auto& a, const auto& b) {
           return a.second.last_seen < b.second.last_seen;
         }));
   }
-  if (capacity_ == 0) return;
   BoardRow& row = rows_[name];
   row.name = name;
   row.state = BoardState::kRefused;

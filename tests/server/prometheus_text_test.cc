@@ -71,7 +71,7 @@ TEST(ServerMetrics, RendersRoundsAndClientsButNotAbsentReadings) {
   StreamLimiter::CutOffs cut;
   cut.stalled = 3;
   cut.caller_share = 1;
-  JobStatus status{true, 3, 5, 2, {{"streams", 32, 7, cut}}};
+  JobStatus status{true, 3, 5, 2, {{"streams", 32, 7, cut}}, {}};
   auto page = testing::ParseExposition(metrics.Render(status));
   ASSERT_EQ(page.error, "");
   EXPECT_EQ(page.Value("fedberry_job_running"), 1);

@@ -246,8 +246,8 @@ TEST_F(RoundCoordinatorTest, ADecliningBoardSitsRoundsOutAndIsCounted) {
   ASSERT_TRUE(coordinator_->RunOnce());
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::TRAIN);
   EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::TRAIN);
-  auto tc = coordinator_->GetTask(c, absl::ZeroDuration(),
-                                  Declining("SoC at 71.5 C, over the 70 C limit"));
+  auto tc = coordinator_->GetTask(
+      c, absl::ZeroDuration(), Declining("SoC at 71.5 C, over the 70 C limit"));
   EXPECT_EQ(tc->action(), v1::GetTaskResponse::WAIT);
   std::optional<BoardRow> row = RowOf(coordinator_->Boards(), "c");
   ASSERT_TRUE(row.has_value());
@@ -281,6 +281,11 @@ TEST_F(RoundCoordinatorTest, ASelectedBoardThatDeclinesIsNotAwaited) {
   auto tb = coordinator_->GetTask(b, absl::ZeroDuration(),
                                   Declining("outside the training window"));
   EXPECT_EQ(tb->action(), v1::GetTaskResponse::WAIT);
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "b")->state, BoardState::kDeclined);
+  // Cool again before the round closes: it stays out of this round, and
+  // the page does not call its decline a refusal.
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::WAIT);
+  EXPECT_EQ(RowOf(coordinator_->Boards(), "b")->state, BoardState::kIdle);
   ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
   ASSERT_EQ(reports_.size(), 1u);
@@ -416,10 +421,9 @@ TEST_F(RoundCoordinatorTest, ARaisedMinimumDropsOlderBoardsOnRestore) {
   snapshot.clients.push_back({"c0002-def", "new", 10, false, 0, 0, "0.2.1"});
   ASSERT_TRUE(coordinator_->Restore(snapshot).ok());
   EXPECT_EQ(coordinator_->registered_clients(), 1);
-  EXPECT_EQ(coordinator_->GetTask("c0001-abc", absl::ZeroDuration())
-                .status()
-                .code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      coordinator_->GetTask("c0001-abc", absl::ZeroDuration()).status().code(),
+      absl::StatusCode::kNotFound);
   EXPECT_EQ(RowOf(coordinator_->Boards(), "new")->client_version, "0.2.1");
 }
 
@@ -1078,8 +1082,9 @@ TEST_F(RoundCoordinatorTest, ABoardWhoseUpdateWasRefusedIsNotAwaited) {
   auto forged = Header(b, tb, 5);
   forged.set_task_id("r1-forged");
   coordinator_->CountRefusedUpdate(forged, "bad update");
-  coordinator_->CountRefusedUpdate(Header(a, ta, 5), "bad update");  // as the service does
-  EXPECT_FALSE(coordinator_->RunOnce());               // b is still awaited
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5),
+                                   "bad update");  // as the service does
+  EXPECT_FALSE(coordinator_->RunOnce());           // b is still awaited
   ASSERT_TRUE(Submit(Header(b, tb, 5), Model(4, 4)).ok());
   // Closed on b alone, long before the deadline.
   ASSERT_TRUE(coordinator_->RunOnce());
@@ -1099,7 +1104,8 @@ TEST_F(RoundCoordinatorTest, ARefusedBoardThatSendsAValidUpdateCountsOnce) {
   nan[0].tensor[0][1] = std::numeric_limits<float>::quiet_NaN();
   ASSERT_EQ(Submit(Header(a, ta, 5), nan).code(),
             absl::StatusCode::kInvalidArgument);
-  coordinator_->CountRefusedUpdate(Header(a, ta, 5), "bad update");  // as the service does
+  coordinator_->CountRefusedUpdate(Header(a, ta, 5),
+                                   "bad update");  // as the service does
   // Not offered the task again.
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
   ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
