@@ -753,8 +753,10 @@ absl::Status ClientAgent::RunUntilDone() {
           return round;
         }
         if (absl::IsFailedPrecondition(round) &&
-            wire::ReasonOf(round) == wire::kReasonLateUpdate) {
-          // Over-selected and outrun, or past the deadline: expected.
+            (wire::ReasonOf(round) == wire::kReasonLateUpdate ||
+             wire::ReasonOf(round) == wire::kReasonStaleUpdate)) {
+          // Over-selected and outrun, past the deadline, or (asynchronous
+          // rounds) too many versions behind: expected.
           spdlog::info("round {}: {}; waiting for the next round",
                        task->round(), std::string(round.message()));
         } else if (!round.ok() && !stop_.load()) {

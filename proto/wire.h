@@ -46,6 +46,10 @@ inline constexpr char kReasonSamplesMissing[] = "SAMPLES_MISSING";
 // updates it needed, or its deadline passed); the board waits for its next
 // task, it neither retries nor backs off.
 inline constexpr char kReasonLateUpdate[] = "LATE_UPDATE";
+// FailedPrecondition: an asynchronous round's update trained on a model
+// more than --max_staleness versions old; not counted. The board asks for
+// a task (the latest model) at once, without backing off.
+inline constexpr char kReasonStaleUpdate[] = "STALE_UPDATE";
 // FailedPrecondition at Join: the client is older than the job's
 // --min_client_version; it says so and asks again later (after an
 // upgrade, its service restarts with the new release).

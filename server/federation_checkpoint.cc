@@ -21,6 +21,109 @@ namespace fedberry::server {
 namespace {
 
 constexpr char kStrategyFile[] = "strategy.pt";
+// Asynchronous rounds: the models boards' tasks pulled and the buffer.
+constexpr char kVersionsFile[] = "versions.pt";
+
+// The tensors of `tensors` as archive entries under `prefix`.
+void WriteTensors(torch::serialize::OutputArchive& a, const std::string& prefix,
+                  const runtime::NamedTensors& tensors) {
+  for (const auto& t : tensors) a.write(prefix + t.name, t.tensor);
+}
+
+runtime::NamedTensors ReadTensors(torch::serialize::InputArchive& a,
+                                  const std::string& prefix,
+                                  const std::vector<std::string>& names) {
+  runtime::NamedTensors tensors;
+  for (const auto& n : names) {
+    torch::Tensor t;
+    a.read(prefix + n, t);
+    tensors.push_back({n, t});
+  }
+  return tensors;
+}
+
+// The asynchronous state: its records into `state`, its tensors into
+// kVersionsFile.
+absl::Status EncodeAsync(const AsyncState& async,
+                         std::vector<checkpoint::CheckpointFile>& files,
+                         nlohmann::json& state) {
+  nlohmann::json tasks = nlohmann::json::array();
+  for (const auto& t : async.tasks) {
+    tasks.push_back({{"client_id", t.client_id},
+                     {"round", t.round},
+                     {"task_id", t.task_id},
+                     {"seed", t.seed}});
+  }
+  nlohmann::json models = nlohmann::json::array();
+  for (const auto& [round, model] : async.models) models.push_back(round);
+  nlohmann::json buffer = nlohmann::json::array();
+  for (const auto& b : async.buffer) {
+    buffer.push_back({{"samples", b.samples}, {"staleness", b.staleness}});
+  }
+  state["async"] = {{"tasks", tasks},
+                    {"expired", async.expired},
+                    {"models", models},
+                    {"buffer", buffer},
+                    {"rng", async.rng}};
+  ASSIGN_OR_RETURN(
+      std::string bytes,
+      checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
+        for (const auto& [round, model] : async.models) {
+          WriteTensors(a, absl::StrCat("model/", round, "/"), *model);
+        }
+        for (size_t i = 0; i < async.buffer.size(); ++i) {
+          WriteTensors(a, absl::StrCat("buffer/", i, "/"),
+                       async.buffer[i].update);
+        }
+      }));
+  files.push_back({kVersionsFile, std::move(bytes)});
+  return absl::OkStatus();
+}
+
+// The asynchronous state of `loaded` (its record `j`), whose models have
+// the tensors `names`. DataLoss when its file is missing or malformed.
+absl::StatusOr<AsyncState> DecodeAsync(
+    const checkpoint::LoadedCheckpoint& loaded, const nlohmann::json& j,
+    const std::vector<std::string>& names) {
+  AsyncState async;
+  std::vector<uint64_t> rounds;
+  try {
+    for (const auto& t : j.at("tasks")) {
+      async.tasks.push_back(
+          {t.at("client_id").get<std::string>(), t.at("round").get<uint64_t>(),
+           t.at("task_id").get<std::string>(), t.at("seed").get<uint64_t>()});
+    }
+    async.expired = j.at("expired").get<std::map<std::string, uint64_t>>();
+    rounds = j.at("models").get<std::vector<uint64_t>>();
+    async.rng = j.value("rng", "");
+    for (const auto& b : j.at("buffer")) {
+      async.buffer.push_back(
+          {{}, b.at("samples").get<uint64_t>(), b.at("staleness").get<int>()});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name,
+                     " has a malformed async record: ", e.what()));
+  }
+  auto it = loaded.files.find(kVersionsFile);
+  if (it == loaded.files.end()) {
+    return absl::DataLossError(
+        absl::StrCat("checkpoint ", loaded.name, " lacks ", kVersionsFile));
+  }
+  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+      it->second, absl::StrCat(loaded.name, "/", kVersionsFile),
+      [&](torch::serialize::InputArchive& a) {
+        for (uint64_t round : rounds) {
+          async.models[round] = std::make_shared<const runtime::NamedTensors>(
+              ReadTensors(a, absl::StrCat("model/", round, "/"), names));
+        }
+        for (size_t i = 0; i < async.buffer.size(); ++i) {
+          async.buffer[i].update =
+              ReadTensors(a, absl::StrCat("buffer/", i, "/"), names);
+        }
+      }));
+  return async;
+}
 
 // Resource readings and device facts keep their proto form (absent readings
 // stay absent) as embedded JSON objects.
@@ -135,6 +238,11 @@ nlohmann::json ToJson(const RoundReport& r) {
                     {"clipped_fraction", Number(p.clipped_fraction)},
                     {"local", p.local}};
   }
+  if (r.version) {
+    j["version"] = {{"updates", r.version->updates},
+                    {"staleness_mean", Number(r.version->staleness_mean)},
+                    {"staleness_max", r.version->staleness_max}};
+  }
   return j;
 }
 
@@ -214,6 +322,12 @@ RoundReport FromJson(const nlohmann::json& j) {
     r.board_eval = std::move(summary);
   }
   if (j.contains("privacy")) r.privacy = PrivacyFromJson(j["privacy"]);
+  if (j.contains("version")) {
+    const nlohmann::json& v = j["version"];
+    r.version = VersionFigures{v.at("updates").get<int>(),
+                               ReadNumber(v.at("staleness_mean")),
+                               v.at("staleness_max").get<int>()};
+  }
   return r;
 }
 
@@ -287,6 +401,10 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
     state["budget"] = nlohmann::json::parse(snapshot.budget_state, nullptr,
                                             /*allow_exceptions=*/false);
   }
+  std::vector<checkpoint::CheckpointFile> async_files;
+  if (snapshot.async) {
+    RETURN_IF_ERROR(EncodeAsync(*snapshot.async, async_files, state));
+  }
   std::vector<checkpoint::CheckpointFile> files = {
       {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
   if (!snapshot.strategy_state.empty()) {
@@ -299,6 +417,7 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
         }));
     files.push_back({kStrategyFile, std::move(strategy)});
   }
+  for (auto& f : async_files) files.push_back(std::move(f));
   return files;
 }
 
@@ -361,6 +480,10 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
         }
       }));
   out.snapshot.global = std::move(model);
+  if (j.contains("async")) {
+    ASSIGN_OR_RETURN(out.snapshot.async,
+                     DecodeAsync(loaded, j["async"], names));
+  }
   if (!strategy_names.empty()) {
     auto strategy_it = loaded.files.find(kStrategyFile);
     if (strategy_it == loaded.files.end()) {

@@ -49,6 +49,39 @@ std::string Figure(const std::string& id, const std::string& svg,
                       caption, "</figcaption>\n</figure>\n");
 }
 
+// Asynchronous rounds: versions published over time, and how stale each
+// version's updates were. Nothing for a synchronous job.
+std::string VersionPlots(const JobRecord& record) {
+  Series versions{"versions published", {}, false};
+  Series mean{"mean staleness", {}, false};
+  Series max{"max staleness", {}, true};
+  for (const RoundRow& r : record.rounds) {
+    if (!r.updates) continue;
+    versions.points.push_back(
+        {r.elapsed_seconds, static_cast<double>(r.round)});
+    mean.points.push_back(
+        {static_cast<double>(r.round), r.staleness_mean.value_or(0)});
+    max.points.push_back({static_cast<double>(r.round),
+                          static_cast<double>(r.staleness_max.value_or(0))});
+  }
+  if (versions.points.empty()) return "";
+  ChartOptions over_time;
+  over_time.title = "Model versions over time";
+  over_time.x_label = "seconds since the first round opened";
+  over_time.y_label = "version";
+  ChartOptions staleness;
+  staleness.title = "Staleness of each version's updates";
+  staleness.x_label = "version";
+  staleness.y_label = "versions behind";
+  return Figure("plot-versions", LineChart(over_time, {versions}),
+                "Asynchronous rounds: each version is published once its "
+                "buffer holds --async_buffer updates.") +
+         Figure("plot-staleness", LineChart(staleness, {mean, max}),
+                "Versions published between a board's pull and its push, "
+                "over the updates each version was made of (a stale update "
+                "weighs less: --staleness_weight).");
+}
+
 // Differential privacy: epsilon spent by each round, beside the accuracy
 // it bought. Nothing when the job ran without DP.
 std::string PrivacyBudgetPlot(const JobRecord& record) {
@@ -251,6 +284,7 @@ std::string RenderHtmlReport(const JobRecord& record,
   html += ProgressOverTimePlot(record, regression);
   html += BoardEvalPlots(record);
   html += PrivacyBudgetPlot(record);
+  html += VersionPlots(record);
   {
     Series test{"test loss", {}, false};
     for (const RoundRow& r : record.rounds) {

@@ -123,6 +123,9 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
     r.dp_epsilon = Opt<double>(j, "dp_epsilon");
     r.dp_delta = Opt<double>(j, "dp_delta");
     r.dp_clipped_fraction = Opt<double>(j, "dp_clipped_fraction");
+    r.updates = Opt<int>(j, "updates");
+    r.staleness_mean = Opt<double>(j, "staleness_mean");
+    r.staleness_max = Opt<int>(j, "staleness_max");
     r.boards_eval_min = Opt<double>(j, "boards_eval_min");
     r.boards_eval_max = Opt<double>(j, "boards_eval_max");
     r.boards_eval_personalized =

@@ -43,6 +43,10 @@ struct RoundRow {
   // Differential privacy: epsilon spent so far (at dp_delta) and the share
   // of the round's updates clipped; absent without DP.
   std::optional<double> dp_epsilon, dp_delta, dp_clipped_fraction;
+  // Asynchronous rounds: the buffer's updates and their staleness (versions
+  // between pull and push); absent for synchronous rounds.
+  std::optional<int> updates, staleness_max;
+  std::optional<double> staleness_mean;
 };
 
 // One board's evaluation of a round's model (clients.jsonl "evaluation").

@@ -278,6 +278,13 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     WriteBoardEvalLines(report.round, *report.board_eval, clients_);
   }
   if (report.privacy) AddPrivacy(*report.privacy, line);
+  if (report.version) {
+    // Asynchronous rounds: the round is the version it published.
+    line["version"] = report.round;
+    line["updates"] = report.version->updates;
+    line["staleness_mean"] = report.version->staleness_mean;
+    line["staleness_max"] = report.version->staleness_max;
+  }
   rounds_ << line.dump() << '\n';
 }
 

@@ -14,6 +14,7 @@
 #include "runtime/tensor_codec.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
+#include "server/round/staleness.h"
 #include "server/strategy/keep_frozen.h"
 #include "server/strategy/update_layout.h"
 
@@ -71,6 +72,10 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (budget_) strategy_ = budget_->Aggregate(std::move(strategy_));
   InitTrainable(*global_);
   close_options_.min_updates = strategy_->MinUpdates();
+  if (options_.async) {
+    versions_ = std::make_unique<BufferedVersions>(
+        *options_.async, options_.seed * 1000003u + 0xa5u);
+  }
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
     planner_ = *std::move(planner);
@@ -169,6 +174,7 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                    pushed     ? " (its update of the open round stays counted)"
                    : selected ? " (it keeps its place in the open round)"
                               : "");
+      if (versions_) versions_->Rename(old, id);
       clients_.Remove(old);
       polls_.Wake(old);  // its poll hears the id is gone
     }
@@ -197,11 +203,12 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     response.set_action(v1::GetTaskResponse::DONE);
     return response;
   }
-  if (state_ == State::kCollecting && cohort_.count(client_id) &&
-      !reported_.count(client_id) && !refused_.count(client_id)) {
+  if (std::optional<TrainTask> task = TrainTaskLocked(client_id, client)) {
     response.set_action(v1::GetTaskResponse::TRAIN);
-    response.set_task_id(task_id_);
+    response.set_round(task->round);
+    response.set_task_id(task->task_id);
     *response.mutable_config() = train_;
+    if (task->seed) response.mutable_config()->set_seed(*task->seed);
     if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
       response.mutable_config()->set_local_steps(
           static_cast<uint32_t>(p->second));
@@ -230,6 +237,37 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
   response.set_action(v1::GetTaskResponse::WAIT);
   response.set_retry_after_ms(200);
   return response;
+}
+
+std::optional<RoundCoordinator::TrainTask> RoundCoordinator::TrainTaskLocked(
+    const std::string& id, const ClientRecord& client) {
+  if (!versions_) {
+    if (state_ != State::kCollecting || !cohort_.count(id) ||
+        reported_.count(id) || refused_.count(id)) {
+      return std::nullopt;
+    }
+    return TrainTask{round_, task_id_};
+  }
+  const AsyncTask* task = versions_->Find(id);
+  if (task == nullptr && state_ == State::kCollecting &&
+      client.condition.declined().empty()) {
+    task = versions_->Assign(id);
+  }
+  if (task == nullptr || task->claimed) return std::nullopt;
+  return TrainTask{task->round, task->task_id, task->seed};
+}
+
+absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
+RoundCoordinator::BaseModelLocked(const std::string& id) const {
+  if (!versions_) return global_;
+  const AsyncTask* task = versions_->Find(id);
+  std::shared_ptr<const runtime::NamedTensors> model =
+      task != nullptr ? versions_->ModelOf(*task) : nullptr;
+  if (model == nullptr) {
+    return absl::FailedPreconditionError(
+        "the model version of this task is no longer kept; ask for a task");
+  }
+  return model;
 }
 
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
@@ -286,6 +324,13 @@ absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
   RETURN_IF_ERROR(clients_.Lookup(client_id).status());
+  if (versions_) {
+    // Asynchronous tasks outlive their round: checked against the board's.
+    if (state_ == State::kDone) {
+      return absl::FailedPreconditionError("the job is done");
+    }
+    return versions_->Check(client_id, round, task_id);
+  }
   if (state_ == State::kClosing && round == round_) {
     return absl::FailedPreconditionError(absl::StrCat(
         "round ", round,
@@ -332,7 +377,7 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   clients_.At(request.client_id()).last_seen = clock_.Now();
-  return global_;
+  return BaseModelLocked(request.client_id());
 }
 
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
@@ -384,19 +429,23 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   }
   clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
+  // Differences are taken from the model the board trained on.
+  ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
+                   BaseModelLocked(header.client_id()));
   return UpdateExpectation{
       runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
-      trainable_.whole() ? global_
+      trainable_.whole() ? base
                          : std::make_shared<const runtime::NamedTensors>(
-                               trainable_.Select(*global_))};
+                               trainable_.Select(*base))};
 }
 
 absl::Status RoundCoordinator::CheckHeaderLocked(
     const v1::UpdateHeader& header) const {
   RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
-  if (reported_.count(header.client_id())) {
+  // (An asynchronous task is claimed once: BufferedVersions::Claim.)
+  if (!versions_ && reported_.count(header.client_id())) {
     return absl::AlreadyExistsError(
         absl::StrCat("client ", header.client_id(),
                      " already sent its update for round ", header.round()));
@@ -416,8 +465,39 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   return CheckTrainMetrics(header.metrics());
 }
 
+absl::StatusOr<runtime::NamedTensors> RoundCoordinator::CheckedWhole(
+    const runtime::NamedTensors& update, const runtime::NamedTensors& base,
+    const UpdateBound* bound, double& distance) const {
+  // A partial update (--trainable) becomes whole with the base model's
+  // frozen tensors: the checks and the strategy see the model's layout.
+  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                   trainable_.Complete(update, base));
+  RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
+  distance = 0;
+  if (bound != nullptr) {
+    ASSIGN_OR_RETURN(distance, bound->Check(whole));
+  }
+  return whole;
+}
+
+absl::Status RoundCoordinator::AddToSum(RoundAggregator& sum,
+                                        const runtime::NamedTensors& whole,
+                                        uint64_t samples) {
+  absl::MutexLock add_lock(&add_mu_);
+  return sum.Add(whole, static_cast<double>(samples));
+}
+
+std::string RoundCoordinator::CurrentIdLocked(const std::string& id,
+                                              const std::string& name) const {
+  if (clients_.Find(id) != nullptr) return id;
+  std::string current = id;
+  for (const std::string& other : clients_.IdsNamed(name)) current = other;
+  return current;
+}
+
 absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
+  if (options_.async) return SubmitBufferedUpdate(untrusted, update);
   std::shared_ptr<const runtime::NamedTensors> global;
   std::shared_ptr<const UpdateBound> bound;
   {
@@ -428,15 +508,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   // The checks read only the round's model and bound: outside the lock, so
   // joins, polls and other pushes do not queue behind a large update's.
-  // A partial update (--trainable) becomes whole with the global model's
-  // frozen tensors: the checks and the strategy see the model's layout.
-  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
-                   trainable_.Complete(update, *global));
-  RETURN_IF_ERROR(CheckUpdateLayout(*global, whole));
   double distance = 0;
-  if (bound) {
-    ASSIGN_OR_RETURN(distance, bound->Check(whole));
-  }
+  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
+                   CheckedWhole(update, *global, bound.get(), distance));
   RoundAggregator* sum;
   std::string name;
   {
@@ -457,19 +531,12 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
-  absl::Status added;
-  {
-    absl::MutexLock add_lock(&add_mu_);
-    added = sum->Add(whole, static_cast<double>(untrusted.num_samples()));
-  }
+  const absl::Status added = AddToSum(*sum, whole, untrusted.num_samples());
   absl::MutexLock lock(&mu_);
   --adds_in_flight_;
   // The board may have joined again meanwhile (its claim moved to its new
   // id): what follows names it by its current id.
-  std::string id = untrusted.client_id();
-  if (clients_.Find(id) == nullptr) {
-    for (const std::string& other : clients_.IdsNamed(name)) id = other;
-  }
+  const std::string id = CurrentIdLocked(untrusted.client_id(), name);
   if (!added.ok()) {
     reported_.erase(id);
     work_pending_ = true;
@@ -479,9 +546,75 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   return AcceptUpdateLocked(id, untrusted, distance);
 }
 
+bool RoundCoordinator::BufferTakesLocked() const {
+  return shutdown_ || state_ == State::kDone ||
+         (state_ == State::kCollecting && !versions_->Full());
+}
+
+absl::StatusOr<int> RoundCoordinator::SubmitBufferedUpdate(
+    const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
+  std::shared_ptr<const runtime::NamedTensors> pulled;
+  {
+    absl::MutexLock lock(&mu_);
+    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    ASSIGN_OR_RETURN(pulled, BaseModelLocked(untrusted.client_id()));
+  }
+  // Checked against the version the board trained on, outside the lock.
+  const UpdateBound bound(pulled, options_.max_update_ratio);
+  double distance = 0;
+  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
+                   CheckedWhole(update, *pulled, &bound, distance));
+  int staleness = 0;
+  std::shared_ptr<const runtime::NamedTensors> current;
+  RoundAggregator* sum;
+  std::string name;
+  {
+    absl::MutexLock lock(&mu_);
+    // A full buffer is being published: the push joins the next one.
+    if (!mu_.AwaitWithTimeout(
+            absl::Condition(this, &RoundCoordinator::BufferTakesLocked),
+            absl::Minutes(1))) {
+      return absl::UnavailableError(
+          "the server is still publishing a model version; push again");
+    }
+    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    ASSIGN_OR_RETURN(staleness, versions_->Claim(untrusted.client_id()));
+    // The round cannot close while an add is in flight: `current` stays.
+    current = global_;
+    ++adds_in_flight_;
+    sum = aggregate_.get();
+    name = clients_.At(untrusted.client_id()).name;
+  }
+  const double weight = StalenessWeight(options_.async->weighting, staleness);
+  runtime::NamedTensors rebased = Rebase(whole, *pulled, *current, weight);
+  const absl::Status added = AddToSum(*sum, rebased, untrusted.num_samples());
+  FederationSnapshot snapshot;
+  int held = 0;
+  {
+    absl::MutexLock lock(&mu_);
+    --adds_in_flight_;
+    const std::string id = CurrentIdLocked(untrusted.client_id(), name);
+    if (!added.ok()) {
+      versions_->Unclaim(id);
+      return added;
+    }
+    versions_->Accept(id, staleness, std::move(rebased),
+                      untrusted.num_samples());
+    // A slot is free: boards waiting for one may take it.
+    if (options_.async->max_concurrency > 0) polls_.WakeAll();
+    held = AcceptUpdateLocked(id, untrusted, distance, staleness);
+    snapshot = SnapshotLocked();
+  }
+  // Durable before the board hears it counted: a server killed now
+  // resumes with it in the buffer.
+  publisher_.Persist(snapshot);
+  return held;
+}
+
 int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
                                          const v1::UpdateHeader& untrusted,
-                                         double distance) {
+                                         double distance,
+                                         std::optional<int> staleness) {
   v1::UpdateHeader header = untrusted;
   header.set_client_id(id);
   ClientRecord& info = clients_.At(id);
@@ -503,14 +636,19 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
   pending_.clients.push_back({header.client_id(), info.name,
                               header.num_samples(), header.metrics(),
                               header.resources(), info.device});
+  // An asynchronous round holds its buffer's updates (a board may add
+  // more than one), out of the buffer's size.
+  const size_t held = versions_ ? versions_->buffered() : reported_.size();
+  const size_t of = versions_ ? options_.async->buffer : cohort_.size();
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
-      "model {:.3f} x its norm)",
-      round_, reported_.size(), cohort_.size(), info.name, header.num_samples(),
-      header.metrics().train_loss(), distance);
+      "model {:.3f} x its norm{})",
+      round_, held, of, info.name, header.num_samples(),
+      header.metrics().train_loss(), distance,
+      staleness ? absl::StrCat("; staleness ", *staleness) : "");
   work_pending_ = true;
   changed_.SignalAll();
-  return static_cast<int>(reported_.size());
+  return static_cast<int>(held);
 }
 
 absl::Status RoundCoordinator::ReportEvaluation(
@@ -591,6 +729,15 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   if (ClientRecord* client = clients_.Find(id)) {
     client->last_refusal = runtime::Printable(why, 512);
   }
+  if (versions_) {
+    // It does not send that task again: its slot is free.
+    if (const AsyncTask* task = versions_->Find(id);
+        task != nullptr && !task->claimed &&
+        task->task_id == header.task_id()) {
+      versions_->Drop(id);
+    }
+    return;
+  }
   if (header.round() != round_ || header.task_id() != task_id_ ||
       !StopAwaitingLocked(id)) {
     return;
@@ -624,6 +771,15 @@ void RoundCoordinator::NoteConditionLocked(
                  declines ? "declines rounds: " : "takes rounds again",
                  client->condition.declined());
   }
+  if (declines && versions_) {
+    // Asking with a task means it was not training it: the slot is free.
+    if (const AsyncTask* task = versions_->Find(client_id);
+        task != nullptr && !task->claimed) {
+      versions_->Drop(client_id);
+      ++pending_.declined;
+    }
+    return;
+  }
   if (!declines || !StopAwaitingLocked(client_id)) return;
   ++pending_.declined;
   declined_.insert(client_id);
@@ -641,6 +797,8 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
       facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
       const bool open = state_ == State::kCollecting && cohort_.count(id);
       facts.training = open && !reported_.count(id) && !refused_.count(id);
+      const AsyncTask* task = versions_ ? versions_->Find(id) : nullptr;
+      if (task != nullptr) facts.training = true;
       facts.update_refused = open && refused_.count(id) && !declined_.count(id);
       facts.evaluating =
           state_ == State::kEvaluating && evaluation_->Awaits(id);
@@ -650,7 +808,9 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
       row.name = c.name;
       row.state = StateOf(facts);
       row.last_seen = c.last_seen;
-      row.round = facts.training ? round_ : c.last_round;
+      row.round = task != nullptr  ? task->round
+                  : facts.training ? round_
+                                   : c.last_round;
       if (facts.training) {
         row.steps_done = c.steps_done;
         row.steps_planned = c.steps_planned;
@@ -724,9 +884,13 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  Cohort cohort = selection_->Choose(std::move(available), rng);
-  if (cohort.members.size() <
-      static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
+  // An asynchronous round draws no cohort: boards take its tasks as they
+  // ask.
+  Cohort cohort =
+      versions_ ? Cohort{} : selection_->Choose(std::move(available), rng);
+  if (!versions_ &&
+      cohort.members.size() <
+          static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
     SkipShortCohortLocked(cohort);
     return false;
   }
@@ -743,7 +907,11 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     return false;
   }
   (*aggregate)->Expect(cohort.expected);
-  StartRoundLocked(cohort, *std::move(aggregate), rng, n, now);
+  if (versions_) {
+    OpenVersionLocked(*std::move(aggregate), now);
+  } else {
+    StartRoundLocked(cohort, *std::move(aggregate), rng, n, now);
+  }
   return true;
 }
 
@@ -762,27 +930,58 @@ void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
   clients_.ResetStates();
   task_id_ = absl::StrFormat("r%d-%08x", round_,
                              static_cast<uint32_t>(rng() & 0xffffffff));
-  aggregate_ = std::move(sum);
-  bound_ =
-      std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
-  pending_ = RoundReport{};
-  pending_.round = round_;
+  BeginCollectingLocked(std::move(sum), now);
   pending_.selected = k;
-  pending_.declined = clients_.Declining(now, options_.liveness);
   declined_.clear();
-  round_start_ = now;
-  if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
-  grace_logged_ = false;
-  last_update_ = now;
-  upload_start_.clear();
   PlanRoundLocked();
-  state_ = State::kCollecting;
   for (const std::string& id : cohort_) polls_.Wake(id);
   spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
                round_, total_rounds_, k, available, task_id_,
                needed_ < cohort_.size()
                    ? absl::StrCat("; the first ", needed_, " updates close it")
                    : "");
+  changed_.SignalAll();
+}
+
+void RoundCoordinator::BeginCollectingLocked(
+    std::unique_ptr<RoundAggregator> sum, absl::Time now) {
+  aggregate_ = std::move(sum);
+  bound_ =
+      std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
+  pending_ = RoundReport{};
+  pending_.round = round_;
+  pending_.declined = clients_.Declining(now, options_.liveness);
+  round_start_ = now;
+  if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
+  grace_logged_ = false;
+  last_update_ = now;
+  upload_start_.clear();
+  state_ = State::kCollecting;
+}
+
+void RoundCoordinator::OpenVersionLocked(std::unique_ptr<RoundAggregator> sum,
+                                         absl::Time now) {
+  if (budget_) budget_->Shape(train_);
+  BeginCollectingLocked(std::move(sum), now);
+  versions_->Open(round_, global_);
+  // A restarted server's round starts from the updates its buffer held.
+  for (const AsyncState::Buffered& b : versions_->buffer()) {
+    if (absl::Status s = aggregate_->Add(b.update, b.samples); !s.ok()) {
+      spdlog::error("round {}: a checkpointed update cannot be added: {}",
+                    round_, s.ToString());
+    }
+  }
+  if (!versions_->buffer().empty()) {
+    spdlog::info("round {}: resumes with the {} update(s) its buffer held",
+                 round_, versions_->buffer().size());
+  }
+  // Boards waiting between versions (or for a slot) take the new one.
+  polls_.WakeAll();
+  spdlog::info(
+      "round {}/{}: version {} is out; boards train on it as they ask ({} "
+      "training), and the next {} updates make version {}",
+      round_, total_rounds_, round_ - 1, versions_->training(),
+      options_.async->buffer, round_);
   changed_.SignalAll();
 }
 
@@ -843,7 +1042,9 @@ bool RoundCoordinator::RunOnce() {
     if (state_ == State::kEvaluating) {
       evaluated = BoardEvaluationOverLocked();
       if (!evaluated) return false;
-    } else if (state_ != State::kCollecting || !DecideCloseLocked(decision)) {
+    } else if (state_ != State::kCollecting ||
+               !(versions_ ? DecideVersionCloseLocked()
+                           : DecideCloseLocked(decision))) {
       return false;
     }
   }
@@ -876,6 +1077,24 @@ bool RoundCoordinator::DecideCloseLocked(CloseDecision& decision) {
   } else if (decision.late) {
     CountStragglersLocked(progress);
   }
+  state_ = State::kClosing;
+  return true;
+}
+
+bool RoundCoordinator::DecideVersionCloseLocked() {
+  // A board not heard from within liveness frees its slot; its update, if
+  // it comes, is refused (it holds no task) and it asks again.
+  const absl::Time now = clock_.Now();
+  for (const std::string& id : versions_->TrainingIds()) {
+    const ClientRecord* c = clients_.Find(id);
+    if (c == nullptr || now - c->last_seen > options_.liveness) {
+      spdlog::info("round {}: {} went silent; its task is given up", round_,
+                   c != nullptr ? c->name : runtime::Printable(id));
+      versions_->Drop(id);
+      if (options_.async->max_concurrency > 0) polls_.WakeAll();
+    }
+  }
+  if (versions_->buffered() < options_.async->buffer) return false;
   state_ = State::kClosing;
   return true;
 }
@@ -939,6 +1158,20 @@ void RoundCoordinator::CountStragglersLocked(const RoundProgress& p) {
 }
 
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
+
+void RoundCoordinator::SetSnapshotSink(SnapshotSink sink) {
+  if (!sink) {
+    publisher_.SetSnapshotSink(nullptr);
+    return;
+  }
+  publisher_.SetSnapshotSink(
+      [this, sink = std::move(sink)](const FederationSnapshot& snapshot) {
+        absl::MutexLock lock(&persist_mu_);
+        if (snapshot.sequence < persisted_sequence_) return;
+        sink(snapshot);
+        persisted_sequence_ = snapshot.sequence;
+      });
+}
 
 void RoundCoordinator::FinishPendingEvaluation() {
   FinishBoardEvaluation();  // a job stopped while its boards evaluated
@@ -1111,6 +1344,11 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
     if (!reported_.count(id)) closed_without_.insert(id);
   }
   report.participants = static_cast<int>(reported_.size());
+  if (versions_) {
+    report.version = versions_->TakeFigures();
+    report.participants = report.version->updates;
+    report.selected = report.participants;
+  }
   report.dropped = report.selected - report.participants -
                    static_cast<int>(declined_.size());
   report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
@@ -1163,6 +1401,8 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
   if (budget_) snapshot.budget_state = budget_->State();
+  if (versions_) snapshot.async = versions_->State();
+  snapshot.sequence = ++snapshot_sequence_;
   for (const auto& [id, info] : clients_.all()) {
     snapshot.clients.push_back({id, info.name, info.num_samples,
                                 info.allow_data_moves, info.sample_bytes,
@@ -1211,6 +1451,15 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
           "the checkpointed privacy budget does not fit this job: ",
           s.message()));
     }
+  }
+  if (versions_ && snapshot.async) {
+    versions_->Restore(*snapshot.async);
+  } else if (snapshot.async) {
+    spdlog::warn(
+        "the checkpoint is of asynchronous rounds; this server runs "
+        "synchronous ones (--mode=sync): its buffer of {} update(s) is "
+        "dropped",
+        snapshot.async->buffer.size());
   }
   global_ = snapshot.global;
   round_ = snapshot.next_round;

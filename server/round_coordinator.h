@@ -40,6 +40,7 @@
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
 #include "server/round/board_evaluation.h"
+#include "server/round/buffered_versions.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
@@ -146,6 +147,12 @@ struct CoordinatorOptions {
   // No training: once min_clients_to_start boards are there, the boards
   // evaluate the initial model (as round 0) and the job ends.
   bool evaluate_only = false;
+  // Asynchronous rounds (--mode=async; see BufferedVersions): no cohort is
+  // drawn; a board that asks is handed the open round's model at once, and
+  // a round closes (publishes its version) once its buffer holds
+  // async->buffer updates, each weighted by its staleness. `rounds` counts
+  // versions. Unset: synchronous rounds.
+  std::optional<AsyncOptions> async;
 };
 
 class RoundCoordinator {
@@ -167,10 +174,11 @@ class RoundCoordinator {
 
   const CoordinatorOptions& options() const { return options_; }
 
-  // Persists state after each round (set before serving).
-  void SetSnapshotSink(SnapshotSink sink) {
-    publisher_.SetSnapshotSink(std::move(sink));
-  }
+  // Persists state after each round, and (asynchronous rounds) after each
+  // update the buffer takes (set before serving). Called from the driver,
+  // an overlapped evaluation and RPC threads: one at a time, and a
+  // snapshot older than one already persisted is dropped.
+  void SetSnapshotSink(SnapshotSink sink);
 
   // Registers a client. A client joining again under the same name replaces
   // its earlier registration (a restarted board), and takes over its place
@@ -330,17 +338,66 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A board's training task: the round whose model it trains and the task
+  // id its calls name.
+  struct TrainTask {
+    uint64_t round = 0;
+    std::string task_id;
+    std::optional<uint64_t> seed;  // its own data order; else the round's
+  };
+  // `id`'s training task now, if it has one: a place in the open round's
+  // cohort, or (asynchronous rounds) the version it pulled, or a new one
+  // when a slot is free.
+  std::optional<TrainTask> TrainTaskLocked(const std::string& id,
+                                           const ClientRecord& client)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The model `id`'s task trains from: the round's, or the version it
+  // pulled. FailedPrecondition when that version is gone.
+  absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> BaseModelLocked(
+      const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // `update` made whole (--trainable) on `base`, checked against its
+  // layout and `bound` (may be null); `distance` is the bound's reading.
+  absl::StatusOr<runtime::NamedTensors> CheckedWhole(
+      const runtime::NamedTensors& update, const runtime::NamedTensors& base,
+      const UpdateBound* bound, double& distance) const;
+  // Adds `whole` to `sum` under the add lock (an aggregator is not
+  // thread-safe), outside mu_.
+  absl::Status AddToSum(RoundAggregator& sum,
+                        const runtime::NamedTensors& whole, uint64_t samples);
+  // The board's id now: it may have joined again while its update was
+  // added (`name` is stable). Null when it is gone.
+  std::string CurrentIdLocked(const std::string& id,
+                              const std::string& name) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SubmitUpdate of an asynchronous round: the update, trained on the
+  // version its board pulled, joins the open round's buffer weighted by
+  // its staleness (waiting while a version is published).
+  absl::StatusOr<int> SubmitBufferedUpdate(const v1::UpdateHeader& header,
+                                           const runtime::NamedTensors& update);
+  // The open round's buffer takes a push now (or the job ended).
+  bool BufferTakesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Asynchronous rounds: forgets the tasks of boards gone silent, and
+  // closes the round once its buffer is full.
+  bool DecideVersionCloseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Books an added update of board `id` (its figures, the planner's
   // capacity reading, the round's report); returns the updates the round
   // holds.
+  // `staleness`: an asynchronous round's update's.
   int AcceptUpdateLocked(const std::string& id,
-                         const v1::UpdateHeader& untrusted, double distance)
+                         const v1::UpdateHeader& untrusted, double distance,
+                         std::optional<int> staleness = std::nullopt)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Opens round_ for `cohort` (drawn from `available` boards by `rng`,
   // which also names the task), collecting into `sum`.
   void StartRoundLocked(const Cohort& cohort,
                         std::unique_ptr<RoundAggregator> sum,
                         std::mt19937_64& rng, int available, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What every round's opening sets: its sum, report, clock; collecting.
+  void BeginCollectingLocked(std::unique_ptr<RoundAggregator> sum,
+                             absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Opens an asynchronous round on global_: boards that ask train it.
+  void OpenVersionLocked(std::unique_ptr<RoundAggregator> sum, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An evaluate-only job's one evaluation, once enough boards are there.
   bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -479,6 +536,14 @@ class RoundCoordinator {
   // Immutable once made: SubmitUpdate checks with it outside mu_.
   std::shared_ptr<const UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
+  // Asynchronous rounds' tasks, versions and buffer; null for synchronous
+  // rounds.
+  std::unique_ptr<BufferedVersions> versions_ ABSL_GUARDED_BY(mu_);
+  // FederationSnapshot::sequence of the last snapshot taken.
+  mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  // Serializes the snapshot sink; the sequence it last persisted.
+  absl::Mutex persist_mu_;
+  uint64_t persisted_sequence_ ABSL_GUARDED_BY(persist_mu_) = 0;
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);

@@ -44,7 +44,9 @@
 #include "server/privacy/dp_options.h"
 #include "server/privacy/local_privacy_budget.h"
 #include "server/privacy/privacy_budget.h"
+#include "server/round/buffered_versions.h"
 #include "server/round/cohort_selection.h"
+#include "server/round/staleness.h"
 #include "server/server_metrics.h"
 #include "tiers/gateway_trainer.h"
 
@@ -374,6 +376,21 @@ ABSL_FLAG(std::string, upstream_tls_server_name, "",
 ABSL_FLAG(absl::Duration, data_move_wait, absl::Minutes(2),
           "How long a receiving client's pull waits for its sender's "
           "samples.");
+ABSL_FLAG(std::string, mode, "sync",
+          "sync: each round waits for its cohort. async: asynchronous "
+          "buffered rounds (FedBuff): boards train on the latest model as "
+          "they ask, and every --async_buffer updates make a new version; "
+          "--rounds then counts versions.");
+ABSL_FLAG(int, async_buffer, 10,
+          "--mode=async: updates folded into each new model version (K).");
+ABSL_FLAG(std::string, staleness_weight, "polynomial",
+          "--mode=async: how an update s versions old weighs: polynomial "
+          "(1/sqrt(1+s)) or constant (1).");
+ABSL_FLAG(int, max_staleness, 10,
+          "--mode=async: an update more versions old than this is refused.");
+ABSL_FLAG(int, max_concurrency, 0,
+          "--mode=async: boards training at once (the others wait, "
+          "long-polling); 0: every board that asks.");
 
 namespace fs = std::filesystem;
 using namespace fedberry;
@@ -786,6 +803,12 @@ server::ReportSink RoundSink(server::MetricsLog* log,
           round, r.privacy->epsilon, r.privacy->delta, r.privacy->steps,
           100 * r.privacy->clipped_fraction);
     }
+    if (r.version) {
+      spdlog::info(
+          "version {} published: {} updates, staleness mean {:.2f}, max {}",
+          r.round, r.version->updates, r.version->staleness_mean,
+          r.version->staleness_max);
+    }
   };
 }
 
@@ -893,6 +916,59 @@ absl::Status CheckDpCombination(const server::CoordinatorOptions& c) {
       absl::StrCat("differential privacy does not combine with ", conflict));
 }
 
+// Asynchronous rounds when --mode=async asks for them, refusing the
+// settings they cannot honour.
+absl::Status ApplyMode(server::CoordinatorOptions& c) {
+  const std::string mode = absl::GetFlag(FLAGS_mode);
+  if (mode == "sync") return absl::OkStatus();
+  if (mode != "async") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--mode must be sync or async, not '", runtime::Printable(mode), "'"));
+  }
+  server::AsyncOptions a;
+  ASSIGN_OR_RETURN(a.weighting, server::ParseStalenessWeighting(
+                                    absl::GetFlag(FLAGS_staleness_weight)));
+  a.buffer = absl::GetFlag(FLAGS_async_buffer);
+  a.max_staleness = absl::GetFlag(FLAGS_max_staleness);
+  a.max_concurrency = absl::GetFlag(FLAGS_max_concurrency);
+  RETURN_IF_ERROR(server::CheckAsyncOptions(a));
+  const std::string& rule = c.strategy.name;
+  const char* conflict =
+      rule == "median" || rule == "trimmed_mean" || rule == "krum" ||
+              rule == "multikrum"
+          ? "--strategy=median, trimmed_mean, krum or multikrum (they ignore "
+            "weights, so a stale update would count in full; use fedavg, "
+            "fedprox, fedadam, fedyogi or fedadagrad)"
+      : c.relay ? "a site gateway (it runs its parent's rounds; a gateway "
+                  "may push to an asynchronous parent as any board does)"
+      : DpOptionsFromFlags().enabled()
+          ? "differential privacy (its accountant assumes Poisson-sampled "
+            "synchronous rounds)"
+      : c.board_eval.holdout_fraction > 0 || c.evaluate_only
+          ? "--evaluate_on_boards or --evaluate_only (boards are training)"
+      : c.planning.planner != "uniform" || c.planning.data_moves
+          ? "--planner or --data_moves (they plan a synchronous cohort's "
+            "work; each asynchronous task is the plan's)"
+      : c.target_updates > 0 || c.over_select > 1 || c.fraction < 1
+          ? "--fraction, --target_updates or --over_select (no cohort is "
+            "drawn: --async_buffer sets the updates per version, "
+            "--max_concurrency the boards training at once)"
+          : nullptr;
+  if (conflict != nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--mode=async does not combine with ", conflict));
+  }
+  c.async = a;
+  spdlog::info(
+      "asynchronous rounds: a version every {} updates, staleness weight {}, "
+      "max staleness {}, {}",
+      a.buffer, server::StalenessWeightingName(a.weighting), a.max_staleness,
+      a.max_concurrency > 0
+          ? absl::StrCat("at most ", a.max_concurrency, " boards training")
+          : std::string("every board that asks trains"));
+  return absl::OkStatus();
+}
+
 // Differential privacy when the flags ask for it: Poisson cohorts and the
 // privacy budget in the coordinator's options.
 absl::Status ApplyPrivacy(const server::DpOptions& dp,
@@ -939,6 +1015,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   const bool relay = static_cast<bool>(relay_sink);
   ApplyPlan(job, std::move(relay_sink), options);
   RETURN_IF_ERROR(CheckServerOptions(options));
+  RETURN_IF_ERROR(ApplyMode(options.coordinator));
   RETURN_IF_ERROR(ApplyPrivacy(DpOptionsFromFlags(), job.model->State(),
                                options.coordinator));
   if (options.coordinator.planning.data_moves) {

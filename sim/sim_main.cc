@@ -82,6 +82,17 @@ ABSL_FLAG(std::string, target_updates, "",
           "A round closes on its first K updates.");
 ABSL_FLAG(std::string, over_select, "", "Over-selection factor, e.g. 1.3.");
 ABSL_FLAG(std::string, quorum, "", "Quorum at the round deadline.");
+ABSL_FLAG(std::string, mode, "",
+          "sync or async (fedberry-server --mode): asynchronous buffered "
+          "rounds, --rounds counting model versions.");
+ABSL_FLAG(std::string, async_buffer, "",
+          "--mode=async: updates per model version.");
+ABSL_FLAG(std::string, staleness_weight, "",
+          "--mode=async: polynomial or constant.");
+ABSL_FLAG(std::string, max_staleness, "",
+          "--mode=async: versions an update may lag.");
+ABSL_FLAG(std::string, max_concurrency, "",
+          "--mode=async: boards training at once.");
 ABSL_FLAG(std::string, update_encoding, "", "raw, fp16, int8 or topk.");
 ABSL_FLAG(std::string, topk_fraction, "", "topk: share of values sent.");
 ABSL_FLAG(std::string, model_encoding, "", "raw or fp16.");
@@ -476,6 +487,11 @@ int Run() {
            {"target_updates", absl::GetFlag(FLAGS_target_updates)},
            {"over_select", absl::GetFlag(FLAGS_over_select)},
            {"quorum", absl::GetFlag(FLAGS_quorum)},
+           {"mode", absl::GetFlag(FLAGS_mode)},
+           {"async_buffer", absl::GetFlag(FLAGS_async_buffer)},
+           {"staleness_weight", absl::GetFlag(FLAGS_staleness_weight)},
+           {"max_staleness", absl::GetFlag(FLAGS_max_staleness)},
+           {"max_concurrency", absl::GetFlag(FLAGS_max_concurrency)},
            {"update_encoding", absl::GetFlag(FLAGS_update_encoding)},
            {"topk_fraction", absl::GetFlag(FLAGS_topk_fraction)},
            {"model_encoding", absl::GetFlag(FLAGS_model_encoding)},

@@ -73,6 +73,15 @@ struct PrivacyFigures {
   bool local = false;
 };
 
+// An asynchronous round (--mode=async): the version it published is the
+// round's number; its buffer's updates and how stale they were (versions
+// published between a board's pull and its push).
+struct VersionFigures {
+  int updates = 0;
+  double staleness_mean = 0;
+  int staleness_max = 0;
+};
+
 struct RoundReport {
   uint64_t round = 0;
   int selected = 0;
@@ -121,6 +130,8 @@ struct RoundReport {
   std::optional<BoardEvalSummary> board_eval;
   // Under differential privacy (--dp_noise_multiplier); absent otherwise.
   std::optional<PrivacyFigures> privacy;
+  // Under --mode=async; absent for synchronous rounds.
+  std::optional<VersionFigures> version;
   std::vector<ClientRoundReport> clients;
 };
 
@@ -132,6 +143,29 @@ struct RegisteredClient {
   uint64_t sample_bytes = 0;
   uint32_t boards = 0;  // a site gateway: the boards it speaks for
   std::string client_version;
+};
+
+// Asynchronous rounds' state (see BufferedVersions), persisted after every
+// update the buffer takes, so a restarted server publishes the versions an
+// uninterrupted one would have.
+struct AsyncState {
+  struct Task {
+    std::string client_id;
+    uint64_t round = 0;  // whose model it pulled
+    std::string task_id;
+    uint64_t seed = 0;
+  };
+  struct Buffered {
+    runtime::NamedTensors update;  // as added: rebased and weighted
+    uint64_t samples = 0;
+    int staleness = 0;
+  };
+  std::vector<Task> tasks;  // unclaimed ones (a claim is not yet an update)
+  std::map<std::string, uint64_t> expired;  // board id -> round
+  // The models tasks pulled, by round.
+  std::map<uint64_t, std::shared_ptr<const runtime::NamedTensors>> models;
+  std::vector<Buffered> buffer;  // the open round's, in the order added
+  std::string rng;  // the task generator's state (std::mt19937_64 text)
 };
 
 // What the server must persist after a round to continue the job after a
@@ -151,6 +185,12 @@ struct FederationSnapshot {
   runtime::NamedTensors strategy_state;
   // The round budget's state (RoundBudget::State); empty: none.
   std::string budget_state;
+  // Asynchronous rounds' tasks, models and buffer; absent for synchronous
+  // rounds.
+  std::optional<AsyncState> async;
+  // Taken later than every snapshot of a lower number: a writer that gets
+  // two out of order keeps the later (not persisted).
+  uint64_t sequence = 0;
 };
 
 // Evaluates a model on the server's evaluation set: its first

@@ -420,6 +420,56 @@ void KillTest::KillServerRepeatedly() {
   ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
 }
 
+// Asynchronous rounds: the buffer, the version counter and the boards'
+// tasks are in the federation checkpoint, written after every update the
+// buffer takes. One board (so the updates arrive in one order): the server
+// is killed just after an update arrived, mid-buffer, and the job still
+// reports every version once and ends with the uninterrupted job's model.
+TEST_F(KillTest, AsyncServerKilledMidBufferEndsWithTheSameVersions) {
+  rounds_ = 4;
+  server_extra_ = {"--mode=async", "--async_buffer=3", "--local_steps=60"};
+  Reference(dir_ / "ref", 1);
+  const std::string out = dir_ / "kill";
+  std::filesystem::create_directories(out);
+  const std::string log = out + "/server.log";
+  Process server = Spawn(ServerArgs(out, "127.0.0.1:0", 1), log);
+  const std::string address = Address(out, server);
+  Process client = Spawn(ClientArgs(out, address, 0, 1), out + "/client-0.log");
+  int kills = 0;
+  while (kills < 3 && !server.Poll()) {
+    // Mid-buffer: just after an update that does not fill the buffer (a
+    // full one publishes its version).
+    const int updates = testing::CountLines(log, "update ");
+    const int full = testing::CountLines(log, "update 3/3");
+    WaitForLine(server, log, "update ", updates);
+    if (testing::CountLines(log, "update 3/3") > full) continue;
+    // Once just as the update is counted (before it is durable: the board,
+    // not yet answered, pushes it again), else once it is durable.
+    if (kills != 1) {
+      WaitForLine(server, log, "saved as",
+                  testing::CountLines(log, "saved as"));
+    }
+    server.Signal(SIGKILL);
+    WaitExit(server);
+    ++kills;
+    // Same address: the board reconnects to the restarted server.
+    server = Spawn(ServerArgs(out, address, 1), log);
+  }
+  ASSERT_EQ(WaitExit(server).code, 0) << "see " << log;
+  EXPECT_EQ(WaitExit(client).code, 0);
+  EXPECT_EQ(kills, 3);
+  EXPECT_GT(testing::CountLines(log, "resuming the job"), 0);
+  EXPECT_GT(testing::CountLines(log, "its buffer held"), 0);
+  std::ifstream rounds(out + "/rounds.jsonl");
+  std::string line;
+  std::vector<int> seen;
+  while (std::getline(rounds, line)) {
+    seen.push_back(nlohmann::json::parse(line)["version"].get<int>());
+  }
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4}));
+  ExpectSameModel(dir_ / "ref/global_model.pt", out + "/global_model.pt");
+}
+
 // Data moves with kills at their awkward moments: the sender right after it
 // handed samples over, the receiver right after it fetched them, and the
 // server while it holds moved samples. Plans follow measured speeds, so the

@@ -84,6 +84,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.selection = selection_;
     o.budget = budget_;
     o.version_gate = version_gate_;
+    o.async = async_;
     if (relay_) {
       o.relay = true;
       o.relay_sink = [this](RelayedRound r) {
@@ -216,6 +217,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::shared_ptr<const CohortSelection> selection_;  // null: shared
   std::shared_ptr<RoundBudget> budget_;               // null: none
   VersionGate version_gate_;                          // none
+  std::optional<AsyncOptions> async_;                 // sync rounds
 };
 
 v1::BoardCondition Declining(const std::string& why) {
@@ -1919,6 +1921,202 @@ TEST_F(BoardEvaluationRounds, AStoppedJobStillReportsTheHeldRound) {
   ASSERT_EQ(reports_.size(), 1u);
   EXPECT_EQ(reports_[0].board_eval->boards, 1);
   EXPECT_TRUE(coordinator_->done());
+}
+
+// Asynchronous rounds (--mode=async): a buffer of `buffer` updates makes
+// each version; `staleness` weighs as `weighting` says.
+class AsyncRoundsTest : public RoundCoordinatorTest {
+ public:
+  friend NamedTensors AsyncVersionWithRestart(
+      AsyncRoundsTest& t, bool restart, std::vector<RoundReport>& reports);
+
+ protected:
+  void MakeAsync(int buffer, int max_staleness = 4, int concurrency = 0,
+                 int rounds = 3) {
+    AsyncOptions a;
+    a.buffer = buffer;
+    a.max_staleness = max_staleness;
+    a.max_concurrency = concurrency;
+    async_ = a;
+    Make(/*clients_per_round=*/1, rounds);
+  }
+};
+
+TEST_F(AsyncRoundsTest, BoardsTrainAsTheyAskAndTheBufferMakesAVersion) {
+  MakeAsync(/*buffer=*/2);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());  // version 0 is out
+  const v1::GetTaskResponse ta = Task(a);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta.round(), 1u);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  EXPECT_FALSE(coordinator_->RunOnce());  // 1 of 2
+  // a trains again at once, on the same version, with its own data order.
+  const v1::GetTaskResponse ta2 = Task(a);
+  ASSERT_EQ(ta2.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta2.round(), 1u);
+  EXPECT_NE(ta2.task_id(), ta.task_id());
+  EXPECT_NE(ta2.config().seed(), ta.config().seed());
+  // Its finished task is done: a second push of it is refused.
+  EXPECT_FALSE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  const v1::GetTaskResponse tb = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // version 1
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(2, 2)));
+  ASSERT_EQ(reports_.size(), 1u);
+  ASSERT_TRUE(reports_[0].version.has_value());
+  EXPECT_EQ(reports_[0].version->updates, 2);
+  EXPECT_EQ(reports_[0].version->staleness_max, 0);
+  EXPECT_EQ(reports_[0].participants, 2);
+  // a's second task carries over into round 2.
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(coordinator_->current_round(), 2u);
+  EXPECT_EQ(Task(a).task_id(), ta2.task_id());
+}
+
+TEST_F(AsyncRoundsTest, AStaleUpdateIsDecodedOnItsVersionAndWeighsLess) {
+  MakeAsync(/*buffer=*/2);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse slow = Task(a);  // pulls version 0 (zeros)
+  const v1::GetTaskResponse tb = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1, 1)).ok());
+  const v1::GetTaskResponse tb2 = Task(b);
+  ASSERT_TRUE(Submit(Header(b, tb2, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // version 1: 2
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 2 opens on it
+  // The model a pulls for its task is still version 0.
+  v1::PullModelRequest pull;
+  pull.set_client_id(a);
+  pull.set_round(slow.round());
+  pull.set_task_id(slow.task_id());
+  auto pulled = coordinator_->ModelFor(pull);
+  ASSERT_TRUE(pulled.ok()) << pulled.status();
+  EXPECT_TRUE(SameModel(**pulled, Model(0, 0)));
+  auto expected = coordinator_->BeginUpdate(Header(a, slow, 5));
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_TRUE(SameModel(*expected->global, Model(0, 0)));
+  // a trained 0 -> 4 one version ago: 2 + 4/sqrt(2) joins the buffer.
+  ASSERT_TRUE(Submit(Header(a, slow, 5), Model(4, 4)).ok());
+  const v1::GetTaskResponse tb3 = Task(b);
+  EXPECT_EQ(tb3.round(), 2u);
+  ASSERT_TRUE(Submit(Header(b, tb3, 5), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const float want = static_cast<float>((2 + 4 / std::sqrt(2.0) + 3) / 2);
+  EXPECT_NEAR(coordinator_->global_model()->at(0).tensor[0][0].item<float>(),
+              want, 1e-5);
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_DOUBLE_EQ(reports_[1].version->staleness_mean, 0.5);
+  EXPECT_EQ(reports_[1].version->staleness_max, 1);
+}
+
+TEST_F(AsyncRoundsTest, AnUpdateStalerThanTheLimitIsRefusedAndTheBoardGoesOn) {
+  MakeAsync(/*buffer=*/1, /*max_staleness=*/1, 0, /*rounds=*/5);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse slow = Task(a);
+  for (int v = 0; v < 2; ++v) {
+    const v1::GetTaskResponse tb = Task(b);
+    ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1, 1)).ok());
+    ASSERT_TRUE(coordinator_->RunOnce());  // publishes
+    ASSERT_TRUE(coordinator_->RunOnce());  // opens the next
+  }
+  ASSERT_EQ(coordinator_->current_round(), 3u);
+  absl::Status stale = Submit(Header(a, slow, 5), Model(4, 4));
+  EXPECT_TRUE(absl::IsFailedPrecondition(stale)) << stale;
+  EXPECT_EQ(wire::ReasonOf(stale), wire::kReasonStaleUpdate);
+  const v1::GetTaskResponse fresh = Task(a);
+  ASSERT_EQ(fresh.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(fresh.round(), 3u);
+}
+
+TEST_F(AsyncRoundsTest, MaxConcurrencyMakesTheOthersWait) {
+  MakeAsync(/*buffer=*/2, 4, /*concurrency=*/1);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse ta = Task(a);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::WAIT);
+  ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+}
+
+TEST_F(AsyncRoundsTest,
+       ADecliningBoardFreesItsSlotAndTheJobEndsAfterItsVersions) {
+  MakeAsync(/*buffer=*/1, 4, /*concurrency=*/1, /*rounds=*/2);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(Task(a).action(), v1::GetTaskResponse::TRAIN);
+  auto declined =
+      coordinator_->GetTask(a, absl::ZeroDuration(), Declining("hot"));
+  ASSERT_TRUE(declined.ok());
+  EXPECT_EQ(declined->action(), v1::GetTaskResponse::WAIT);
+  for (int v = 0; v < 2; ++v) {
+    const v1::GetTaskResponse tb = Task(b);
+    ASSERT_EQ(tb.action(), v1::GetTaskResponse::TRAIN) << v;
+    ASSERT_TRUE(Submit(Header(b, tb, 5), Model(1, 1)).ok());
+    ASSERT_TRUE(coordinator_->RunOnce());
+    coordinator_->RunOnce();
+  }
+  EXPECT_TRUE(coordinator_->done());
+  EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::DONE);
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[0].declined, 1);
+}
+
+// Three boards push 1, 2 and 6 into a buffer of three; with `restart`, the
+// server is replaced by one restored from its checkpoint after the second.
+NamedTensors AsyncVersionWithRestart(AsyncRoundsTest& t, bool restart,
+                                     std::vector<RoundReport>& reports);
+
+TEST_F(AsyncRoundsTest, AServerRestartedMidBufferPublishesTheSameVersion) {
+  std::vector<RoundReport> straight, restarted;
+  const NamedTensors uninterrupted =
+      AsyncVersionWithRestart(*this, false, straight);
+  const NamedTensors resumed = AsyncVersionWithRestart(*this, true, restarted);
+  EXPECT_TRUE(SameModel(uninterrupted, resumed));
+  EXPECT_FALSE(SameModel(uninterrupted, Model(0, 0)));
+  ASSERT_EQ(restarted.size(), 1u);
+  EXPECT_EQ(restarted[0].version->updates, 3);
+}
+
+TEST_F(AsyncRoundsTest, SynchronousRoundsCarryNoVersionFigures) {
+  Make(2);
+  std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  CloseWithHonestUpdates(a, Task(a), b, Task(b));
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_FALSE(reports_[0].version.has_value());
+}
+
+NamedTensors AsyncVersionWithRestart(AsyncRoundsTest& t, bool restart,
+                                     std::vector<RoundReport>& reports) {
+  t.reports_.clear();
+  t.MakeAsync(/*buffer=*/3);
+  std::optional<FederationSnapshot> last;
+  t.coordinator_->SetSnapshotSink(
+      [&](const FederationSnapshot& s) { last = s; });
+  const std::string a = t.Join("a"), b = t.Join("b"), c = t.Join("c");
+  EXPECT_TRUE(t.coordinator_->RunOnce());
+  const v1::GetTaskResponse ta = t.Task(a), tb = t.Task(b), tc = t.Task(c);
+  EXPECT_TRUE(t.Submit(t.Header(a, ta, 3), Model(1, 1)).ok());
+  EXPECT_TRUE(t.Submit(t.Header(b, tb, 5), Model(2, 2)).ok());
+  if (restart) {
+    EXPECT_TRUE(last.has_value());
+    if (!last) return {};
+    auto decoded = DecodeFederationCheckpoint(AsLoaded(*last));
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    if (!decoded.ok()) return {};
+    EXPECT_TRUE(decoded->snapshot.async.has_value());
+    t.MakeAsync(/*buffer=*/3);
+    EXPECT_TRUE(t.coordinator_->Restore(decoded->snapshot).ok());
+    EXPECT_TRUE(t.coordinator_->RunOnce());  // reopens round 1
+  }
+  EXPECT_TRUE(t.Submit(t.Header(c, tc, 7), Model(6, 6)).ok());
+  EXPECT_TRUE(t.coordinator_->RunOnce());
+  reports = t.reports_;
+  return *t.coordinator_->global_model();
 }
 
 }  // namespace

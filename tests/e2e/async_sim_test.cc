@@ -1,0 +1,108 @@
+// End to end: asynchronous buffered rounds (fedberry-sim --mode=async) on an
+// emulated heterogeneous fleet, boards 4 and 12 times slower than the
+// fastest (throttled compute on loopback). The job publishes its versions
+// without waiting for the slow boards, and their updates still count,
+// weighted by how stale they are. No times are asserted.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/run_command.h"
+#include "tests/test_files.h"
+
+namespace fedberry {
+namespace {
+
+using testing::RunCommand;
+
+std::vector<nlohmann::json> ReadLines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+TEST(AsyncSim, AHeterogeneousFleetCompletesAndEveryBoardsUpdatesAreUsed) {
+  constexpr int kVersions = 24;
+  constexpr int kBuffer = 2;
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 600);
+  {
+    std::ofstream fleet(dir / "fleet.txt");
+    fleet << "compute_slowdown=1\ncompute_slowdown=4\ncompute_slowdown=12\n";
+  }
+  const std::string out = dir / "out";
+  int code = 0;
+  const std::string log = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) +
+          "/fedberry-sim --clients=3 --rounds=" + std::to_string(kVersions) +
+          " --local_steps=20 --batch_size=16 --lr=0.02 --mode=async "
+          "--async_buffer=" +
+          std::to_string(kBuffer) +
+          " --max_staleness=100 --data=" + dir.path() +
+          " --fleet_profile=" + (dir / "fleet.txt") + " --output=" + out,
+      &code);
+  ASSERT_EQ(code, 0) << log;
+  const auto rounds = ReadLines(out + "/rounds.jsonl");
+  ASSERT_EQ(rounds.size(), static_cast<size_t>(kVersions)) << log;
+  double elapsed = 0;
+  int stalest = 0;
+  for (size_t i = 0; i < rounds.size(); ++i) {
+    const nlohmann::json& r = rounds[i];
+    EXPECT_EQ(r.at("version").get<size_t>(), i + 1);
+    EXPECT_EQ(r.at("updates").get<int>(), kBuffer);
+    EXPECT_LE(r.at("staleness_mean").get<double>(),
+              r.at("staleness_max").get<int>());
+    EXPECT_GT(r.at("elapsed_seconds").get<double>(), elapsed);
+    elapsed = r.at("elapsed_seconds").get<double>();
+    stalest = std::max(stalest, r.at("staleness_max").get<int>());
+  }
+  // The slow boards trained on versions the others had moved past.
+  EXPECT_GT(stalest, 0);
+  std::map<std::string, int> updates;
+  for (const auto& c : ReadLines(out + "/clients.jsonl")) {
+    if (c.contains("num_samples")) ++updates[c.at("client").get<std::string>()];
+  }
+  int total = 0;
+  for (const auto& [client, n] : updates) total += n;
+  EXPECT_EQ(total, kVersions * kBuffer);
+  for (const char* board : {"sim-client-0", "sim-client-1", "sim-client-2"}) {
+    EXPECT_GT(updates[board], 0) << board << " never counted; " << log;
+  }
+  // The fastest board did most of the work: nobody waited for the others.
+  EXPECT_GT(updates["sim-client-0"], updates["sim-client-2"]);
+  // The report draws the versions and their staleness.
+  std::ifstream report(out + "/report.html");
+  const std::string html((std::istreambuf_iterator<char>(report)),
+                         std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("plot-versions"), std::string::npos);
+  EXPECT_NE(html.find("plot-staleness"), std::string::npos);
+}
+
+TEST(AsyncSim, SettingsAsynchronousRoundsCannotHonourAreRefused) {
+  testing::TempDir dir;
+  for (const std::string& extra :
+       {std::string("--strategy=median"), std::string("--planner=greedy"),
+        std::string("--async_buffer=0"), std::string("--staleness_weight=x")}) {
+    int code = 0;
+    const std::string log = RunCommand(
+        std::string(FEDBERRY_BIN_DIR) +
+            "/fedberry-server --mode=async --listen=127.0.0.1:0 --eval_data= "
+            "--output=" +
+            (dir / "out") + " " + extra,
+        &code);
+    EXPECT_EQ(code, 2) << extra << ": " << log;
+    EXPECT_TRUE(log.find("async") != std::string::npos ||
+                log.find("staleness") != std::string::npos)
+        << extra << ": " << log;
+  }
+}
+
+}  // namespace
+}  // namespace fedberry
