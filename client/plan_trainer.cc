@@ -17,21 +17,6 @@
 namespace fedberry::client {
 namespace {
 
-// Whether `tensors` are, by name and shape, the floating tensors of `model`.
-bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
-                         const runtime::NamedTensors& model) {
-  size_t k = 0;
-  for (const auto& t : model) {
-    if (!t.tensor.is_floating_point()) continue;
-    if (k >= tensors.size() || tensors[k].name != t.name ||
-        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
-      return false;
-    }
-    ++k;
-  }
-  return k == tensors.size();
-}
-
 v1::EvalMetrics ToMetrics(const runtime::EvalResult& r) {
   v1::EvalMetrics m;
   m.set_samples(static_cast<uint64_t>(r.samples));
@@ -63,6 +48,20 @@ uint64_t EntropySeed() {
 }
 
 }  // namespace
+
+bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
+                         const runtime::NamedTensors& model) {
+  size_t k = 0;
+  for (const auto& t : model) {
+    if (!t.tensor.is_floating_point()) continue;
+    if (k >= tensors.size() || tensors[k].name != t.name ||
+        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
+      return false;
+    }
+    ++k;
+  }
+  return k == tensors.size();
+}
 
 absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
     const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
@@ -436,9 +435,6 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   out.model = trainable_.Select(net.State());
   RETURN_IF_ERROR(
       PrivatizeUpdate(config, sent_global, snapshot.noise_seed, out));
-  if (attack_) {
-    RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, sent_global, &out.model));
-  }
   // The update as the plan sends it; the same from a resumed finished
   // checkpoint (same model, global and leftovers in), so a re-push after a
   // kill sends what the first push did.

@@ -18,7 +18,6 @@
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
 #include "client/training_gate.h"
-#include "client/update_attack.h"
 #include "runtime/dataset.h"
 #include "runtime/holdout.h"
 #include "runtime/model.h"
@@ -51,6 +50,11 @@ absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
     const runtime::NamedTensors& global,
     const runtime::NamedTensors& residual_in,
     runtime::NamedTensors* residual_next);
+
+// Whether `tensors` are, by name and shape, the floating tensors of `model`
+// (top-k leftovers that fit it).
+bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
+                         const runtime::NamedTensors& model);
 
 class PlanTrainer : public LocalTrainer {
  public:
@@ -87,10 +91,6 @@ class PlanTrainer : public LocalTrainer {
   void SetGate(TrainingGate* gate) { gate_ = gate; }
   // Skip malformed CSV rows (counted in the log) instead of refusing them.
   void SetSkipBadRows(bool skip) { skip_bad_rows_ = skip; }
-  // Test only: send every update poisoned as `attack` says.
-  void SetAttack(std::optional<UpdateAttack> attack) {
-    attack_ = std::move(attack);
-  }
 
   int checkpoints_written() const { return checkpoints_written_; }
   int checkpoints_failed() const { return checkpoints_failed_; }
@@ -119,7 +119,6 @@ class PlanTrainer : public LocalTrainer {
   std::unique_ptr<checkpoint::CheckpointStore> store_;
   CheckpointPolicy policy_;
   bool skip_bad_rows_ = false;
-  std::optional<UpdateAttack> attack_;
   std::optional<checkpoint::LoadedCheckpoint> resumable_;
   // Bound by UsePlan (or EnsurePlan).
   std::optional<v1::TrainingPlan> plan_;
