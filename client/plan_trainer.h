@@ -23,6 +23,7 @@
 #include "runtime/model.h"
 #include "runtime/objective.h"
 #include "runtime/trainable_set.h"
+#include "runtime/trainer.h"
 
 namespace fedberry::client {
 
@@ -110,6 +111,43 @@ class PlanTrainer : public LocalTrainer {
   absl::StatusOr<v1::EvalMetrics> Personalize(const TaskRef& task,
                                               const v1::TrainConfig& config,
                                               const std::atomic<bool>& stop);
+  // What a training run's after-batch hook keeps between batches.
+  struct RunProgress {
+    absl::Time last_save;
+    int64_t last_logged = 0;
+    runtime::TrainCursor final_cursor;
+  };
+  // The checkpoint read at construction (moved into `resume`, once) and
+  // its state when it belongs to the run `snapshot` describes; otherwise
+  // nullopt, logging why it is dropped.
+  std::optional<TrainingSnapshot> TakeResumable(
+      const TrainingSnapshot& snapshot,
+      std::optional<checkpoint::LoadedCheckpoint>& resume);
+  // After each batch: logs progress, lets the watchdog pause or release
+  // at the boundary, and checkpoints per the policy.
+  absl::Status AfterBatch(const runtime::TrainCursor& cursor,
+                          runtime::Model& net,
+                          torch::optim::Optimizer& optimizer,
+                          const TaskRef& task, const std::atomic<bool>& stop,
+                          TrainingSnapshot& snapshot, RunProgress& progress);
+  // The round's samples with its data moves; null without moves (train on
+  // data_ as it is).
+  absl::StatusOr<std::unique_ptr<runtime::Dataset>> RoundDataFor(
+      const TaskRef& task, const v1::TrainConfig& config);
+  // The run's outcome from the trained model: the update privatised and
+  // encoded as the plan says, its leftovers kept, and (unless the resumed
+  // checkpoint was already finished) the finished state `snapshot`
+  // checkpointed.
+  absl::StatusOr<TrainOutcome> Finish(const v1::TrainConfig& config,
+                                      const runtime::TrainResult& result,
+                                      const runtime::NamedTensors& sent_global,
+                                      const runtime::NamedTensors& residual_in,
+                                      bool saved_finished,
+                                      TrainingSnapshot& snapshot);
+  // The top-k leftovers this run of `task` starts from (see residual_).
+  runtime::NamedTensors ResidualFor(
+      const TaskRef& task, const std::optional<TrainingSnapshot>& saved,
+      const runtime::NamedTensors& sent_global);
   // The rows this board lends first to last in a round of `config`.
   absl::StatusOr<std::vector<int64_t>> LentRowsFor(
       const v1::TrainConfig& config, uint64_t count) const;
