@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Robust aggregation against poisoned boards: the default job (LeNet-5,
 # Fashion-MNIST IID, 5 rounds) with 1 of 4 and 3 of 10 boards sending scaled
-# (x10) or sign-flipped (x-4) updates (fedberry-client --attack, a test-only
-# flag), aggregated by fedavg, median, trimmed_mean and krum; and each
+# (x10) or sign-flipped (x-4) updates (fedberry-emulated-client --attack, a
+# test-only flag), aggregated by fedavg, median, trimmed_mean and krum; and each
 # fleet without attackers under fedavg for reference. Final test accuracy
 # side by side. A benchmark: it prints figures and asserts nothing.
 #

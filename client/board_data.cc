@@ -5,7 +5,6 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "client/fleet_emulation.h"
 #include "runtime/dataset.h"
 
 namespace fedberry::client {
@@ -23,19 +22,13 @@ absl::StatusOr<DataOpener> MakeBoardDataOpener(
     absl::StatusOr<runtime::ImageDataset> images = runtime::LoadIdxDataset(
         spec->path, runtime::Split::kTrain, &options.partition);
     if (!images.ok()) return images.status();
-    if (options.fraction != 1.0) {
-      if (absl::Status s = KeepFraction(*images, options.fraction); !s.ok()) {
-        return s;
-      }
+    if (options.edit_idx_shard) {
+      if (absl::Status s = options.edit_idx_shard(*images); !s.ok()) return s;
     }
     spdlog::info("loaded shard {}/{}: {} images from {}",
                  options.partition.index, options.partition.count, images->rows,
                  spec->path);
     return ImagesOpener(*std::move(images));
-  }
-  if (options.fraction != 1.0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--data_fraction applies to idx data only; --data=", options.spec));
   }
   return [options](const runtime::DataBinding& binding)
              -> absl::StatusOr<std::unique_ptr<runtime::Dataset>> {

@@ -700,6 +700,43 @@ absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
   return absl::OkStatus();
 }
 
+absl::Status ClientAgent::TrainTask(const v1::GetTaskResponse& task) {
+  if (task.task_id() == given_up_task_) {
+    // The server keeps offering the task until the round closes.
+    Sleep(absl::Seconds(1));
+    return absl::OkStatus();
+  }
+  absl::Status round = DoRound(task);
+  // Checkpointed under memory pressure: end, so the memory is freed.
+  if (IsMemoryRelease(round)) return round;
+  // Refused for who it is (revoked mid-job): retrying cannot help.
+  if (absl::IsPermissionDenied(round) || absl::IsUnauthenticated(round)) {
+    return round;
+  }
+  if (absl::IsFailedPrecondition(round) &&
+      (wire::ReasonOf(round) == wire::kReasonLateUpdate ||
+       wire::ReasonOf(round) == wire::kReasonStaleUpdate)) {
+    // Over-selected and outrun, past the deadline, or (asynchronous
+    // rounds) too many versions behind: expected.
+    spdlog::info("round {}: {}; waiting for the next round", task.round(),
+                 std::string(round.message()));
+  } else if (!round.ok() && !stop_.load()) {
+    if (!RefusedForWhatItIs(round)) {
+      // The round moves on without this update; the next task decides.
+      spdlog::warn("round {} failed on this client: {}", task.round(),
+                   round.ToString());
+      if (!BackOff(round, "the round")) return round;
+    } else {
+      spdlog::error(
+          "round {} failed on this client and is not tried again: {}; "
+          "waiting for the next round",
+          task.round(), round.ToString());
+      given_up_task_ = task.task_id();
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ClientAgent::RunUntilDone() {
   while (!stop_.load()) {
     if (client_id_.empty()) {
@@ -739,42 +776,9 @@ absl::Status ClientAgent::RunUntilDone() {
             "this client trained in {}",
             task->round() - 1, rounds_trained_.load());
         return absl::OkStatus();
-      case v1::GetTaskResponse::TRAIN: {
-        if (task->task_id() == given_up_task_) {
-          // The server keeps offering the task until the round closes.
-          Sleep(absl::Seconds(1));
-          break;
-        }
-        absl::Status round = DoRound(*task);
-        // Checkpointed under memory pressure: end, so the memory is freed.
-        if (IsMemoryRelease(round)) return round;
-        // Refused for who it is (revoked mid-job): retrying cannot help.
-        if (absl::IsPermissionDenied(round) || absl::IsUnauthenticated(round)) {
-          return round;
-        }
-        if (absl::IsFailedPrecondition(round) &&
-            (wire::ReasonOf(round) == wire::kReasonLateUpdate ||
-             wire::ReasonOf(round) == wire::kReasonStaleUpdate)) {
-          // Over-selected and outrun, past the deadline, or (asynchronous
-          // rounds) too many versions behind: expected.
-          spdlog::info("round {}: {}; waiting for the next round",
-                       task->round(), std::string(round.message()));
-        } else if (!round.ok() && !stop_.load()) {
-          if (!RefusedForWhatItIs(round)) {
-            // The round moves on without this update; the next task decides.
-            spdlog::warn("round {} failed on this client: {}", task->round(),
-                         round.ToString());
-            if (!BackOff(round, "the round")) return round;
-          } else {
-            spdlog::error(
-                "round {} failed on this client and is not tried again: {}; "
-                "waiting for the next round",
-                task->round(), round.ToString());
-            given_up_task_ = task->task_id();
-          }
-        }
+      case v1::GetTaskResponse::TRAIN:
+        RETURN_IF_ERROR(TrainTask(*task));
         break;
-      }
       case v1::GetTaskResponse::EVALUATE:
         if (absl::Status s = DoEvaluation(*task); !s.ok() && !stop_.load()) {
           // The server's figures go without this board's; the next task

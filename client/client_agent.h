@@ -97,6 +97,9 @@ class ClientAgent {
 
  private:
   absl::Status RunUntilDone();  // Run() without the refusal translation
+  // A TRAIN task: the round, and what its failure means. OK: ask for the
+  // next task; otherwise the status Run ends with.
+  absl::Status TrainTask(const v1::GetTaskResponse& task);
   // Asks the job's plan, fetches its model file unless cached, and binds
   // the trainer to it. An error the trainer gives (data that does not fit)
   // is kept in plan_error_ for Join to report; other errors are returned.

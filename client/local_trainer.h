@@ -106,6 +106,46 @@ class LocalTrainer {
   virtual void JobDone() {}
 };
 
+// A LocalTrainer that hands every call to `inner`: a decorator overrides the
+// calls it changes (as leveldb's EnvWrapper does for Env). `inner` must
+// outlive it. Thread-safety: as `inner`.
+class LocalTrainerWrapper : public LocalTrainer {
+ public:
+  explicit LocalTrainerWrapper(LocalTrainer& inner) : inner_(inner) {}
+
+  absl::Status UsePlan(const v1::TrainingPlan& plan,
+                       const runtime::VerifiedModelFile* model_file) override {
+    return inner_.UsePlan(plan, model_file);
+  }
+  uint64_t num_samples() const override { return inner_.num_samples(); }
+  uint32_t boards() const override { return inner_.boards(); }
+  uint64_t sample_bytes() const override { return inner_.sample_bytes(); }
+  absl::StatusOr<runtime::ImageDataset> SamplesToLend(
+      const TaskRef& task, const v1::TrainConfig& config,
+      uint64_t count) override {
+    return inner_.SamplesToLend(task, config, count);
+  }
+  absl::StatusOr<TrainOutcome> Train(const TaskRef& task,
+                                     const v1::TrainConfig& config,
+                                     const runtime::NamedTensors& global,
+                                     const std::atomic<bool>& stop) override {
+    return inner_.Train(task, config, global, stop);
+  }
+  absl::StatusOr<BoardEvalOutcome> Evaluate(
+      const TaskRef& task, const v1::TrainConfig& config,
+      const runtime::NamedTensors& global,
+      const std::atomic<bool>& stop) override {
+    return inner_.Evaluate(task, config, global, stop);
+  }
+  void JobDone() override { inner_.JobDone(); }
+
+ protected:
+  LocalTrainer& inner() { return inner_; }
+
+ private:
+  LocalTrainer& inner_;
+};
+
 }  // namespace fedberry::client
 
 #endif  // FEDBERRY_CLIENT_LOCAL_TRAINER_H_

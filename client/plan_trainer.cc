@@ -17,21 +17,6 @@
 namespace fedberry::client {
 namespace {
 
-// Whether `tensors` are, by name and shape, the floating tensors of `model`.
-bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
-                         const runtime::NamedTensors& model) {
-  size_t k = 0;
-  for (const auto& t : model) {
-    if (!t.tensor.is_floating_point()) continue;
-    if (k >= tensors.size() || tensors[k].name != t.name ||
-        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
-      return false;
-    }
-    ++k;
-  }
-  return k == tensors.size();
-}
-
 v1::EvalMetrics ToMetrics(const runtime::EvalResult& r) {
   v1::EvalMetrics m;
   m.set_samples(static_cast<uint64_t>(r.samples));
@@ -63,6 +48,20 @@ uint64_t EntropySeed() {
 }
 
 }  // namespace
+
+bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
+                         const runtime::NamedTensors& model) {
+  size_t k = 0;
+  for (const auto& t : model) {
+    if (!t.tensor.is_floating_point()) continue;
+    if (k >= tensors.size() || tensors[k].name != t.name ||
+        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
+      return false;
+    }
+    ++k;
+  }
+  return k == tensors.size();
+}
 
 absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
     const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
@@ -283,6 +282,116 @@ absl::StatusOr<runtime::ImageDataset> PlanTrainer::SamplesToLend(
   return SelectRows(*data_->lendable(), rows);
 }
 
+std::optional<TrainingSnapshot> PlanTrainer::TakeResumable(
+    const TrainingSnapshot& snapshot,
+    std::optional<checkpoint::LoadedCheckpoint>& resume) {
+  resume = std::move(resumable_);
+  resumable_.reset();
+  if (!resume) return std::nullopt;
+  auto s = DecodeTrainingSnapshot(*resume);
+  if (!s.ok()) return std::nullopt;
+  const bool same_task =
+      s->round == snapshot.round && s->task_id == snapshot.task_id &&
+      s->model == snapshot.model && s->data_seed == snapshot.data_seed;
+  if (same_task && s->plan != snapshot.plan) {
+    // Same task, another plan (a server restarted with other settings,
+    // or a checkpoint from before plans were fingerprinted): the
+    // optimizer's state and the data's binding may not fit it.
+    spdlog::info(
+        "dropping checkpoint {} of round {} task {}: it was made under "
+        "another training plan; the round starts over from the global "
+        "model",
+        resume->name, s->round, s->task_id);
+    return std::nullopt;
+  }
+  if (same_task) return *s;
+  spdlog::info(
+      "dropping checkpoint {} of round {} task {}: the server now runs "
+      "round {} task {}, so that round has closed",
+      resume->name, s->round, s->task_id, snapshot.round, snapshot.task_id);
+  return std::nullopt;
+}
+
+absl::Status PlanTrainer::AfterBatch(const runtime::TrainCursor& cursor,
+                                     runtime::Model& net,
+                                     torch::optim::Optimizer& optimizer,
+                                     const TaskRef& task,
+                                     const std::atomic<bool>& stop,
+                                     TrainingSnapshot& snapshot,
+                                     RunProgress& progress) {
+  if (cursor.step * 4 / cursor.planned !=
+      progress.last_logged * 4 / cursor.planned) {
+    spdlog::info("training: {}/{} batches", cursor.step, cursor.planned);
+  }
+  progress.last_logged = cursor.step;
+  if (task.progress) task.progress(cursor.step, cursor.planned);
+  if (cursor.step == cursor.planned) progress.final_cursor = cursor;
+  if (gate_ != nullptr && cursor.step < cursor.planned) {
+    // A batch boundary: the watchdog may pause here, or release memory.
+    if (absl::Status go = gate_->AtBatchBoundary(stop); !go.ok()) {
+      if (IsMemoryRelease(go) && store_) {
+        snapshot.cursor = cursor;
+        Save(snapshot, net, &optimizer);
+        go = gate_->Release(std::move(go));  // OK: restored, go on
+      }
+      if (!go.ok()) return go;
+    }
+  }
+  if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
+  const bool by_count =
+      policy_.every_batches > 0 && cursor.step % policy_.every_batches == 0;
+  const bool by_time = policy_.every > absl::ZeroDuration() &&
+                       absl::Now() - progress.last_save >= policy_.every;
+  if (by_count || by_time) {
+    snapshot.cursor = cursor;
+    Save(snapshot, net, &optimizer);
+    progress.last_save = absl::Now();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<runtime::Dataset>> PlanTrainer::RoundDataFor(
+    const TaskRef& task, const v1::TrainConfig& config) {
+  if (task.data == nullptr ||
+      (task.data->lent == 0 && task.data->borrowed.empty())) {
+    return nullptr;
+  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> lent,
+                   LentRowsFor(config, task.data->lent));
+  ASSIGN_OR_RETURN(runtime::ImageDataset rows,
+                   RoundDataset(*data_->lendable(), lent, task.data->borrowed,
+                                static_cast<int>(plan_->num_outputs())));
+  std::unique_ptr<runtime::Dataset> round_data = runtime::MakeImageRowsDataset(
+      std::move(rows), runtime::BindingOf(*plan_, skip_bad_rows_));
+  spdlog::info(
+      "round {}: training on {} samples ({} own, {} lent, {} "
+      "received)",
+      task.round, round_data->size(), data_->size(), task.data->lent,
+      round_data->size() -
+          (data_->size() - static_cast<int64_t>(task.data->lent)));
+  return round_data;
+}
+
+runtime::NamedTensors PlanTrainer::ResidualFor(
+    const TaskRef& task, const std::optional<TrainingSnapshot>& saved,
+    const runtime::NamedTensors& sent_global) {
+  // The resumed checkpoint's, else what the last round left (when it fits
+  // this model).
+  runtime::NamedTensors residual_in = saved ? saved->residual
+                                      : task.task_id == residual_task_
+                                          ? residual_task_in_
+                                          : residual_;
+  if (!FitsFloatingTensors(residual_in, sent_global)) {
+    if (!residual_in.empty()) {
+      spdlog::info("dropping top-k leftovers of another model");
+    }
+    residual_in.clear();
+  }
+  residual_task_ = task.task_id;
+  residual_task_in_ = residual_in;
+  return residual_in;
+}
+
 absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
@@ -301,50 +410,14 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   snapshot.model = runtime::ModelIdOf(*plan_);
   snapshot.plan = runtime::PlanFingerprint(*plan_);
   snapshot.data_seed = options.seed;
-
   // Resume the task the checkpoint belongs to; drop state of closed ones.
-  std::optional<checkpoint::LoadedCheckpoint> resume = std::move(resumable_);
-  resumable_.reset();
-  std::optional<TrainingSnapshot> saved;
-  if (resume) {
-    auto s = DecodeTrainingSnapshot(*resume);
-    if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
-        s->model == snapshot.model && s->data_seed == options.seed &&
-        s->plan != snapshot.plan) {
-      // Same task, another plan (a server restarted with other settings,
-      // or a checkpoint from before plans were fingerprinted): the
-      // optimizer's state and the data's binding may not fit it.
-      spdlog::info(
-          "dropping checkpoint {} of round {} task {}: it was made under "
-          "another training plan; the round starts over from the global "
-          "model",
-          resume->name, s->round, s->task_id);
-    } else if (s.ok() && s->round == task.round && s->task_id == task.task_id &&
-               s->model == snapshot.model && s->data_seed == options.seed) {
-      saved = *s;
-    } else if (s.ok()) {
-      spdlog::info(
-          "dropping checkpoint {} of round {} task {}: the server now runs "
-          "round {} task {}, so that round has closed",
-          resume->name, s->round, s->task_id, task.round, task.task_id);
-    }
-  }
-  // Top-k error feedback into this round: the resumed checkpoint's, else
-  // what the last round left (when it fits this model).
-  runtime::NamedTensors residual_in = saved ? saved->residual
-                                      : task.task_id == residual_task_
-                                          ? residual_task_in_
-                                          : residual_;
-  if (!FitsFloatingTensors(residual_in, sent_global)) {
-    if (!residual_in.empty()) {
-      spdlog::info("dropping top-k leftovers of another model");
-    }
-    residual_in.clear();
-  }
+  std::optional<checkpoint::LoadedCheckpoint> resume;
+  const std::optional<TrainingSnapshot> saved = TakeResumable(snapshot, resume);
+  // Top-k error feedback into this round.
+  const runtime::NamedTensors residual_in =
+      ResidualFor(task, saved, sent_global);
   snapshot.residual = residual_in;
   snapshot.noise_seed = saved ? saved->noise_seed : EntropySeed();
-  residual_task_ = task.task_id;
-  residual_task_in_ = residual_in;
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
   // FedProx pulls towards the round's global model: its parameters are the
@@ -370,84 +443,47 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   } else {
     RETURN_IF_ERROR(net.LoadState(global));
   }
-
-  absl::Time last_save = absl::Now();
-  int64_t last_logged = saved ? saved->cursor.step : 0;
-  runtime::TrainCursor final_cursor =
-      saved ? saved->cursor : runtime::TrainCursor{};
+  RunProgress progress;
+  progress.last_save = absl::Now();
+  progress.last_logged = saved ? saved->cursor.step : 0;
+  progress.final_cursor = saved ? saved->cursor : runtime::TrainCursor{};
   hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Model& n,
                           torch::optim::Optimizer& optimizer) {
-    if (cursor.step * 4 / cursor.planned != last_logged * 4 / cursor.planned) {
-      spdlog::info("training: {}/{} batches", cursor.step, cursor.planned);
-    }
-    last_logged = cursor.step;
-    if (task.progress) task.progress(cursor.step, cursor.planned);
-    if (cursor.step == cursor.planned) final_cursor = cursor;
-    if (gate_ != nullptr && cursor.step < cursor.planned) {
-      // A batch boundary: the watchdog may pause here, or release memory.
-      if (absl::Status go = gate_->AtBatchBoundary(stop); !go.ok()) {
-        if (IsMemoryRelease(go) && store_) {
-          snapshot.cursor = cursor;
-          Save(snapshot, n, &optimizer);
-          go = gate_->Release(std::move(go));  // OK: restored, go on
-        }
-        if (!go.ok()) return go;
-      }
-    }
-    if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
-    const bool by_count =
-        policy_.every_batches > 0 && cursor.step % policy_.every_batches == 0;
-    const bool by_time = policy_.every > absl::ZeroDuration() &&
-                         absl::Now() - last_save >= policy_.every;
-    if (by_count || by_time) {
-      snapshot.cursor = cursor;
-      Save(snapshot, n, &optimizer);
-      last_save = absl::Now();
-    }
-    return absl::OkStatus();
+    return AfterBatch(cursor, n, optimizer, task, stop, snapshot, progress);
   };
   if (gate_ != nullptr) {
     hooks.micro_batches = [this] { return gate_->micro_batches(); };
   }
   // With data moves: this round's own samples less those lent, plus those
   // received (a copy for the round; without moves, no copy).
-  const runtime::Dataset* data = data_.get();
-  std::unique_ptr<runtime::Dataset> round_data;
-  if (task.data != nullptr &&
-      (task.data->lent > 0 || !task.data->borrowed.empty())) {
-    ASSIGN_OR_RETURN(std::vector<int64_t> lent,
-                     LentRowsFor(config, task.data->lent));
-    ASSIGN_OR_RETURN(runtime::ImageDataset rows,
-                     RoundDataset(*data_->lendable(), lent, task.data->borrowed,
-                                  static_cast<int>(plan_->num_outputs())));
-    round_data = runtime::MakeImageRowsDataset(
-        std::move(rows), runtime::BindingOf(*plan_, skip_bad_rows_));
-    data = round_data.get();
-    spdlog::info(
-        "round {}: training on {} samples ({} own, {} lent, {} "
-        "received)",
-        task.round, round_data->size(), data_->size(), task.data->lent,
-        round_data->size() -
-            (data_->size() - static_cast<int64_t>(task.data->lent)));
-  }
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Dataset> round_data,
+                   RoundDataFor(task, config));
+  const runtime::Dataset& data = round_data ? *round_data : *data_;
   ASSIGN_OR_RETURN(runtime::TrainResult result,
-                   runtime::Train(net, *data, *objective_, options, hooks));
+                   runtime::Train(net, data, *objective_, options, hooks));
+  snapshot.cursor = progress.final_cursor;
+  return Finish(config, result, sent_global, residual_in,
+                saved && saved->finished, snapshot);
+}
+
+absl::StatusOr<TrainOutcome> PlanTrainer::Finish(
+    const v1::TrainConfig& config, const runtime::TrainResult& result,
+    const runtime::NamedTensors& sent_global,
+    const runtime::NamedTensors& residual_in, bool saved_finished,
+    TrainingSnapshot& snapshot) {
+  runtime::Model& net = *model_;
   TrainOutcome out;
   out.model = trainable_.Select(net.State());
   RETURN_IF_ERROR(
       PrivatizeUpdate(config, sent_global, snapshot.noise_seed, out));
-  if (attack_) {
-    RETURN_IF_ERROR(ApplyUpdateAttack(*attack_, sent_global, &out.model));
-  }
   // The update as the plan sends it; the same from a resumed finished
   // checkpoint (same model, global and leftovers in), so a re-push after a
   // kill sends what the first push did.
   runtime::NamedTensors residual_next;
   ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, sent_global,
                                              residual_in, &residual_next));
-  if (store_ && !(saved && saved->finished)) {
+  if (store_ && !saved_finished) {
     // End of local training: a kill during the push costs no retraining.
-    snapshot.cursor = final_cursor;
     snapshot.finished = true;
     snapshot.residual_next = residual_next;
     Save(snapshot, net, nullptr);

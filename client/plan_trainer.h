@@ -18,12 +18,12 @@
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
 #include "client/training_gate.h"
-#include "client/update_attack.h"
 #include "runtime/dataset.h"
 #include "runtime/holdout.h"
 #include "runtime/model.h"
 #include "runtime/objective.h"
 #include "runtime/trainable_set.h"
+#include "runtime/trainer.h"
 
 namespace fedberry::client {
 
@@ -51,6 +51,11 @@ absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
     const runtime::NamedTensors& global,
     const runtime::NamedTensors& residual_in,
     runtime::NamedTensors* residual_next);
+
+// Whether `tensors` are, by name and shape, the floating tensors of `model`
+// (top-k leftovers that fit it).
+bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
+                         const runtime::NamedTensors& model);
 
 class PlanTrainer : public LocalTrainer {
  public:
@@ -87,10 +92,6 @@ class PlanTrainer : public LocalTrainer {
   void SetGate(TrainingGate* gate) { gate_ = gate; }
   // Skip malformed CSV rows (counted in the log) instead of refusing them.
   void SetSkipBadRows(bool skip) { skip_bad_rows_ = skip; }
-  // Test only: send every update poisoned as `attack` says.
-  void SetAttack(std::optional<UpdateAttack> attack) {
-    attack_ = std::move(attack);
-  }
 
   int checkpoints_written() const { return checkpoints_written_; }
   int checkpoints_failed() const { return checkpoints_failed_; }
@@ -110,6 +111,43 @@ class PlanTrainer : public LocalTrainer {
   absl::StatusOr<v1::EvalMetrics> Personalize(const TaskRef& task,
                                               const v1::TrainConfig& config,
                                               const std::atomic<bool>& stop);
+  // What a training run's after-batch hook keeps between batches.
+  struct RunProgress {
+    absl::Time last_save;
+    int64_t last_logged = 0;
+    runtime::TrainCursor final_cursor;
+  };
+  // The checkpoint read at construction (moved into `resume`, once) and
+  // its state when it belongs to the run `snapshot` describes; otherwise
+  // nullopt, logging why it is dropped.
+  std::optional<TrainingSnapshot> TakeResumable(
+      const TrainingSnapshot& snapshot,
+      std::optional<checkpoint::LoadedCheckpoint>& resume);
+  // After each batch: logs progress, lets the watchdog pause or release
+  // at the boundary, and checkpoints per the policy.
+  absl::Status AfterBatch(const runtime::TrainCursor& cursor,
+                          runtime::Model& net,
+                          torch::optim::Optimizer& optimizer,
+                          const TaskRef& task, const std::atomic<bool>& stop,
+                          TrainingSnapshot& snapshot, RunProgress& progress);
+  // The round's samples with its data moves; null without moves (train on
+  // data_ as it is).
+  absl::StatusOr<std::unique_ptr<runtime::Dataset>> RoundDataFor(
+      const TaskRef& task, const v1::TrainConfig& config);
+  // The run's outcome from the trained model: the update privatised and
+  // encoded as the plan says, its leftovers kept, and (unless the resumed
+  // checkpoint was already finished) the finished state `snapshot`
+  // checkpointed.
+  absl::StatusOr<TrainOutcome> Finish(const v1::TrainConfig& config,
+                                      const runtime::TrainResult& result,
+                                      const runtime::NamedTensors& sent_global,
+                                      const runtime::NamedTensors& residual_in,
+                                      bool saved_finished,
+                                      TrainingSnapshot& snapshot);
+  // The top-k leftovers this run of `task` starts from (see residual_).
+  runtime::NamedTensors ResidualFor(
+      const TaskRef& task, const std::optional<TrainingSnapshot>& saved,
+      const runtime::NamedTensors& sent_global);
   // The rows this board lends first to last in a round of `config`.
   absl::StatusOr<std::vector<int64_t>> LentRowsFor(
       const v1::TrainConfig& config, uint64_t count) const;
@@ -119,7 +157,6 @@ class PlanTrainer : public LocalTrainer {
   std::unique_ptr<checkpoint::CheckpointStore> store_;
   CheckpointPolicy policy_;
   bool skip_bad_rows_ = false;
-  std::optional<UpdateAttack> attack_;
   std::optional<checkpoint::LoadedCheckpoint> resumable_;
   // Bound by UsePlan (or EnsurePlan).
   std::optional<v1::TrainingPlan> plan_;

@@ -20,6 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/binding_values.h"
 #include "runtime/row_cache.h"
 #include "runtime/status_macros.h"
 
@@ -459,6 +460,23 @@ class CsvDataset : public Dataset {
   friend absl::StatusOr<std::unique_ptr<Dataset>> runtime::OpenCsvDataset(
       const std::string&, const DataBinding&, const DataOpenOptions&);
 
+  // The steps of OpenCsvDataset, in order. `source` is "csv file FILE".
+  // The cache found at one of `places`, else built at the first writable
+  // one; true when built.
+  absl::StatusOr<bool> LoadCache(const std::string& file,
+                                 const DataBinding& binding,
+                                 const std::vector<std::string>& places,
+                                 uint64_t key);
+  absl::Status BindValues(const DataBinding& binding,
+                          const std::string& source);
+  // This board's rows and classes; the shard's words for Describe().
+  absl::StatusOr<std::string> Partition(const DataBinding& binding,
+                                        const PartitionSpec* partition,
+                                        const std::string& source);
+  void SetDescription(const std::string& file, const std::string& beside,
+                      const DataBinding& binding, bool partitioned,
+                      const std::string& shard, bool built);
+
   std::unique_ptr<RowCache> cache_;
   CsvSummary summary_;
   std::vector<int64_t> kept_;  // partitioned only; empty: every row
@@ -470,36 +488,9 @@ class CsvDataset : public Dataset {
   std::string describe_;
 };
 
-// Per-feature values from a binding's one-or-per-feature list.
-absl::StatusOr<std::vector<float>> PerFeature(const std::vector<float>& v,
-                                              float none, int64_t features,
-                                              const char* what,
-                                              const std::string& file) {
-  if (v.empty()) return std::vector<float>(features, none);
-  if (v.size() == 1) return std::vector<float>(features, v[0]);
-  if (static_cast<int64_t>(v.size()) == features) return v;
-  return absl::InvalidArgumentError(
-      absl::StrCat("csv file ", file, ": the input ", what, " has ", v.size(),
-                   " values; it needs 1 or one per feature (", features, ")"));
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
-    const std::string& file, const DataBinding& binding,
-    const DataOpenOptions& options) {
-  for (float s : binding.std) {
-    if (!(s > 0) || !std::isfinite(s)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "csv file ", file, ": input std ", s, " is not a positive number"));
-    }
-  }
-  for (float m : binding.mean) {
-    if (!std::isfinite(m)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "csv file ", file, ": input mean ", m, " is not finite"));
-    }
-  }
+// The file's size and times; NotFound when it does not exist,
+// InvalidArgument when it cannot be read or is a folder.
+absl::StatusOr<struct stat> StatCsvFile(const std::string& file) {
   struct stat st;
   if (stat(file.c_str(), &st) != 0) {
     const int err = errno;
@@ -514,9 +505,13 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
     return absl::InvalidArgumentError(
         absl::StrCat("csv file ", file, " is a folder"));
   }
+  return st;
+}
 
-  // The key changes with the file (path, size, mtime) and with every choice
-  // that shapes the records; normalisation and shape apply at read time.
+// The key changes with the file (path, size, mtime) and with every choice
+// that shapes the records; normalisation and shape apply at read time.
+uint64_t CsvCacheKey(const std::string& file, const struct stat& st,
+                     const DataBinding& binding) {
   std::error_code ec;
   std::filesystem::path canonical = std::filesystem::canonical(file, ec);
   if (ec) canonical = std::filesystem::absolute(file, ec);
@@ -532,128 +527,160 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
   k.Add(binding.task == TaskKind::kClassification ? "classification"
                                                   : "regression")
       .Add(binding.skip_bad_rows ? 1 : 0);
-  const uint64_t key = k.Digest();
+  return k.Digest();
+}
+
+// Where the cache of key `key` may be: beside the file, then in the cache
+// folder (when given).
+std::vector<std::string> CsvCachePlaces(const std::string& file, uint64_t key,
+                                        const std::string& cache_dir) {
   const std::string name =
       absl::StrCat(std::filesystem::path(file).filename().string(),
                    ".fedberry-", RowCacheKeyHex(key), ".rows");
   std::vector<std::string> places = {
       absl::StrCat(file, ".fedberry-", RowCacheKeyHex(key), ".rows")};
-  if (!options.cache_dir.empty()) {
-    places.push_back(
-        (std::filesystem::path(options.cache_dir) / name).string());
+  if (!cache_dir.empty()) {
+    places.push_back((std::filesystem::path(cache_dir) / name).string());
   }
+  return places;
+}
 
-  auto data = std::make_unique<CsvDataset>();
+absl::StatusOr<bool> CsvDataset::LoadCache(
+    const std::string& file, const DataBinding& binding,
+    const std::vector<std::string>& places, uint64_t key) {
   std::optional<CsvSummary> summary;
-  data->cache_ = FindRowCache(places, key, [&](const RowCache& c) {
+  cache_ = FindRowCache(places, key, [&](const RowCache& c) {
     if (c.type() != RowValueType::kFloat32) return false;
     summary = DecodeSummary(c);
     return summary.has_value();
   });
-  const bool built = data->cache_ == nullptr;
+  const bool built = cache_ == nullptr;
   if (built) {
-    ASSIGN_OR_RETURN(data->cache_, BuildCache(file, binding, places, key));
-    summary = DecodeSummary(*data->cache_);
+    ASSIGN_OR_RETURN(cache_, BuildCache(file, binding, places, key));
+    summary = DecodeSummary(*cache_);
     if (!summary) {
-      return absl::InternalError(absl::StrCat(
-          "row cache ", data->cache_->path(), " lost its summary"));
+      return absl::InternalError(
+          absl::StrCat("row cache ", cache_->path(), " lost its summary"));
     }
   }
-  data->summary_ = *summary;
-  const int64_t features = summary->features;
-  const int64_t total = data->cache_->rows();
+  summary_ = *summary;
+  return built;
+}
 
+absl::Status CsvDataset::BindValues(const DataBinding& binding,
+                                    const std::string& source) {
+  const int64_t features = summary_.features;
   if (binding.input_shape.empty()) {
-    data->shape_ = {features};
+    shape_ = {features};
   } else {
     int64_t product = 1;
     for (int64_t d : binding.input_shape) product = d > 0 ? product * d : -1;
     if (product != features) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "csv file ", file, ": the input shape ",
-          absl::StrJoin(binding.input_shape, ","), " holds ",
-          product < 0 ? std::string("no") : absl::StrCat(product),
+          source, ": the input shape ", absl::StrJoin(binding.input_shape, ","),
+          " holds ", product < 0 ? std::string("no") : absl::StrCat(product),
           " values, but ", features, " feature columns are selected"));
     }
-    data->shape_ = binding.input_shape;
+    shape_ = binding.input_shape;
   }
-  ASSIGN_OR_RETURN(data->mean_,
-                   PerFeature(binding.mean, 0.0f, features, "mean", file));
-  ASSIGN_OR_RETURN(data->std_,
-                   PerFeature(binding.std, 1.0f, features, "std", file));
-  data->normalise_ = !binding.mean.empty() || !binding.std.empty();
+  ASSIGN_OR_RETURN(
+      mean_, PerUnit(binding.mean, 0.0f, features, "mean", "feature", source));
+  ASSIGN_OR_RETURN(
+      std_, PerUnit(binding.std, 1.0f, features, "std", "feature", source));
+  normalise_ = !binding.mean.empty() || !binding.std.empty();
+  return absl::OkStatus();
+}
 
+absl::StatusOr<std::string> CsvDataset::Partition(
+    const DataBinding& binding, const PartitionSpec* partition,
+    const std::string& source) {
+  const int64_t features = summary_.features;
+  const int64_t total = cache_->rows();
   const bool classification = binding.task == TaskKind::kClassification;
-  const PartitionSpec* partition = options.partition;
-  std::string shard;
-  if (partition != nullptr) {
-    std::vector<uint8_t> labels(total, 0);
-    if (partition->kind == PartitionSpec::Kind::kDirichlet) {
-      if (!classification || summary->label_max >= 256) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "csv file ", file,
-            ": a Dirichlet partition needs classification "
-            "labels below 256",
-            classification
-                ? absl::StrCat(" (the largest is ", summary->label_max, ")")
-                : std::string(" (the task is regression)")));
-      }
-      for (int64_t r = 0; r < total; ++r) {
-        labels[r] = static_cast<uint8_t>(data->cache_->record(r)[features]);
-      }
-    }
-    absl::StatusOr<std::vector<int64_t>> kept =
-        PartitionRows(labels, *partition);
-    if (!kept.ok()) {
-      return WithPrefix(kept.status(), absl::StrCat("csv file ", file, ": "));
-    }
-    data->kept_ = *std::move(kept);
-    data->size_ = static_cast<int64_t>(data->kept_.size());
-    shard = absl::StrCat(
-        " (shard ", partition->index + 1, " of ", partition->count,
-        partition->kind == PartitionSpec::Kind::kDirichlet ? ", dirichlet"
-                                                           : ", iid",
-        ")");
-  } else {
-    data->size_ = total;
+  if (partition == nullptr) {
+    size_ = total;
+    if (classification) label_count_ = summary_.label_max + 1;
+    return std::string();
   }
+  std::vector<uint8_t> labels(total, 0);
+  if (partition->kind == PartitionSpec::Kind::kDirichlet) {
+    if (!classification || summary_.label_max >= 256) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source,
+          ": a Dirichlet partition needs classification "
+          "labels below 256",
+          classification
+              ? absl::StrCat(" (the largest is ", summary_.label_max, ")")
+              : std::string(" (the task is regression)")));
+    }
+    for (int64_t r = 0; r < total; ++r) {
+      labels[r] = static_cast<uint8_t>(cache_->record(r)[features]);
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> kept = PartitionRows(labels, *partition);
+  if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(source, ": "));
+  kept_ = *std::move(kept);
+  size_ = static_cast<int64_t>(kept_.size());
   if (classification) {
-    if (partition == nullptr) {
-      data->label_count_ = summary->label_max + 1;
-    } else {
-      int64_t max = -1;
-      for (int64_t r : data->kept_) {
-        max = std::max(max,
-                       static_cast<int64_t>(data->cache_->record(r)[features]));
-      }
-      data->label_count_ = max + 1;
+    int64_t max = -1;
+    for (int64_t r : kept_) {
+      max = std::max(max, static_cast<int64_t>(cache_->record(r)[features]));
     }
+    label_count_ = max + 1;
   }
+  return ShardText(*partition);
+}
 
+void CsvDataset::SetDescription(const std::string& file,
+                                const std::string& beside,
+                                const DataBinding& binding, bool partitioned,
+                                const std::string& shard, bool built) {
+  const int64_t features = summary_.features;
   // Beside the file the cache is named by its file name only; elsewhere by
   // its whole path, so an operator can find it.
   const std::string cache_name =
-      data->cache_->path() == places[0]
-          ? std::filesystem::path(places[0]).filename().string()
-          : data->cache_->path();
-  std::string& d = data->describe_;
+      cache_->path() == beside
+          ? std::filesystem::path(beside).filename().string()
+          : cache_->path();
+  std::string& d = describe_;
   d = absl::StrCat("csv ", file, ": ");
-  if (partition != nullptr) absl::StrAppend(&d, data->size_, " of ");
-  absl::StrAppend(&d, total, " rows", shard, ", ", features,
+  if (partitioned) absl::StrAppend(&d, size_, " of ");
+  absl::StrAppend(&d, cache_->rows(), " rows", shard, ", ", features,
                   features == 1 ? " feature, " : " features, ");
-  if (classification) {
-    absl::StrAppend(&d, "label ", Quote(summary->label_name), ", ",
-                    data->label_count_, " classes");
+  if (binding.task == TaskKind::kClassification) {
+    absl::StrAppend(&d, "label ", Quote(summary_.label_name), ", ",
+                    label_count_, " classes");
   } else {
-    absl::StrAppend(&d, "regression target ", Quote(summary->label_name));
+    absl::StrAppend(&d, "regression target ", Quote(summary_.label_name));
   }
   absl::StrAppend(&d, " (binary cache ", cache_name,
                   built ? ", built)" : ", reused)");
-  if (summary->skipped > 0) {
-    absl::StrAppend(&d, "; skipped ", summary->skipped, " bad ",
-                    summary->skipped == 1 ? "row" : "rows",
-                    " (first: ", summary->first_skip, ")");
+  if (summary_.skipped > 0) {
+    absl::StrAppend(&d, "; skipped ", summary_.skipped, " bad ",
+                    summary_.skipped == 1 ? "row" : "rows",
+                    " (first: ", summary_.first_skip, ")");
   }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
+    const std::string& file, const DataBinding& binding,
+    const DataOpenOptions& options) {
+  const std::string source = absl::StrCat("csv file ", file);
+  RETURN_IF_ERROR(CheckNormalisation(binding, source));
+  ASSIGN_OR_RETURN(const struct stat st, StatCsvFile(file));
+  const uint64_t key = CsvCacheKey(file, st, binding);
+  const std::vector<std::string> places =
+      CsvCachePlaces(file, key, options.cache_dir);
+  auto data = std::make_unique<CsvDataset>();
+  ASSIGN_OR_RETURN(const bool built,
+                   data->LoadCache(file, binding, places, key));
+  RETURN_IF_ERROR(data->BindValues(binding, source));
+  ASSIGN_OR_RETURN(const std::string shard,
+                   data->Partition(binding, options.partition, source));
+  data->SetDescription(file, places[0], binding, options.partition != nullptr,
+                       shard, built);
   return data;
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "runtime/binding_values.h"
 #include "runtime/row_cache.h"
 #include "runtime/status_macros.h"
 
@@ -171,6 +172,23 @@ class ImageFolderDataset : public Dataset {
   runtime::OpenImageFolderDataset(const std::string&, const DataBinding&,
                                   const DataOpenOptions&);
 
+  // The steps of OpenImageFolderDataset, in order. `spec` is "images:DIR".
+  // The classes' names and row ranges; InvalidArgument without images.
+  absl::Status SetClasses(const std::vector<ClassFolder>& classes,
+                          const std::string& spec);
+  // The cache found at one of `places`, else built at the first writable
+  // one from the decoded images; true when built.
+  absl::StatusOr<bool> LoadCache(const std::vector<std::string>& places,
+                                 uint64_t key,
+                                 const std::vector<ClassFolder>& classes,
+                                 const std::string& spec);
+  // This board's rows; the shard's words for Describe().
+  absl::StatusOr<std::string> Partition(const PartitionSpec* partition,
+                                        const std::string& spec);
+  void SetDescription(const std::string& dir, const std::string& name,
+                      const std::string& beside, bool partitioned,
+                      const std::string& shard, bool built);
+
   // Rows are sorted by class, so a class is a range of rows.
   int64_t ClassOf(int64_t row) const {
     return std::upper_bound(starts_.begin(), starts_.end(), row) -
@@ -187,24 +205,9 @@ class ImageFolderDataset : public Dataset {
   std::string describe_;
 };
 
-absl::StatusOr<std::vector<float>> PerChannel(const std::vector<float>& v,
-                                              float none, int64_t channels,
-                                              const char* what,
-                                              const std::string& spec) {
-  if (v.empty()) return std::vector<float>(channels, none);
-  if (v.size() == 1) return std::vector<float>(channels, v[0]);
-  if (static_cast<int64_t>(v.size()) == channels) return v;
-  return absl::InvalidArgumentError(
-      absl::StrCat(spec, ": the input ", what, " has ", v.size(),
-                   " values; it needs 1 or one per channel (", channels, ")"));
-}
-
-}  // namespace
-
-absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
-    const std::string& dir, const DataBinding& binding,
-    const DataOpenOptions& options) {
-  const std::string spec = absl::StrCat("images:", dir);
+// The task, the input shape and the normalisation an image folder needs.
+absl::Status CheckImageBinding(const DataBinding& binding,
+                               const std::string& spec) {
   if (binding.task != TaskKind::kClassification) {
     return absl::InvalidArgumentError(
         absl::StrCat(spec,
@@ -219,28 +222,13 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
         "); the plan says ",
         shape.empty() ? std::string("none") : absl::StrJoin(shape, ",")));
   }
-  const int channels = static_cast<int>(shape[0]);
-  const int height = static_cast<int>(shape[1]);
-  const int width = static_cast<int>(shape[2]);
-  for (float s : binding.std) {
-    if (!(s > 0) || !std::isfinite(s)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(spec, ": input std ", s, " is not a positive number"));
-    }
-  }
-  for (float m : binding.mean) {
-    if (!std::isfinite(m)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(spec, ": input mean ", m, " is not finite"));
-    }
-  }
-  auto data = std::make_unique<ImageFolderDataset>();
-  data->shape_ = shape;
-  ASSIGN_OR_RETURN(data->mean_,
-                   PerChannel(binding.mean, 0.0f, channels, "mean", spec));
-  ASSIGN_OR_RETURN(data->std_,
-                   PerChannel(binding.std, 1.0f, channels, "std", spec));
+  return CheckNormalisation(binding, spec);
+}
 
+// The class folders of `dir`; NotFound when it does not exist,
+// InvalidArgument when it is no folder or has no class folders.
+absl::StatusOr<std::vector<ClassFolder>> ImageClassesOf(
+    const std::string& dir, const std::string& spec) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) {
     return absl::NotFoundError(
@@ -257,36 +245,150 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
         " has no class folders: it needs one sub-folder of images per "
         "class"));
   }
-  data->starts_.push_back(0);
-  for (ClassFolder& c : classes) {
-    data->class_names_.push_back(c.name);
-    data->starts_.push_back(data->starts_.back() +
-                            static_cast<int64_t>(c.files.size()));
-  }
-  const int64_t total = data->starts_.back();
-  if (total == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        spec, " has no images (.png, .jpg, .jpeg) in its ", classes.size(),
-        classes.size() == 1 ? " class folder" : " class folders"));
-  }
+  return classes;
+}
 
-  // The key changes with any file added, removed, renamed or rewritten, and
-  // with the shape the images are resized to.
-  fs::path canonical = fs::canonical(dir, ec);
-  if (ec) canonical = fs::absolute(dir, ec);
+// The key changes with any file added, removed, renamed or rewritten, and
+// with the shape the images are resized to.
+uint64_t ImageCacheKey(const fs::path& canonical,
+                       const std::vector<int64_t>& shape,
+                       const std::vector<ClassFolder>& classes) {
   RowCacheKey k;
   k.Add(kImageCacheFormat)
       .Add(canonical.string())
-      .Add(channels)
-      .Add(height)
-      .Add(width);
+      .Add(shape[0])  // channels, height, width
+      .Add(shape[1])
+      .Add(shape[2]);
   k.Add(static_cast<int64_t>(classes.size()));
   for (const ClassFolder& c : classes) {
     k.Add(c.name).Add(static_cast<int64_t>(c.files.size()));
     for (const ImageFile& f : c.files)
       k.Add(f.name).Add(f.size).Add(f.mtime_ns);
   }
-  const uint64_t key = k.Digest();
+  return k.Digest();
+}
+
+absl::Status ImageFolderDataset::SetClasses(
+    const std::vector<ClassFolder>& classes, const std::string& spec) {
+  starts_.push_back(0);
+  for (const ClassFolder& c : classes) {
+    class_names_.push_back(c.name);
+    starts_.push_back(starts_.back() + static_cast<int64_t>(c.files.size()));
+  }
+  if (starts_.back() == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec, " has no images (.png, .jpg, .jpeg) in its ", classes.size(),
+        classes.size() == 1 ? " class folder" : " class folders"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> ImageFolderDataset::LoadCache(
+    const std::vector<std::string>& places, uint64_t key,
+    const std::vector<ClassFolder>& classes, const std::string& spec) {
+  const int channels = static_cast<int>(shape_[0]);
+  const int height = static_cast<int>(shape_[1]);
+  const int width = static_cast<int>(shape_[2]);
+  const int64_t values = int64_t{channels} * height * width;
+  const int64_t total = starts_.back();
+  cache_ = FindRowCache(places, key, [&](const RowCache& c) {
+    return c.type() == RowValueType::kUint8 &&
+           c.values_per_record() == values && c.rows() == total;
+  });
+  if (cache_ != nullptr) return false;
+  absl::StatusOr<RowCacheWriter> writer =
+      OpenRowCacheWriter(places, key, values, RowValueType::kUint8);
+  if (!writer.ok()) {
+    return WithPrefix(writer.status(), absl::StrCat(spec, ": "));
+  }
+  writer->set_metadata(
+      EncodeRowCacheFields({{"format", kImageCacheFormat},
+                            {"shape", absl::StrJoin(shape_, ",")},
+                            {"classes", absl::StrJoin(class_names_, "\n")}}));
+  std::vector<uint8_t> interleaved, planar(values);
+  for (const ClassFolder& c : classes) {
+    for (const ImageFile& f : c.files) {
+      RETURN_IF_ERROR(DecodeImage(f.path, spec, channels, height, width,
+                                  interleaved, planar));
+      RETURN_IF_ERROR(writer->Append(planar.data()));
+    }
+  }
+  RETURN_IF_ERROR(writer->Finish());
+  ASSIGN_OR_RETURN(cache_, RowCache::Open(writer->path(), key));
+  return true;
+}
+
+absl::StatusOr<std::string> ImageFolderDataset::Partition(
+    const PartitionSpec* partition, const std::string& spec) {
+  const int64_t total = starts_.back();
+  if (partition == nullptr) {
+    size_ = total;
+    return std::string();
+  }
+  std::vector<uint8_t> labels(total, 0);
+  if (partition->kind == PartitionSpec::Kind::kDirichlet) {
+    if (class_names_.size() > 256) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec,
+          ": a Dirichlet partition needs classification labels below "
+          "256; this folder has ",
+          class_names_.size(), " classes"));
+    }
+    for (size_t k = 0; k < class_names_.size(); ++k) {
+      std::fill(labels.begin() + starts_[k], labels.begin() + starts_[k + 1],
+                static_cast<uint8_t>(k));
+    }
+  }
+  absl::StatusOr<std::vector<int64_t>> kept = PartitionRows(labels, *partition);
+  if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(spec, ": "));
+  kept_ = *std::move(kept);
+  size_ = static_cast<int64_t>(kept_.size());
+  return ShardText(*partition);
+}
+
+void ImageFolderDataset::SetDescription(const std::string& dir,
+                                        const std::string& name,
+                                        const std::string& beside,
+                                        bool partitioned,
+                                        const std::string& shard, bool built) {
+  std::vector<std::string> shown(
+      class_names_.begin(),
+      class_names_.begin() + std::min(kClassesShown, class_names_.size()));
+  if (class_names_.size() > kClassesShown) shown.push_back("...");
+  const std::string cache_name =
+      cache_->path() == beside ? name : cache_->path();
+  const int64_t total = starts_.back();
+  const size_t classes = class_names_.size();
+  std::string& d = describe_;
+  d = absl::StrCat("images ", dir, ": ");
+  if (partitioned) absl::StrAppend(&d, size_, " of ");
+  absl::StrAppend(&d, total, total == 1 ? " image" : " images", shard, ", ",
+                  classes, classes == 1 ? " class (" : " classes (",
+                  absl::StrJoin(shown, ", "), "), ", absl::StrJoin(shape_, "x"),
+                  " (cache ", cache_name, built ? ", built)" : ", reused)");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
+    const std::string& dir, const DataBinding& binding,
+    const DataOpenOptions& options) {
+  const std::string spec = absl::StrCat("images:", dir);
+  RETURN_IF_ERROR(CheckImageBinding(binding, spec));
+  const std::vector<int64_t>& shape = binding.input_shape;
+  auto data = std::make_unique<ImageFolderDataset>();
+  data->shape_ = shape;
+  ASSIGN_OR_RETURN(data->mean_, PerUnit(binding.mean, 0.0f, shape[0], "mean",
+                                        "channel", spec));
+  ASSIGN_OR_RETURN(
+      data->std_, PerUnit(binding.std, 1.0f, shape[0], "std", "channel", spec));
+  ASSIGN_OR_RETURN(const std::vector<ClassFolder> classes,
+                   ImageClassesOf(dir, spec));
+  RETURN_IF_ERROR(data->SetClasses(classes, spec));
+  std::error_code ec;
+  fs::path canonical = fs::canonical(dir, ec);
+  if (ec) canonical = fs::absolute(dir, ec);
+  const uint64_t key = ImageCacheKey(canonical, shape, classes);
   const std::string name =
       absl::StrCat(".fedberry-", RowCacheKeyHex(key), ".rows");
   std::vector<std::string> places = {absl::StrCat(dir, "/", name)};
@@ -296,80 +398,12 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
                       absl::StrCat(canonical.filename().string(), name))
                          .string());
   }
-  const int64_t values = int64_t{channels} * height * width;
-  data->cache_ = FindRowCache(places, key, [&](const RowCache& c) {
-    return c.type() == RowValueType::kUint8 &&
-           c.values_per_record() == values && c.rows() == total;
-  });
-  const bool built = data->cache_ == nullptr;
-  if (built) {
-    absl::StatusOr<RowCacheWriter> writer =
-        OpenRowCacheWriter(places, key, values, RowValueType::kUint8);
-    if (!writer.ok()) {
-      return WithPrefix(writer.status(), absl::StrCat(spec, ": "));
-    }
-    writer->set_metadata(EncodeRowCacheFields(
-        {{"format", kImageCacheFormat},
-         {"shape", absl::StrJoin(shape, ",")},
-         {"classes", absl::StrJoin(data->class_names_, "\n")}}));
-    std::vector<uint8_t> interleaved, planar(values);
-    for (const ClassFolder& c : classes) {
-      for (const ImageFile& f : c.files) {
-        RETURN_IF_ERROR(DecodeImage(f.path, spec, channels, height, width,
-                                    interleaved, planar));
-        RETURN_IF_ERROR(writer->Append(planar.data()));
-      }
-    }
-    RETURN_IF_ERROR(writer->Finish());
-    ASSIGN_OR_RETURN(data->cache_, RowCache::Open(writer->path(), key));
-  }
-
-  std::string shard;
-  if (options.partition != nullptr) {
-    const PartitionSpec& partition = *options.partition;
-    std::vector<uint8_t> labels(total, 0);
-    if (partition.kind == PartitionSpec::Kind::kDirichlet) {
-      if (classes.size() > 256) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            spec,
-            ": a Dirichlet partition needs classification labels below "
-            "256; this folder has ",
-            classes.size(), " classes"));
-      }
-      for (size_t k = 0; k < classes.size(); ++k) {
-        std::fill(labels.begin() + data->starts_[k],
-                  labels.begin() + data->starts_[k + 1],
-                  static_cast<uint8_t>(k));
-      }
-    }
-    absl::StatusOr<std::vector<int64_t>> kept =
-        PartitionRows(labels, partition);
-    if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(spec, ": "));
-    data->kept_ = *std::move(kept);
-    data->size_ = static_cast<int64_t>(data->kept_.size());
-    shard = absl::StrCat(
-        " (shard ", partition.index + 1, " of ", partition.count,
-        partition.kind == PartitionSpec::Kind::kDirichlet ? ", dirichlet)"
-                                                          : ", iid)");
-  } else {
-    data->size_ = total;
-  }
-
-  std::vector<std::string> shown(
-      data->class_names_.begin(),
-      data->class_names_.begin() +
-          std::min(kClassesShown, data->class_names_.size()));
-  if (data->class_names_.size() > kClassesShown) shown.push_back("...");
-  const std::string cache_name =
-      data->cache_->path() == places[0] ? name : data->cache_->path();
-  std::string& d = data->describe_;
-  d = absl::StrCat("images ", dir, ": ");
-  if (options.partition != nullptr) absl::StrAppend(&d, data->size_, " of ");
-  absl::StrAppend(&d, total, total == 1 ? " image" : " images", shard, ", ",
-                  classes.size(),
-                  classes.size() == 1 ? " class (" : " classes (",
-                  absl::StrJoin(shown, ", "), "), ", absl::StrJoin(shape, "x"),
-                  " (cache ", cache_name, built ? ", built)" : ", reused)");
+  ASSIGN_OR_RETURN(const bool built,
+                   data->LoadCache(places, key, classes, spec));
+  ASSIGN_OR_RETURN(const std::string shard,
+                   data->Partition(options.partition, spec));
+  data->SetDescription(dir, name, places[0], options.partition != nullptr,
+                       shard, built);
   return data;
 }
 

@@ -238,36 +238,32 @@ absl::Status RowCacheWriter::Finish() {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Open(
-    const std::string& path, uint64_t expected_key) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return ErrnoStatus(errno, absl::StrCat("cannot open row cache ", path));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoStatus(err, absl::StrCat("cannot stat row cache ", path));
-  }
-  const auto size = static_cast<uint64_t>(st.st_size);
-  auto bad = [&](const std::string& what) {
-    close(fd);
-    return absl::InvalidArgumentError(
-        absl::StrCat("row cache ", path, " ", what));
+namespace {
+
+// What a row cache's header says, checked.
+struct RowCacheHeader {
+  RowValueType type = RowValueType::kFloat32;
+  uint64_t key = 0;
+  uint64_t rows = 0;
+  uint64_t values = 0;  // per record
+  uint64_t metadata_bytes = 0;
+  uint64_t record_bytes = 0;
+};
+
+// The first `got` bytes of a file of `size` bytes as a header made for
+// `expected_key`. InvalidArgument saying what is wrong (the caller names
+// the file).
+absl::StatusOr<RowCacheHeader> ParseRowCacheHeader(const char* header,
+                                                   size_t got, uint64_t size,
+                                                   uint64_t expected_key) {
+  const auto bad = [](const std::string& what) {
+    return absl::InvalidArgumentError(what);
   };
-  char header[kHeaderBytes] = {};
-  ssize_t got = pread(fd, header, sizeof(header), 0);
-  if (got < 0) {
-    int err = errno;
-    close(fd);
-    return ErrnoStatus(err, absl::StrCat("cannot read row cache ", path));
-  }
-  if (static_cast<size_t>(got) >= sizeof(kMagic) &&
+  if (got >= sizeof(kMagic) &&
       std::memcmp(header, kMagic, sizeof(kMagic)) != 0) {
     return bad("is not a fedberry row cache (wrong magic)");
   }
-  if (static_cast<size_t>(got) < kHeaderBytes) {
+  if (got < kHeaderBytes) {
     return bad(absl::StrCat("is truncated: ", size, " bytes, shorter than ",
                             "its ", kHeaderBytes, "-byte header"));
   }
@@ -281,32 +277,68 @@ absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Open(
       type != static_cast<uint32_t>(RowValueType::kUint8)) {
     return bad(absl::StrCat("has unknown value type ", type));
   }
-  const uint64_t key = GetU64(header + 16);
-  if (key != expected_key) {
-    return bad(absl::StrCat("was made for key ", RowCacheKeyHex(key), ", not ",
-                            RowCacheKeyHex(expected_key), ": other data"));
+  RowCacheHeader h;
+  h.type = static_cast<RowValueType>(type);
+  h.key = GetU64(header + 16);
+  if (h.key != expected_key) {
+    return bad(absl::StrCat("was made for key ", RowCacheKeyHex(h.key),
+                            ", not ", RowCacheKeyHex(expected_key),
+                            ": other data"));
   }
-  const uint64_t rows = GetU64(header + 24);
-  const uint64_t values = GetU64(header + 32);
-  const uint64_t metadata_bytes = GetU64(header + 40);
-  const uint64_t value_bytes = ValueBytes(static_cast<RowValueType>(type));
+  h.rows = GetU64(header + 24);
+  h.values = GetU64(header + 32);
+  h.metadata_bytes = GetU64(header + 40);
+  const uint64_t value_bytes = ValueBytes(h.type);
   // Bounds keep the products below from overflowing on a damaged header.
   constexpr uint64_t kLimit = uint64_t{1} << 62;
-  if (values == 0 || values > kLimit / value_bytes) {
-    return bad(absl::StrCat("has ", values, " values per record"));
+  if (h.values == 0 || h.values > kLimit / value_bytes) {
+    return bad(absl::StrCat("has ", h.values, " values per record"));
   }
-  const uint64_t record_bytes = values * value_bytes;
-  if (rows > kLimit / record_bytes || metadata_bytes > kLimit) {
-    return bad(absl::StrCat("has a damaged header (", rows, " records, ",
-                            metadata_bytes, " metadata bytes)"));
+  h.record_bytes = h.values * value_bytes;
+  if (h.rows > kLimit / h.record_bytes || h.metadata_bytes > kLimit) {
+    return bad(absl::StrCat("has a damaged header (", h.rows, " records, ",
+                            h.metadata_bytes, " metadata bytes)"));
   }
-  const uint64_t want = kHeaderBytes + rows * record_bytes + metadata_bytes;
+  const uint64_t want =
+      kHeaderBytes + h.rows * h.record_bytes + h.metadata_bytes;
   if (size < want) {
     return bad(
         absl::StrCat("is truncated: ", size, " bytes, its header says ", want));
   }
   if (size > want) {
     return bad(absl::StrCat("has ", size - want, " trailing bytes"));
+  }
+  return h;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Open(
+    const std::string& path, uint64_t expected_key) {
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return ErrnoStatus(errno, absl::StrCat("cannot open row cache ", path));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoStatus(err, absl::StrCat("cannot stat row cache ", path));
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  char header[kHeaderBytes] = {};
+  ssize_t got = pread(fd, header, sizeof(header), 0);
+  if (got < 0) {
+    int err = errno;
+    close(fd);
+    return ErrnoStatus(err, absl::StrCat("cannot read row cache ", path));
+  }
+  absl::StatusOr<RowCacheHeader> h =
+      ParseRowCacheHeader(header, static_cast<size_t>(got), size, expected_key);
+  if (!h.ok()) {
+    close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("row cache ", path, " ", h.status().message()));
   }
   void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
   if (map == MAP_FAILED) {
@@ -319,14 +351,14 @@ absl::StatusOr<std::unique_ptr<RowCache>> RowCache::Open(
   cache->map_ = map;
   cache->map_size_ = size;
   cache->path_ = path;
-  cache->key_ = key;
-  cache->rows_ = static_cast<int64_t>(rows);
-  cache->values_per_record_ = static_cast<int64_t>(values);
-  cache->record_bytes_ = record_bytes;
-  cache->type_ = static_cast<RowValueType>(type);
+  cache->key_ = h->key;
+  cache->rows_ = static_cast<int64_t>(h->rows);
+  cache->values_per_record_ = static_cast<int64_t>(h->values);
+  cache->record_bytes_ = h->record_bytes;
+  cache->type_ = h->type;
   cache->metadata_.assign(
-      static_cast<const char*>(map) + kHeaderBytes + rows * record_bytes,
-      metadata_bytes);
+      static_cast<const char*>(map) + kHeaderBytes + h->rows * h->record_bytes,
+      h->metadata_bytes);
   return cache;
 }
 

@@ -123,11 +123,14 @@ absl::Status CheckModelOnData(Model& model, const Dataset& data,
   return objective.Check(model, output, batch.labels, data.label_count());
 }
 
-absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
-                                  const Objective& objective,
-                                  const TrainOptions& options,
-                                  const TrainHooks& hooks) {
-  const int64_t rows = data.size();
+namespace {
+
+// Where a run of `rows` rows starts: at step 0 of the steps `options` plan,
+// or where `hooks.resume` says. InvalidArgument for options or a resume
+// point that do not fit.
+absl::StatusOr<TrainCursor> PlanCursor(int64_t rows, int64_t batches_per_epoch,
+                                       const TrainOptions& options,
+                                       const TrainHooks& hooks) {
   if (rows == 0) {
     return absl::InvalidArgumentError("training data set is empty");
   }
@@ -142,8 +145,6 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
         " local_epochs=", options.local_epochs,
         " local_steps=", options.local_steps));
   }
-  const int64_t batches_per_epoch =
-      (rows + options.batch_size - 1) / options.batch_size;
   TrainCursor cursor;
   cursor.planned = options.local_steps > 0
                        ? options.local_steps
@@ -158,6 +159,99 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
     }
     cursor = *hooks.resume;
   }
+  return cursor;
+}
+
+// With a proximal term (mu > 0): `anchor` holds one tensor per parameter, of
+// its shape.
+absl::Status CheckProximalAnchor(const std::vector<torch::Tensor>& parameters,
+                                 double mu,
+                                 const std::vector<torch::Tensor>* anchor) {
+  if (!(mu > 0)) return absl::OkStatus();
+  if (anchor == nullptr || anchor->size() != parameters.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the proximal term (mu ", mu, ") needs the global model's ",
+        parameters.size(), " parameters; got ", anchor ? anchor->size() : 0));
+  }
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (!(*anchor)[i].sizes().equals(parameters[i].sizes())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "proximal anchor ", i, " has shape ", c10::str((*anchor)[i].sizes()),
+          "; the parameter has ", c10::str(parameters[i].sizes())));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The gradients of one batch, rows[0..n), in `parts` micro-batches, with
+// its loss and score added to `cursor`. Micro-batch p is rows
+// [n*p/parts, n*(p+1)/parts); its mean loss weighs by its share, so the
+// gradients sum to the whole batch's.
+void AccumulateBatch(Model& model, const Dataset& data,
+                     const Objective& objective, const uint32_t* rows,
+                     int64_t n, int64_t parts, TrainCursor& cursor) {
+  std::vector<int64_t> batch_rows;
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+    batch_rows.assign(rows + lo, rows + hi);
+    Batch batch = ReadBatch(data, batch_rows.data(), hi - lo);
+    torch::Tensor output = model.Forward(batch.inputs);
+    torch::Tensor targets = objective.Targets(batch.labels, output);
+    torch::Tensor loss = objective.Loss(model, output, targets);
+    if (parts == 1) {
+      loss.backward();
+    } else {
+      (loss * (static_cast<double>(hi - lo) / static_cast<double>(n)))
+          .backward();
+    }
+    cursor.loss_sum += loss.item<double>() * (hi - lo);
+    MetricSums sums;
+    objective.Score(output, targets, &sums);
+    cursor.correct += sums.correct;
+  }
+}
+
+// The gradient of (mu/2) ||w - anchor||^2, once per step: the
+// micro-batches' losses already sum to the batch's.
+void AddProximalGradient(const std::vector<torch::Tensor>& parameters,
+                         const std::vector<torch::Tensor>& anchor, double mu) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    torch::Tensor grad = parameters[i].mutable_grad();
+    if (!grad.defined()) continue;
+    grad.add_(parameters[i].detach() - anchor[i], mu);
+  }
+}
+
+TrainResult ResultOfRun(const TrainCursor& cursor, absl::Time start) {
+  TrainResult result;
+  result.samples = cursor.samples;
+  result.steps = cursor.step;
+  result.mean_loss = cursor.samples
+                         ? cursor.loss_sum / static_cast<double>(cursor.samples)
+                         : 0;
+  result.accuracy = cursor.samples ? static_cast<double>(cursor.correct) /
+                                         static_cast<double>(cursor.samples)
+                                   : 0;
+  result.seconds = cursor.seconds + absl::ToDoubleSeconds(absl::Now() - start);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
+                                  const Objective& objective,
+                                  const TrainOptions& options,
+                                  const TrainHooks& hooks) {
+  const int64_t rows = data.size();
+  const int64_t batches_per_epoch =
+      options.batch_size > 0
+          ? (rows + options.batch_size - 1) / options.batch_size
+          : 0;
+  absl::StatusOr<TrainCursor> planned =
+      PlanCursor(rows, batches_per_epoch, options, hooks);
+  if (!planned.ok()) return planned.status();
+  TrainCursor cursor = *planned;
   const absl::Time start = absl::Now();
   try {
     model.SetTraining(true);
@@ -175,25 +269,12 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
     }
     const std::vector<torch::Tensor> parameters = model.Parameters();
     const double mu = options.proximal_mu;
-    if (mu > 0) {
-      const std::vector<torch::Tensor>* anchor = hooks.proximal_anchor;
-      if (anchor == nullptr || anchor->size() != parameters.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("the proximal term (mu ", mu,
-                         ") needs the global model's ", parameters.size(),
-                         " parameters; got ", anchor ? anchor->size() : 0));
-      }
-      for (size_t i = 0; i < parameters.size(); ++i) {
-        if (!(*anchor)[i].sizes().equals(parameters[i].sizes())) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "proximal anchor ", i, " has shape ",
-              c10::str((*anchor)[i].sizes()), "; the parameter has ",
-              c10::str(parameters[i].sizes())));
-        }
-      }
+    if (absl::Status s =
+            CheckProximalAnchor(parameters, mu, hooks.proximal_anchor);
+        !s.ok()) {
+      return s;
     }
     std::vector<uint32_t> order;
-    std::vector<int64_t> batch_rows;
     int64_t order_epoch = -1;
     while (cursor.step < cursor.planned) {
       if (hooks.stop != nullptr && hooks.stop->load()) {
@@ -212,38 +293,9 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
       const int64_t parts = std::clamp<int64_t>(
           hooks.micro_batches ? hooks.micro_batches() : 1, 1, n);
       optimizer.zero_grad();
-      for (int64_t p = 0; p < parts; ++p) {
-        // Micro-batch p: rows [n*p/parts, n*(p+1)/parts) of the batch; its
-        // mean loss weighs by its share, so the gradients sum to the
-        // whole batch's.
-        const int64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-        batch_rows.assign(order.begin() + begin + lo,
-                          order.begin() + begin + hi);
-        Batch batch = ReadBatch(data, batch_rows.data(), hi - lo);
-        torch::Tensor output = model.Forward(batch.inputs);
-        torch::Tensor targets = objective.Targets(batch.labels, output);
-        torch::Tensor loss = objective.Loss(model, output, targets);
-        if (parts == 1) {
-          loss.backward();
-        } else {
-          (loss * (static_cast<double>(hi - lo) / static_cast<double>(n)))
-              .backward();
-        }
-        cursor.loss_sum += loss.item<double>() * (hi - lo);
-        MetricSums sums;
-        objective.Score(output, targets, &sums);
-        cursor.correct += sums.correct;
-      }
-      if (mu > 0) {
-        // The gradient of (mu/2) ||w - anchor||^2, once per step: the
-        // micro-batches' losses already sum to the batch's.
-        torch::NoGradGuard no_grad;
-        for (size_t i = 0; i < parameters.size(); ++i) {
-          torch::Tensor grad = parameters[i].mutable_grad();
-          if (!grad.defined()) continue;
-          grad.add_(parameters[i].detach() - (*hooks.proximal_anchor)[i], mu);
-        }
-      }
+      AccumulateBatch(model, data, objective, order.data() + begin, n, parts,
+                      cursor);
+      if (mu > 0) AddProximalGradient(parameters, *hooks.proximal_anchor, mu);
       optimizer.step();
       cursor.samples += n;
       ++cursor.step;
@@ -260,17 +312,7 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
     return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
                                             DescribeTorchError(e)));
   }
-  TrainResult result;
-  result.samples = cursor.samples;
-  result.steps = cursor.step;
-  result.mean_loss = cursor.samples
-                         ? cursor.loss_sum / static_cast<double>(cursor.samples)
-                         : 0;
-  result.accuracy = cursor.samples ? static_cast<double>(cursor.correct) /
-                                         static_cast<double>(cursor.samples)
-                                   : 0;
-  result.seconds = cursor.seconds + absl::ToDoubleSeconds(absl::Now() - start);
-  return result;
+  return ResultOfRun(cursor, start);
 }
 
 absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,

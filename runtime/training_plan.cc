@@ -55,7 +55,10 @@ v1::TrainingPlan DefaultImagePlan(const v1::TrainConfig& config) {
   return plan;
 }
 
-absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
+namespace {
+
+// The model: built in by name, or a TorchScript file by hash and size.
+absl::Status CheckPlanModel(const v1::TrainingPlan& plan) {
   if (plan.model_format() == kBuiltinFormat) {
     if (!IsZooModel(plan.model_name())) {
       return Bad("model_name",
@@ -79,6 +82,11 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
   if (plan.model_name().size() > kMaxColumnName) {
     return Bad("model_name", "is too long");
   }
+  return absl::OkStatus();
+}
+
+// The input shape; the values in one sample.
+absl::StatusOr<int64_t> CheckPlanShape(const v1::TrainingPlan& plan) {
   if (plan.input_shape().empty() || plan.input_shape_size() > kMaxDims) {
     return Bad("input_shape",
                absl::StrCat("has ", plan.input_shape_size(),
@@ -92,6 +100,11 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
     values *= d;
     if (values > kMaxSampleValues) return Bad("input_shape", "is too large");
   }
+  return values;
+}
+
+// The task, the outputs, the loss and the optimizer's settings.
+absl::Status CheckPlanTraining(const v1::TrainingPlan& plan) {
   absl::StatusOr<TaskKind> task = ParseTaskKind(plan.task());
   if (!task.ok()) return Bad("task", task.status().message());
   if (plan.num_outputs() < 1 || plan.num_outputs() > kMaxOutputs) {
@@ -114,6 +127,11 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
       return Bad("momentum/weight_decay", "must be finite and >= 0");
     }
   }
+  return absl::OkStatus();
+}
+
+// The data's binding: normalisation (at most `values` values) and columns.
+absl::Status CheckPlanData(const v1::TrainingPlan& plan, int64_t values) {
   if (plan.input_mean_size() > values || plan.input_std_size() > values) {
     return Bad("input_mean/input_std", "have more values than an input");
   }
@@ -134,6 +152,11 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
   if (plan.label_column().size() > kMaxColumnName) {
     return Bad("label_column", "is too long");
   }
+  return absl::OkStatus();
+}
+
+// The strategy, the encodings and what trains.
+absl::Status CheckPlanAggregation(const v1::TrainingPlan& plan) {
   if (plan.strategy().size() > 64 ||
       FirstUnprintable(plan.strategy()) != absl::string_view::npos) {
     return Bad("strategy", "is not a short printable name");
@@ -172,6 +195,17 @@ absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
                absl::StrCat(static_cast<int>(model), " is not raw or fp16"));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidatePlan(const v1::TrainingPlan& plan) {
+  if (absl::Status s = CheckPlanModel(plan); !s.ok()) return s;
+  absl::StatusOr<int64_t> values = CheckPlanShape(plan);
+  if (!values.ok()) return values.status();
+  if (absl::Status s = CheckPlanTraining(plan); !s.ok()) return s;
+  if (absl::Status s = CheckPlanData(plan, *values); !s.ok()) return s;
+  return CheckPlanAggregation(plan);
 }
 
 DataBinding BindingOf(const v1::TrainingPlan& plan, bool skip_bad_rows) {

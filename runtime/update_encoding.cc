@@ -73,6 +73,53 @@ absl::string_view EncodedTensor::payload() const {
   return data;
 }
 
+namespace {
+
+// `x` (flat float32) as int8 with one scale, max |x| / 127.
+void EncodeInt8(const at::Tensor& x, EncodedTensor& out) {
+  const float max = x.numel() ? x.abs().max().item<float>() : 0.0f;
+  const float scale = max > 0 ? max / 127.0f : 0.0f;
+  out.spec.set_scale(scale);
+  const at::Tensor q = scale > 0
+                           ? (x / scale).round().clamp(-127, 127).to(at::kChar)
+                           : at::zeros({x.numel()}, at::kChar);
+  out.data.assign(static_cast<const char*>(q.contiguous().data_ptr()),
+                  static_cast<size_t>(q.numel()));
+}
+
+// `x` (flat float32) plus `*residual` as its largest records (index, value)
+// in index order; what is not sent goes back to `*residual` in `shape`.
+void EncodeTopK(const at::Tensor& x, at::IntArrayRef shape,
+                double topk_fraction, at::Tensor* residual,
+                EncodedTensor& out) {
+  at::Tensor u = x;
+  if (residual != nullptr && residual->defined()) {
+    u = u + residual->to(at::kFloat).contiguous().view({-1});
+  }
+  const int64_t k = TopKCount(u.numel(), topk_fraction);
+  at::Tensor index =
+      std::get<1>(u.abs().topk(k, 0, /*largest=*/true, /*sorted=*/false));
+  index = std::get<0>(index.sort());
+  const at::Tensor kept = u.index_select(0, index);
+  out.spec.set_nnz(static_cast<uint64_t>(k));
+  out.data.resize(static_cast<size_t>(k) * kTopKRecord);
+  const int64_t* idx = index.data_ptr<int64_t>();
+  const float* val = kept.data_ptr<float>();
+  for (int64_t i = 0; i < k; ++i) {
+    const uint32_t at = static_cast<uint32_t>(idx[i]);
+    std::memcpy(&out.data[i * kTopKRecord], &at, sizeof(at));
+    std::memcpy(&out.data[i * kTopKRecord + sizeof(at)], &val[i],
+                sizeof(float));
+  }
+  if (residual != nullptr) {
+    at::Tensor left = u.clone();
+    left.index_fill_(0, index, 0.0f);
+    *residual = left.view(shape);
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<EncodedTensor> EncodeTensor(
     const std::string& name, const at::Tensor& value, v1::Encoding encoding,
     const at::Tensor* reference, double topk_fraction, at::Tensor* residual) {
@@ -113,44 +160,12 @@ absl::StatusOr<EncodedTensor> EncodeTensor(
                       static_cast<size_t>(h.nbytes()));
       return out;
     }
-    case v1::ENCODING_INT8: {
-      const float max = x.numel() ? x.abs().max().item<float>() : 0.0f;
-      const float scale = max > 0 ? max / 127.0f : 0.0f;
-      out.spec.set_scale(scale);
-      const at::Tensor q =
-          scale > 0 ? (x / scale).round().clamp(-127, 127).to(at::kChar)
-                    : at::zeros({x.numel()}, at::kChar);
-      out.data.assign(static_cast<const char*>(q.contiguous().data_ptr()),
-                      static_cast<size_t>(q.numel()));
+    case v1::ENCODING_INT8:
+      EncodeInt8(x, out);
       return out;
-    }
-    case v1::ENCODING_TOPK: {
-      at::Tensor u = x;
-      if (residual != nullptr && residual->defined()) {
-        u = u + residual->to(at::kFloat).contiguous().view({-1});
-      }
-      const int64_t k = TopKCount(u.numel(), topk_fraction);
-      at::Tensor index =
-          std::get<1>(u.abs().topk(k, 0, /*largest=*/true, /*sorted=*/false));
-      index = std::get<0>(index.sort());
-      const at::Tensor kept = u.index_select(0, index);
-      out.spec.set_nnz(static_cast<uint64_t>(k));
-      out.data.resize(static_cast<size_t>(k) * kTopKRecord);
-      const int64_t* idx = index.data_ptr<int64_t>();
-      const float* val = kept.data_ptr<float>();
-      for (int64_t i = 0; i < k; ++i) {
-        const uint32_t at = static_cast<uint32_t>(idx[i]);
-        std::memcpy(&out.data[i * kTopKRecord], &at, sizeof(at));
-        std::memcpy(&out.data[i * kTopKRecord + sizeof(at)], &val[i],
-                    sizeof(float));
-      }
-      if (residual != nullptr) {
-        at::Tensor left = u.clone();
-        left.index_fill_(0, index, 0.0f);
-        *residual = left.view(value.sizes());
-      }
+    case v1::ENCODING_TOPK:
+      EncodeTopK(x, value.sizes(), topk_fraction, residual, out);
       return out;
-    }
     default:
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor '", name, "': cannot encode as ", EncodingName(encoding)));

@@ -217,93 +217,98 @@ void Watchdog::Restored() {
   calm_since_.reset();
 }
 
+void Watchdog::Release(const std::string& why, const MemoryReadings& r,
+                       absl::Time now, WatchdogStep& step) {
+  if (state_ == WatchdogState::kPaused) counters_.paused += now - paused_at_;
+  state_ = WatchdogState::kReleased;
+  ++counters_.releases;
+  step.events.push_back(WatchdogEvent::kRelease);
+  step.reason = absl::StrCat(why, ": ", r.Summary());
+}
+
+void Watchdog::StepRunning(const Pressure& p, const MemoryReadings& r,
+                           absl::Time now, WatchdogStep& step) {
+  if (p.critical && options_.release_enabled) {
+    Release("critical memory pressure", r, now, step);
+    return;
+  }
+  if (p.high || p.critical) {
+    state_ = WatchdogState::kPaused;
+    paused_at_ = now;
+    last_report_ = now;
+    ++counters_.pauses;
+    calm_since_.reset();
+    step.events.push_back(WatchdogEvent::kPause);
+    step.reason = absl::StrCat(
+        "memory pressure above the pause level (available < ",
+        options_.pause_available.ToString(),
+        " or PSI some10 >= ", options_.pause_psi_some10, "%) for ",
+        absl::FormatDuration(options_.pause_hold), ": ", r.Summary());
+    return;
+  }
+  if (micro_batches_ == 1 && p.soft && options_.soft_micro_batches > 1) {
+    micro_batches_ = options_.soft_micro_batches;
+    ++counters_.shrinks;
+    step.events.push_back(WatchdogEvent::kShrink);
+    step.reason = absl::StrCat("soft memory pressure: ", r.Summary());
+  } else if (micro_batches_ > 1 && p.calm) {
+    micro_batches_ = 1;
+    step.events.push_back(WatchdogEvent::kRestore);
+    step.reason = absl::StrCat("memory pressure gone: ", r.Summary());
+  }
+}
+
+void Watchdog::StepPaused(const Pressure& p, const MemoryReadings& r,
+                          absl::Time now, WatchdogStep& step) {
+  if (p.critical && options_.release_enabled) {
+    Release("critical memory pressure while paused", r, now, step);
+    return;
+  }
+  const std::string paused_for =
+      absl::FormatDuration(absl::Trunc(now - paused_at_, absl::Seconds(1)));
+  if (p.calm) {
+    state_ = WatchdogState::kRunning;
+    counters_.paused += now - paused_at_;
+    calm_since_.reset();
+    step.events.push_back(WatchdogEvent::kResume);
+    step.reason =
+        absl::StrCat("memory pressure below the resume level (available >= ",
+                     options_.resume_available.ToString(),
+                     ", PSI some10 <= ", options_.resume_psi_some10, "%) for ",
+                     absl::FormatDuration(options_.resume_hold), " after ",
+                     paused_for, " paused: ", r.Summary());
+    return;
+  }
+  if (options_.release_enabled && now - paused_at_ >= options_.release_after) {
+    Release(
+        absl::StrCat("memory pressure persisted for ",
+                     absl::FormatDuration(now - paused_at_), " while paused"),
+        r, now, step);
+    return;
+  }
+  if (now - last_report_ >= options_.report_every) {
+    last_report_ = now;
+    step.events.push_back(WatchdogEvent::kStillPaused);
+    step.reason = absl::StrCat(
+        "still paused after ", paused_for,
+        ", waiting for available >= ", options_.resume_available.ToString(),
+        " and PSI some10 <= ", options_.resume_psi_some10, "% for ",
+        absl::FormatDuration(options_.resume_hold), ": ", r.Summary());
+  }
+}
+
 WatchdogStep Watchdog::Step(const MemoryReadings& r) {
   const absl::Time now = clock_.Now();
+  Pressure p;
+  p.critical = Held(Critical(r), now, options_.critical_hold, critical_since_);
+  p.high = Held(High(r), now, options_.pause_hold, high_since_);
+  p.soft = Held(Soft(r), now, options_.soft_hold, soft_since_);
+  p.calm = Held(Calm(r), now, options_.resume_hold, calm_since_);
   WatchdogStep step;
-  const bool critical =
-      Held(Critical(r), now, options_.critical_hold, critical_since_);
-  const bool high = Held(High(r), now, options_.pause_hold, high_since_);
-  const bool soft = Held(Soft(r), now, options_.soft_hold, soft_since_);
-  const bool calm = Held(Calm(r), now, options_.resume_hold, calm_since_);
-  const auto release = [&](const std::string& why) {
-    if (state_ == WatchdogState::kPaused) counters_.paused += now - paused_at_;
-    state_ = WatchdogState::kReleased;
-    ++counters_.releases;
-    step.events.push_back(WatchdogEvent::kRelease);
-    step.reason = absl::StrCat(why, ": ", r.Summary());
-  };
-  switch (state_) {
-    case WatchdogState::kRunning:
-      if (critical && options_.release_enabled) {
-        release("critical memory pressure");
-        break;
-      }
-      if (high || critical) {
-        state_ = WatchdogState::kPaused;
-        paused_at_ = now;
-        last_report_ = now;
-        ++counters_.pauses;
-        calm_since_.reset();
-        step.events.push_back(WatchdogEvent::kPause);
-        step.reason = absl::StrCat(
-            "memory pressure above the pause level (available < ",
-            options_.pause_available.ToString(),
-            " or PSI some10 >= ", options_.pause_psi_some10, "%) for ",
-            absl::FormatDuration(options_.pause_hold), ": ", r.Summary());
-        break;
-      }
-      if (micro_batches_ == 1 && soft && options_.soft_micro_batches > 1) {
-        micro_batches_ = options_.soft_micro_batches;
-        ++counters_.shrinks;
-        step.events.push_back(WatchdogEvent::kShrink);
-        step.reason = absl::StrCat("soft memory pressure: ", r.Summary());
-      } else if (micro_batches_ > 1 && calm) {
-        micro_batches_ = 1;
-        step.events.push_back(WatchdogEvent::kRestore);
-        step.reason = absl::StrCat("memory pressure gone: ", r.Summary());
-      }
-      break;
-    case WatchdogState::kPaused:
-      if (critical && options_.release_enabled) {
-        release("critical memory pressure while paused");
-        break;
-      }
-      if (calm) {
-        state_ = WatchdogState::kRunning;
-        counters_.paused += now - paused_at_;
-        calm_since_.reset();
-        step.events.push_back(WatchdogEvent::kResume);
-        step.reason = absl::StrCat(
-            "memory pressure below the resume level (available >= ",
-            options_.resume_available.ToString(),
-            ", PSI some10 <= ", options_.resume_psi_some10, "%) for ",
-            absl::FormatDuration(options_.resume_hold), " after ",
-            absl::FormatDuration(
-                absl::Trunc(now - paused_at_, absl::Seconds(1))),
-            " paused: ", r.Summary());
-        break;
-      }
-      if (options_.release_enabled &&
-          now - paused_at_ >= options_.release_after) {
-        release(absl::StrCat("memory pressure persisted for ",
-                             absl::FormatDuration(now - paused_at_),
-                             " while paused"));
-        break;
-      }
-      if (now - last_report_ >= options_.report_every) {
-        last_report_ = now;
-        step.events.push_back(WatchdogEvent::kStillPaused);
-        step.reason = absl::StrCat(
-            "still paused after ",
-            absl::FormatDuration(
-                absl::Trunc(now - paused_at_, absl::Seconds(1))),
-            ", waiting for available >= ", options_.resume_available.ToString(),
-            " and PSI some10 <= ", options_.resume_psi_some10, "% for ",
-            absl::FormatDuration(options_.resume_hold), ": ", r.Summary());
-      }
-      break;
-    case WatchdogState::kReleased:
-      break;
+  if (state_ == WatchdogState::kRunning) {
+    StepRunning(p, r, now, step);
+  } else if (state_ == WatchdogState::kPaused) {
+    StepPaused(p, r, now, step);
   }
   step.state = state_;
   step.micro_batches = micro_batches_;

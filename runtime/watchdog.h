@@ -133,6 +133,17 @@ class Watchdog {
   // Tracks since when `condition` has held without a break.
   static bool Held(bool condition, absl::Time now, absl::Duration hold,
                    std::optional<absl::Time>& since);
+  // Which levels have held long enough at this step.
+  struct Pressure {
+    bool critical = false, high = false, soft = false, calm = false;
+  };
+  // Step's transitions out of the running and the paused state.
+  void StepRunning(const Pressure& p, const MemoryReadings& r, absl::Time now,
+                   WatchdogStep& step);
+  void StepPaused(const Pressure& p, const MemoryReadings& r, absl::Time now,
+                  WatchdogStep& step);
+  void Release(const std::string& why, const MemoryReadings& r, absl::Time now,
+               WatchdogStep& step);
 
   const WatchdogOptions options_;
   Clock& clock_;

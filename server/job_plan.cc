@@ -90,70 +90,60 @@ absl::StatusOr<std::vector<float>> ParseFloats(const std::string& text,
   return out;
 }
 
-absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
-  JobPlan job;
-  v1::TrainingPlan& plan = job.plan;
-  ASSIGN_OR_RETURN(runtime::TaskKind task, runtime::ParseTaskKind(r.task));
-  plan.set_task(runtime::TaskKindName(task));
-  const bool builtin = runtime::IsZooModel(r.model);
+namespace {
 
-  // The evaluation data, read without normalisation first: its shape,
-  // classes and statistics may complete the plan.
+// The evaluation data, read without normalisation: its shape, classes and
+// statistics may complete the plan. Sets `job.eval` and `eval_kind` (both
+// left empty without --eval_data).
+absl::Status OpenRawEval(const JobPlanRequest& r, runtime::TaskKind task,
+                         const runtime::DataOpenOptions& open, JobPlan& job,
+                         std::string& eval_kind) {
+  if (r.eval_data.empty()) return absl::OkStatus();
   runtime::DataBinding binding;
   binding.task = task;
   binding.input_shape = r.input_shape;
   binding.label_column = r.label_column;
   binding.feature_columns = r.feature_columns;
   binding.skip_bad_rows = r.skip_bad_rows;
-  runtime::DataOpenOptions open;
-  open.split = runtime::Split::kTest;
-  open.cache_dir = r.cache_dir;
-  std::string eval_kind;
-  if (!r.eval_data.empty()) {
-    ASSIGN_OR_RETURN(runtime::DataSpec spec,
-                     runtime::ParseDataSpec(r.eval_data));
-    eval_kind = spec.kind;
-    absl::StatusOr<std::unique_ptr<runtime::Dataset>> raw =
-        runtime::OpenDataset(r.eval_data, binding, open);
-    if (!raw.ok()) {
-      return absl::Status(raw.status().code(),
-                          absl::StrCat("evaluation data ", r.eval_data, ": ",
-                                       raw.status().message()));
-    }
-    job.eval = *std::move(raw);
+  ASSIGN_OR_RETURN(runtime::DataSpec spec, runtime::ParseDataSpec(r.eval_data));
+  eval_kind = spec.kind;
+  absl::StatusOr<std::unique_ptr<runtime::Dataset>> raw =
+      runtime::OpenDataset(r.eval_data, binding, open);
+  if (!raw.ok()) {
+    return absl::Status(raw.status().code(),
+                        absl::StrCat("evaluation data ", r.eval_data, ": ",
+                                     raw.status().message()));
   }
-  std::vector<int64_t> shape = r.input_shape;
-  if (shape.empty()) {
-    if (job.eval) {
-      shape = job.eval->sample_shape();
-    } else if (builtin) {
-      shape = {1, 28, 28};
-    } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "model ", r.model,
-          ": give --input_shape (e.g. 3,32,32 or 12) or "
-          "--eval_data, so the plan knows what a sample looks like"));
-    }
-  }
-  for (int64_t d : shape) plan.add_input_shape(d);
-  uint32_t outputs = r.num_outputs;
-  if (outputs == 0) {
-    if (task == runtime::TaskKind::kRegression) {
-      outputs = 1;
-    } else if (job.eval) {
-      outputs = static_cast<uint32_t>(job.eval->label_count());
-    } else {
-      outputs = 10;
-    }
-  }
-  plan.set_num_outputs(outputs);
+  job.eval = *std::move(raw);
+  return absl::OkStatus();
+}
 
-  const runtime::InputStats norm = ChooseNormalisation(
-      r, eval_kind, builtin, shape, job.eval.get(), job.warnings);
-  for (float v : norm.mean) plan.add_input_mean(v);
-  for (float v : norm.std) plan.add_input_std(v);
-  plan.set_label_column(r.label_column);
-  for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
+// A sample's shape: the request's, else the evaluation data's, else a
+// built-in model's 28x28 images.
+absl::StatusOr<std::vector<int64_t>> PlanShape(const JobPlanRequest& r,
+                                               bool builtin,
+                                               const runtime::Dataset* eval) {
+  if (!r.input_shape.empty()) return r.input_shape;
+  if (eval != nullptr) return eval->sample_shape();
+  if (builtin) return std::vector<int64_t>{1, 28, 28};
+  return absl::InvalidArgumentError(
+      absl::StrCat("model ", r.model,
+                   ": give --input_shape (e.g. 3,32,32 or 12) or "
+                   "--eval_data, so the plan knows what a sample looks like"));
+}
+
+// The model's outputs: the request's, else 1 target, the evaluation data's
+// classes, or 10.
+uint32_t PlanOutputs(const JobPlanRequest& r, runtime::TaskKind task,
+                     const runtime::Dataset* eval) {
+  if (r.num_outputs != 0) return r.num_outputs;
+  if (task == runtime::TaskKind::kRegression) return 1;
+  if (eval != nullptr) return static_cast<uint32_t>(eval->label_count());
+  return 10;
+}
+
+// The strategy, the wire encodings and the boards' optimizer.
+absl::Status SetAggregation(const JobPlanRequest& r, v1::TrainingPlan& plan) {
   plan.set_strategy(r.strategy);
   plan.set_proximal_mu(r.proximal_mu);
   for (const auto& [k, v] : r.strategy_parameters) {
@@ -177,8 +167,14 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   plan.set_learning_rate(r.learning_rate);
   plan.set_momentum(r.momentum);
   plan.set_weight_decay(r.weight_decay);
+  return absl::OkStatus();
+}
 
-  // The model.
+// The model (built in, or a TorchScript file read once and served), the
+// loss and what trains: into `job.plan`, `job.model_file` and `job.model`.
+absl::Status SetModel(const JobPlanRequest& r, runtime::TaskKind task,
+                      bool builtin, JobPlan& job) {
+  v1::TrainingPlan& plan = job.plan;
   if (builtin) {
     plan.set_model_format(runtime::kBuiltinFormat);
     plan.set_model_name(r.model);
@@ -217,32 +213,66 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
                                   job.model->Parameters().size(), r.trainable));
     for (auto& name : trainable) plan.add_trainable_tensors(std::move(name));
   }
+  return absl::OkStatus();
+}
+
+// The evaluation data opened again with the plan's normalisation, as every
+// board reads its data, and run through the model and the loss.
+absl::Status CheckEvalData(const JobPlanRequest& r, runtime::TaskKind task,
+                           const runtime::DataOpenOptions& open, JobPlan& job) {
+  if (!job.eval) return absl::OkStatus();
+  ASSIGN_OR_RETURN(
+      job.eval,
+      runtime::OpenDataset(
+          r.eval_data, runtime::BindingOf(job.plan, r.skip_bad_rows), open));
+  absl::Status fits =
+      runtime::CheckModelOnData(*job.model, *job.eval, *job.objective);
+  if (!fits.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(fits.message(), " [evaluation data ", r.eval_data, ": ",
+                     job.eval->Describe(), "]"));
+  }
+  const uint32_t outputs = job.plan.num_outputs();
+  if (task == runtime::TaskKind::kClassification &&
+      job.eval->label_count() > static_cast<int64_t>(outputs)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("evaluation data ", r.eval_data, " has ",
+                     job.eval->label_count(), " classes; the plan's model has ",
+                     outputs, " outputs (--num_outputs)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
+  JobPlan job;
+  v1::TrainingPlan& plan = job.plan;
+  ASSIGN_OR_RETURN(runtime::TaskKind task, runtime::ParseTaskKind(r.task));
+  plan.set_task(runtime::TaskKindName(task));
+  const bool builtin = runtime::IsZooModel(r.model);
+  runtime::DataOpenOptions open;
+  open.split = runtime::Split::kTest;
+  open.cache_dir = r.cache_dir;
+  std::string eval_kind;
+  RETURN_IF_ERROR(OpenRawEval(r, task, open, job, eval_kind));
+  ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
+                   PlanShape(r, builtin, job.eval.get()));
+  for (int64_t d : shape) plan.add_input_shape(d);
+  plan.set_num_outputs(PlanOutputs(r, task, job.eval.get()));
+  const runtime::InputStats norm = ChooseNormalisation(
+      r, eval_kind, builtin, shape, job.eval.get(), job.warnings);
+  for (float v : norm.mean) plan.add_input_mean(v);
+  for (float v : norm.std) plan.add_input_std(v);
+  plan.set_label_column(r.label_column);
+  for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
+  RETURN_IF_ERROR(SetAggregation(r, plan));
+  RETURN_IF_ERROR(SetModel(r, task, builtin, job));
   RETURN_IF_ERROR(runtime::ValidatePlan(plan));
   ASSIGN_OR_RETURN(runtime::Objective objective,
                    runtime::ObjectiveOf(plan, *job.model));
   job.objective = objective;
-
-  if (job.eval) {
-    // Now with the plan's normalisation, as every board reads its data.
-    ASSIGN_OR_RETURN(
-        job.eval,
-        runtime::OpenDataset(r.eval_data,
-                             runtime::BindingOf(plan, r.skip_bad_rows), open));
-    absl::Status fits =
-        runtime::CheckModelOnData(*job.model, *job.eval, objective);
-    if (!fits.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(fits.message(), " [evaluation data ", r.eval_data, ": ",
-                       job.eval->Describe(), "]"));
-    }
-    if (task == runtime::TaskKind::kClassification &&
-        job.eval->label_count() > static_cast<int64_t>(outputs)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "evaluation data ", r.eval_data, " has ", job.eval->label_count(),
-          " classes; the plan's model has ", outputs,
-          " outputs (--num_outputs)"));
-    }
-  }
+  RETURN_IF_ERROR(CheckEvalData(r, task, open, job));
   return job;
 }
 

@@ -1,7 +1,9 @@
 // fedberry-sim: a whole federation on this machine. Starts fedberry-server
-// and N fedberry-client processes on loopback, shows progress, and ends with
-// a per-round table, each process's peak memory, a per-client resource
-// table, and writes report.html into the output folder.
+// and N fedberry-emulated-client processes (fedberry-client with the test
+// instruments --attack, --compute_slowdown and --data_fraction) on
+// loopback, shows progress, and ends with a per-round table, each process's
+// peak memory, a per-client resource table, and writes report.html into the
+// output folder.
 #include <signal.h>
 #include <unistd.h>
 
@@ -151,8 +153,8 @@ ABSL_FLAG(int, attackers, 0,
           "Test only, to measure robust aggregation: the first K clients send "
           "poisoned updates as --attack says.");
 ABSL_FLAG(std::string, attack, "scale:10",
-          "The attackers' fedberry-client --attack: scale:F, signflip or "
-          "signflip:F.");
+          "The attackers' --attack (fedberry-emulated-client): scale:F, "
+          "signflip or signflip:F.");
 ABSL_FLAG(bool, data_moves, false,
           "Trusted-cluster mode: the server (greedy or ilp planner, "
           "--local_steps=0) may move training samples between the clients, "
@@ -168,8 +170,8 @@ ABSL_FLAG(int, tiers, 1,
           "one weighted board each.");
 ABSL_FLAG(int, gateways, 2, "Site gateways with --tiers=2.");
 ABSL_FLAG(std::string, bin_dir, "",
-          "Folder of fedberry-server and fedberry-client (default: this "
-          "program's folder).");
+          "Folder of fedberry-server and fedberry-emulated-client (default: "
+          "this program's folder).");
 
 namespace fs = std::filesystem;
 using fedberry::sim::Process;
@@ -594,7 +596,7 @@ int Run() {
           i, link->netns.c_str(), fleet[i].bandwidth_mbit);
     }
     std::vector<std::string> argv = {
-        bin + "/fedberry-client",
+        bin + "/fedberry-emulated-client",
         absl::StrCat("--server=",
                      link ? absl::StrCat(link->host_address, ":", port)
                           : absl::StrCat("127.0.0.1:", port)),

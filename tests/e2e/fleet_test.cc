@@ -121,11 +121,13 @@ class Fleet : public ::testing::Test {
     return "";
   }
 
+  // `binary`: fedberry-emulated-client for a board with a test instrument
+  // (--compute_slowdown).
   Process& StartBoard(const std::string& address, const std::string& name,
-                      int index, const std::vector<std::string>& extra) {
+                      int index, const std::vector<std::string>& extra,
+                      const std::string& binary = "fedberry-client") {
     std::vector<std::string> argv = {
-        kBin + "/fedberry-client", "--server=" + address,
-        "--data=" + (dir_ / "data"),
+        kBin + "/" + binary, "--server=" + address, "--data=" + (dir_ / "data"),
         "--partition_index=" + std::to_string(index), "--partition_count=3",
         "--threads=1", "--name=" + name, "--max_backoff=500ms",
         "--give_up_after=120s",
@@ -170,7 +172,8 @@ TEST_F(Fleet, ThePageShowsBoardsTrainingThenIdleAndAHotBoardDeclining) {
   // 20x slower: board-a is idle, its update in, while board-b trains on
   // (long enough for Chromium to load the page on a busy machine).
   StartBoard(address, "board-b", 1,
-             {"--thermal_file=" + (dir_ / "cool"), "--compute_slowdown=20"});
+             {"--thermal_file=" + (dir_ / "cool"), "--compute_slowdown=20"},
+             "fedberry-emulated-client");
 
   std::map<std::string, std::vector<std::string>> states;  // as they change
   std::string dom, json, hot_reason;

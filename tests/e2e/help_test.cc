@@ -50,10 +50,27 @@ TEST_P(HelpTest, HelpExitsZeroAndUnknownFlagsDoNot) {
       << bad.output;
 }
 
+// The test instruments are fedberry-emulated-client's alone: the installed
+// client neither lists nor accepts them.
+TEST(InstalledClient, HasNoTestInstruments) {
+  const std::string bin = std::string(FEDBERRY_BIN_DIR) + "/fedberry-client";
+  const Outcome help = Execute(bin + " --help");
+  EXPECT_EQ(help.status, 0) << help.output;
+  for (const char* flag :
+       {"--attack", "--compute_slowdown", "--data_fraction"}) {
+    SCOPED_TRACE(flag);
+    EXPECT_EQ(help.output.find(flag + 2), std::string::npos) << help.output;
+    const Outcome run = Execute(bin + " " + flag + "=2");
+    EXPECT_NE(run.status, 0) << run.output;
+    EXPECT_NE(run.output.find(flag + 2), std::string::npos) << run.output;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Binaries, HelpTest,
     ::testing::Values(Binary{"fedberry-server", "max_update_ratio"},
                       Binary{"fedberry-client", "server"},
+                      Binary{"fedberry-emulated-client", "compute_slowdown"},
                       Binary{"fedberry-sim", "clients"},
                       Binary{"fedberry-report", "input"},
                       Binary{"fedberry-ckpt", "json"},

@@ -494,7 +494,10 @@ TEST_F(KillTest, DataMovesSurviveKilledSendersReceiversAndTheServer) {
   auto client_args = [&](int i) {
     std::vector<std::string> a = ClientArgs(out, address, i, 2);
     a.push_back("--allow_data_moves");
-    if (i == 1) a.push_back("--compute_slowdown=6");  // the sender
+    if (i == 1) {  // the sender, slowed: a test instrument
+      a[0] = kBin + "/fedberry-emulated-client";
+      a.push_back("--compute_slowdown=6");
+    }
     return a;
   };
   const std::string logs[] = {out + "/client-0.log", out + "/client-1.log"};

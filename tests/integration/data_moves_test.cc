@@ -10,8 +10,8 @@
 #include <thread>
 
 #include "client/client_agent.h"
-#include "client/fleet_emulation.h"
 #include "client/plan_trainer.h"
+#include "client/testing/fleet_emulation.h"
 #include "proto/wire.h"
 #include "runtime/model.h"
 #include "runtime/model_zoo.h"

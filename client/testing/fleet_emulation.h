@@ -1,6 +1,8 @@
 // Emulating a heterogeneous fleet on one machine (fedberry-sim's
-// --fleet_profile): a board that computes k times slower than this machine,
-// and a board that holds only part of its shard.
+// --fleet_profile, through fedberry-emulated-client's --compute_slowdown and
+// --data_fraction): a board that computes k times slower than this machine,
+// and a board that holds only part of its shard. Linked by the simulator's
+// client and the tests only, never by fedberry-client.
 //
 // SlowedTrainer wraps the real trainer: after a local training run that took
 // t seconds it sleeps (k - 1) * t more (waking early when the client is
@@ -9,46 +11,27 @@
 // after training rather than between batches; a round's length and the
 // measured throughput are what a slow board's would be.
 // Thread-safety: as the wrapped trainer.
-#ifndef FEDBERRY_CLIENT_FLEET_EMULATION_H_
-#define FEDBERRY_CLIENT_FLEET_EMULATION_H_
+#ifndef FEDBERRY_CLIENT_TESTING_FLEET_EMULATION_H_
+#define FEDBERRY_CLIENT_TESTING_FLEET_EMULATION_H_
 
 #include "client/local_trainer.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::client {
 
-class SlowedTrainer : public LocalTrainer {
+// Evaluation is not slowed: the fleet profile models training speed.
+class SlowedTrainer : public LocalTrainerWrapper {
  public:
   // `inner` must outlive this object; `slowdown` >= 1.
   SlowedTrainer(LocalTrainer& inner, double slowdown)
-      : inner_(inner), slowdown_(slowdown) {}
+      : LocalTrainerWrapper(inner), slowdown_(slowdown) {}
 
-  absl::Status UsePlan(const v1::TrainingPlan& plan,
-                       const runtime::VerifiedModelFile* model_file) override {
-    return inner_.UsePlan(plan, model_file);
-  }
-  uint64_t num_samples() const override { return inner_.num_samples(); }
-  uint64_t sample_bytes() const override { return inner_.sample_bytes(); }
-  absl::StatusOr<runtime::ImageDataset> SamplesToLend(
-      const TaskRef& task, const v1::TrainConfig& config,
-      uint64_t count) override {
-    return inner_.SamplesToLend(task, config, count);
-  }
   absl::StatusOr<TrainOutcome> Train(const TaskRef& task,
                                      const v1::TrainConfig& config,
                                      const runtime::NamedTensors& global,
                                      const std::atomic<bool>& stop) override;
-  // Evaluation is not slowed: the fleet profile models training speed.
-  absl::StatusOr<BoardEvalOutcome> Evaluate(
-      const TaskRef& task, const v1::TrainConfig& config,
-      const runtime::NamedTensors& global,
-      const std::atomic<bool>& stop) override {
-    return inner_.Evaluate(task, config, global, stop);
-  }
-  void JobDone() override { inner_.JobDone(); }
 
  private:
-  LocalTrainer& inner_;
   double slowdown_;
 };
 
@@ -59,4 +42,4 @@ absl::Status KeepFraction(runtime::ImageDataset& data, double fraction);
 
 }  // namespace fedberry::client
 
-#endif  // FEDBERRY_CLIENT_FLEET_EMULATION_H_
+#endif  // FEDBERRY_CLIENT_TESTING_FLEET_EMULATION_H_

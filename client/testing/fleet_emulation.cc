@@ -1,4 +1,4 @@
-#include "client/fleet_emulation.h"
+#include "client/testing/fleet_emulation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,7 +12,7 @@ absl::StatusOr<TrainOutcome> SlowedTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
   const absl::Time start = absl::Now();
-  absl::StatusOr<TrainOutcome> out = inner_.Train(task, config, global, stop);
+  absl::StatusOr<TrainOutcome> out = inner().Train(task, config, global, stop);
   if (!out.ok() || slowdown_ <= 1) return out;
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
   const absl::Time until =

@@ -1,0 +1,22 @@
+// fedberry-client's flags (defined in client_flags.cc) and the one place
+// they are read: into a ClientConfig. A binary that adds flags of its own
+// (sim/emulated_client_main.cc) links these too, so the two accept the same
+// command line.
+// Thread-safety: call after the command line is parsed, from main's thread.
+#ifndef FEDBERRY_CLIENT_CLIENT_FLAGS_H_
+#define FEDBERRY_CLIENT_CLIENT_FLAGS_H_
+
+#include "absl/status/statusor.h"
+#include "client/client_config.h"
+
+namespace fedberry::client {
+
+// Part of this file's path, for ParseCommandLine's --help.
+inline constexpr char kClientFlagsFile[] = "client/client_flags";
+
+// The parsed flags. InvalidArgument naming the flag that is wrong.
+absl::StatusOr<ClientConfig> ClientConfigFromFlags();
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_CLIENT_FLAGS_H_

@@ -1,0 +1,90 @@
+// fedberry-emulated-client: fedberry-client plus the test instruments the
+// simulator and the tests ask of a board (client/testing/): a poisoned
+// update (--attack) and a slower board with part of its shard
+// (--compute_slowdown, --data_fraction). Built for fedberry-sim and the
+// tests; never installed or packaged.
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "client/client_flags.h"
+#include "client/run_client.h"
+#include "client/testing/fleet_emulation.h"
+#include "client/testing/update_attack.h"
+#include "runtime/dataset.h"
+#include "runtime/status_macros.h"
+
+ABSL_FLAG(std::string, attack, "",
+          "Test only, to measure robust aggregation: send poisoned updates, "
+          "global + F * (trained - global). scale:F, signflip (F = -1) or "
+          "signflip:F (F negated).");
+ABSL_FLAG(double, compute_slowdown, 1.0,
+          "Fleet emulation: behave like a board this many times slower "
+          "(sleeps (k-1)x each round's training time; >= 1).");
+ABSL_FLAG(double, data_fraction, 1.0,
+          "Fleet emulation: keep only this share of the shard, in (0, 1].");
+
+namespace fedberry::client {
+namespace {
+
+// --data_fraction: part of an IDX shard (other sources cannot be cut).
+absl::Status AddDataFraction(const ClientConfig& config,
+                             ClientDecorators& decorators) {
+  const double fraction = absl::GetFlag(FLAGS_data_fraction);
+  if (fraction == 1.0) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const runtime::DataSpec spec,
+                   runtime::ParseDataSpec(config.data.spec));
+  if (spec.kind != "idx") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data_fraction applies to idx data only; --data=", config.data.spec));
+  }
+  decorators.edit_idx_shard = [fraction](runtime::ImageDataset& shard) {
+    return KeepFraction(shard, fraction);
+  };
+  return absl::OkStatus();
+}
+
+// The attack wraps the trainer first, so the slowed board's time includes
+// it, as a board that poisons its own update would spend it.
+absl::StatusOr<ClientDecorators> EmulationFromFlags(
+    const ClientConfig& config) {
+  ClientDecorators decorators;
+  RETURN_IF_ERROR(AddDataFraction(config, decorators));
+  ASSIGN_OR_RETURN(std::optional<UpdateAttack> attack,
+                   ParseUpdateAttack(absl::GetFlag(FLAGS_attack)));
+  if (attack) {
+    spdlog::warn("--attack={}: this board sends poisoned updates (test only)",
+                 attack->spec);
+    decorators.trainers.push_back([attack = *attack](LocalTrainer& inner) {
+      return std::make_unique<AttackingTrainer>(inner, attack);
+    });
+  }
+  const double slowdown = absl::GetFlag(FLAGS_compute_slowdown);
+  if (!(slowdown >= 1)) {
+    return absl::InvalidArgumentError("--compute_slowdown must be >= 1");
+  }
+  if (slowdown > 1) {
+    spdlog::info("emulating a board {}x slower than this machine", slowdown);
+    decorators.trainers.push_back([slowdown](LocalTrainer& inner) {
+      return std::make_unique<SlowedTrainer>(inner, slowdown);
+    });
+  }
+  return decorators;
+}
+
+}  // namespace
+}  // namespace fedberry::client
+
+int main(int argc, char** argv) {
+  return fedberry::client::ClientMain(
+      argc, argv,
+      "fedberry-client with test instruments, for fedberry-sim and the "
+      "tests (not installed): --attack, --compute_slowdown, "
+      "--data_fraction.\nUsage: fedberry-emulated-client "
+      "--server=127.0.0.1:50051 --partition_index=0 --partition_count=4 "
+      "--compute_slowdown=4",
+      // Its own flags (this file) and fedberry-client's (client_flags.cc).
+      "client_", fedberry::client::EmulationFromFlags);
+}
