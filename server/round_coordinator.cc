@@ -12,6 +12,7 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "server/privacy/forwarded_sum.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/strategy/keep_frozen.h"
@@ -439,6 +440,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   RoundAggregator* sum;
   std::string name;
+  uint32_t boards = 0;  // a site gateway's: bounds its forwarded sum
   {
     absl::MutexLock lock(&mu_);
     // The round may have closed (or the board rejoined) meanwhile.
@@ -454,13 +456,14 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     ++adds_in_flight_;
     sum = aggregate_.get();
     name = clients_.At(untrusted.client_id()).name;
+    boards = clients_.At(untrusted.client_id()).boards;
   }
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
   absl::Status added;
   {
     absl::MutexLock add_lock(&add_mu_);
-    added = sum->Add(whole, static_cast<double>(untrusted.num_samples()));
+    added = AddToRound(*sum, untrusted, boards, whole);
   }
   absl::MutexLock lock(&mu_);
   --adds_in_flight_;
@@ -724,7 +727,10 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  Cohort cohort = selection_->Choose(std::move(available), rng);
+  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
+  for (const std::string& id : available)
+    boards.push_back(clients_.At(id).boards);
+  Cohort cohort = selection_->Choose(std::move(available), boards, rng);
   if (cohort.members.size() <
       static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
     SkipShortCohortLocked(cohort);
@@ -794,6 +800,7 @@ void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
   skipped.round = round_;
   skipped.selected = static_cast<int>(cohort.members.size());
   if (budget_) budget_->Charge(skipped);
+  source_->Abandoned(skipped);
   spdlog::warn(
       "round {}: drew {} board(s) (expected {:.1f}), fewer than "
       "--min_clients={}; drawing again",
@@ -1139,6 +1146,7 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
     ClearCohortLocked();
     work_pending_ = true;
     changed_.SignalAll();
+    source_->Abandoned(report);
     if (!budget_) return;
     // The attempt is charged; the charge is durable before the next one.
     budget_->Charge(report);
