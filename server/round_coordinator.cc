@@ -12,6 +12,7 @@
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
+#include "server/privacy/forwarded_sum.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
@@ -513,6 +514,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
                    CheckedWhole(update, *global, bound.get(), distance));
   RoundAggregator* sum;
   std::string name;
+  uint32_t boards = 0;  // a site gateway's: bounds its forwarded sum
   {
     absl::MutexLock lock(&mu_);
     // The round may have closed (or the board rejoined) meanwhile.
@@ -528,10 +530,15 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     ++adds_in_flight_;
     sum = aggregate_.get();
     name = clients_.At(untrusted.client_id()).name;
+    boards = clients_.At(untrusted.client_id()).boards;
   }
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
-  const absl::Status added = AddToSum(*sum, whole, untrusted.num_samples());
+  absl::Status added;
+  {
+    absl::MutexLock add_lock(&add_mu_);
+    added = AddToRound(*sum, untrusted, boards, whole);
+  }
   absl::MutexLock lock(&mu_);
   --adds_in_flight_;
   // The board may have joined again meanwhile (its claim moved to its new
@@ -884,10 +891,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  // An asynchronous round draws no cohort: boards take its tasks as they
-  // ask.
-  Cohort cohort =
-      versions_ ? Cohort{} : selection_->Choose(std::move(available), rng);
+  Cohort cohort = DrawCohortLocked(std::move(available), rng);
   if (!versions_ &&
       cohort.members.size() <
           static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
@@ -943,6 +947,18 @@ void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
   changed_.SignalAll();
 }
 
+Cohort RoundCoordinator::DrawCohortLocked(std::vector<std::string> available,
+                                          std::mt19937_64& rng) const {
+  // An asynchronous round draws no cohort: boards take its tasks as they
+  // ask.
+  if (versions_) return Cohort{};
+  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
+  for (const std::string& id : available) {
+    boards.push_back(clients_.At(id).boards);
+  }
+  return selection_->Choose(std::move(available), boards, rng);
+}
+
 void RoundCoordinator::BeginCollectingLocked(
     std::unique_ptr<RoundAggregator> sum, absl::Time now) {
   aggregate_ = std::move(sum);
@@ -993,6 +1009,7 @@ void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
   skipped.round = round_;
   skipped.selected = static_cast<int>(cohort.members.size());
   if (budget_) budget_->Charge(skipped);
+  source_->Abandoned(skipped);
   spdlog::warn(
       "round {}: drew {} board(s) (expected {:.1f}), fewer than "
       "--min_clients={}; drawing again",
@@ -1377,6 +1394,7 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
     ClearCohortLocked();
     work_pending_ = true;
     changed_.SignalAll();
+    source_->Abandoned(report);
     if (!budget_) return;
     // The attempt is charged; the charge is durable before the next one.
     budget_->Charge(report);

@@ -393,6 +393,11 @@ class RoundCoordinator {
                         std::unique_ptr<RoundAggregator> sum,
                         std::mt19937_64& rng, int available, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cohort of the round to open from the `available` boards (none for
+  // an asynchronous round).
+  Cohort DrawCohortLocked(std::vector<std::string> available,
+                          std::mt19937_64& rng) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What every round's opening sets: its sum, report, clock; collecting.
   void BeginCollectingLocked(std::unique_ptr<RoundAggregator> sum,
                              absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -48,6 +48,7 @@
 #include "server/round/cohort_selection.h"
 #include "server/round/staleness.h"
 #include "server/server_metrics.h"
+#include "tiers/clipped_sum.h"
 #include "tiers/gateway_trainer.h"
 
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
@@ -356,7 +357,9 @@ ABSL_FLAG(std::string, upstream, "",
           "HOST:PORT. It takes the parent's plan, joins it as one board that "
           "speaks for its own boards, runs each of the parent's rounds with "
           "them and sends up their weighted mean (weighing their samples "
-          "summed). The job's rounds, strategy and evaluation are the "
+          "summed); under a parent with differential privacy, the sum of "
+          "their clipped updates, drawn with the parent's q, without noise. "
+          "The job's rounds, strategy, privacy and evaluation are the "
           "parent's; --min_clients_to_start boards must join here first.");
 ABSL_FLAG(std::string, upstream_name, "",
           "The name this gateway joins its parent under (default: the "
@@ -901,8 +904,9 @@ server::DpOptions DpOptionsFromFlags() {
 // guarantee or cannot be kept under it.
 absl::Status CheckDpCombination(const server::CoordinatorOptions& c) {
   const char* conflict =
-      c.relay ? "a site gateway (set it on the top server: noise and "
-                "accounting happen at the root)"
+      c.relay ? "a site gateway's own --dp_* flags (set them on the root "
+                "only: its settings reach this gateway's boards with each "
+                "task, and noise and accounting happen at the root)"
       : c.planning.data_moves ? "--data_moves (moved samples leave their board)"
       : c.board_eval.holdout_fraction > 0
           ? "--evaluate_on_boards (each board's figures are released "
@@ -1199,6 +1203,8 @@ int RunGateway() {
   std::atomic<security::RevocationList*> revoked{nullptr};  // for SIGHUP
   tiers::GatewayOptions gateway;
   gateway.min_boards = std::max(1, absl::GetFlag(FLAGS_min_clients_to_start));
+  // The root's differential privacy, task by task (none: as before).
+  auto site_privacy = std::make_shared<tiers::SitePrivacy>();
   tiers::GatewayTrainer trainer(
       gateway,
       [&](const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
@@ -1207,13 +1213,16 @@ int RunGateway() {
                          server::JobPlanFromParent(plan, file));
         for (const auto& w : job.warnings) spdlog::warn("{}", w);
         spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
+        ServerConfig config = ServerConfigFromFlags();
+        tiers::ForwardClippedSums(site_privacy, config.options.coordinator);
         ASSIGN_OR_RETURN(
             serving,
-            StartServing(std::move(job), ServerConfigFromFlags(),
-                         std::move(sink), file != nullptr ? file->path() : ""));
+            StartServing(std::move(job), std::move(config), std::move(sink),
+                         file != nullptr ? file->path() : ""));
         revoked = serving->revoked.get();
         return &serving->server->coordinator();
-      });
+      },
+      site_privacy);
   client::AgentOptions agent_options;
   agent_options.device = client::ToDeviceInfo(
       runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));

@@ -546,6 +546,9 @@ int Run() {
   // Tiers: each gateway takes the server's plan, then listens for its own
   // clients (client i joins gateway i % gateways).
   const std::string upstream = absl::StrCat("127.0.0.1:", server_port->port());
+  // Under DP a gateway draws its boards with the root's q: a draw of any
+  // size runs (a smaller one than --min_clients would be forwarded empty).
+  const bool dp = !absl::GetFlag(FLAGS_dp_noise_multiplier).empty();
   for (int g = 0; g < gateways; ++g) {
     const int boards = n / gateways + (g < n % gateways ? 1 : 0);
     const std::string dir = absl::StrCat(out, "/gateway-", g);
@@ -555,7 +558,7 @@ int Run() {
              absl::StrCat("--upstream_name=sim-gateway-", g),
              absl::StrCat("--listen=127.0.0.1:", gateway_ports[g].port()),
              absl::StrCat("--output=", dir),
-             absl::StrCat("--min_clients=", boards),
+             absl::StrCat("--min_clients=", dp ? 1 : boards),
              absl::StrCat("--min_clients_to_start=", boards),
              absl::StrCat(
                  "--round_deadline=",

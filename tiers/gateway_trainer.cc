@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -12,8 +13,12 @@
 
 namespace fedberry::tiers {
 
-GatewayTrainer::GatewayTrainer(GatewayOptions options, SiteStarter start)
-    : options_(options), start_(std::move(start)) {}
+GatewayTrainer::GatewayTrainer(GatewayOptions options, SiteStarter start,
+                               std::shared_ptr<SitePrivacy> privacy)
+    : options_(options),
+      start_(std::move(start)),
+      privacy_(privacy ? std::move(privacy) : std::make_shared<SitePrivacy>()) {
+}
 
 void GatewayTrainer::Stop() {
   absl::MutexLock lock(&mu_);
@@ -91,7 +96,10 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
     absl::MutexLock lock(&mu_);
     result_.reset();
   }
+  privacy_->Begin(task.task_id, config);
+  const SiteRound dp = privacy_->round();
   server::UpstreamRound round;
+  round.draw_once = dp.forwards();
   round.round = task.round;
   round.task_id = task.task_id;
   round.total_rounds = task.total_rounds;
@@ -117,6 +125,7 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
     result = *std::move(result_);
     result_.reset();
   }
+  if (dp.forwards()) return ForwardSum(task, dp, global, std::move(result));
   RETURN_IF_ERROR(result.mean.status());
   client::TrainOutcome out;
   // The parent expects what its plan trains (--trainable), as a board does.
@@ -131,6 +140,44 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
   residual_ = std::move(residual_next);
   spdlog::info("round {}: {} board(s) of this gateway weigh {} samples",
                task.round, result.participants, result.weight);
+  return out;
+}
+
+absl::StatusOr<client::TrainOutcome> GatewayTrainer::ForwardSum(
+    const client::TaskRef& task, const SiteRound& dp,
+    const runtime::NamedTensors& global, server::RelayedRound result) {
+  const std::optional<SiteSum> sum =
+      result.mean.ok() ? privacy_->summed(task.task_id) : std::nullopt;
+  client::TrainOutcome out;
+  // No board drawn, or none reported: an empty sum, so the root's round
+  // need not wait for this gateway, and this gateway draws no second time
+  // for it (a second draw would raise each board's chance above q).
+  const runtime::TrainableSet& trainable = site()->trainable();
+  out.model = trainable.Select(sum ? *result.mean : global);
+  if (sum) out.metrics = result.metrics;
+  v1::ForwardedSum* forwarded = out.metrics.mutable_forwarded_sum();
+  forwarded->set_updates(sum ? static_cast<uint32_t>(sum->updates) : 0);
+  forwarded->set_clipped(sum ? static_cast<uint32_t>(sum->clipped) : 0);
+  // The wire refuses a weightless update; under DP the root weighs none.
+  out.num_samples = std::max<uint64_t>(1, sum ? result.weight : 0);
+  // No top-k leftovers: they would carry one round's boards into the next
+  // round's sum, beyond its bound.
+  residual_.clear();
+  runtime::NamedTensors unused;
+  ASSIGN_OR_RETURN(out.encoded,
+                   client::EncodeUpdate(*plan_, out.model,
+                                        trainable.Select(global), {}, &unused));
+  spdlog::info(
+      "round {}: forwarding the clipped sum of {} board update(s) of this "
+      "gateway ({} reached the bound {:g}; boards drawn with q={:g}{}); no "
+      "noise added here: the root adds it{}",
+      task.round, forwarded->updates(), forwarded->clipped(), dp.clip,
+      dp.sampling_rate, dp.local ? ", noised on the boards" : "",
+      sum ? ""
+          : absl::StrCat(
+                " (empty: ",
+                result.mean.ok() ? "no sum" : result.mean.status().message(),
+                ")"));
   return out;
 }
 

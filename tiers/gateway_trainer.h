@@ -3,13 +3,17 @@
 // the parent's model and pushes an update. Its "training" is a round of its
 // own boards, run by the gateway's RoundCoordinator in relay mode; the
 // update is their weighted mean, weighing what they weighed together, so
-// FedAvg over the tiers is FedAvg over every board.
+// FedAvg over the tiers is FedAvg over every board. Under a root that runs
+// differential privacy the update is instead the sum of the boards' clipped
+// updates with their count (TrainMetrics.forwarded_sum), drawn and summed
+// as SitePrivacy says, with no noise: the root adds it.
 // Thread-safety: Train, UsePlan and JobDone on the agent's thread; Deliver
 // from the coordinator's driver; Stop from any thread.
 #ifndef FEDBERRY_TIERS_GATEWAY_TRAINER_H_
 #define FEDBERRY_TIERS_GATEWAY_TRAINER_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -18,6 +22,7 @@
 #include "absl/time/time.h"
 #include "client/local_trainer.h"
 #include "server/round_coordinator.h"
+#include "tiers/site_privacy.h"
 
 namespace fedberry::tiers {
 
@@ -37,7 +42,10 @@ class GatewayTrainer final : public client::LocalTrainer {
       const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
       server::RelaySink sink)>;
 
-  GatewayTrainer(GatewayOptions options, SiteStarter start);
+  // `privacy` (may be null: one of its own) is what the site's cohorts and
+  // sums read (ForwardClippedSums), set here for each parent task.
+  GatewayTrainer(GatewayOptions options, SiteStarter start,
+                 std::shared_ptr<SitePrivacy> privacy = nullptr);
 
   // Ends a wait in UsePlan or Train soon.
   void Stop();
@@ -51,7 +59,9 @@ class GatewayTrainer final : public client::LocalTrainer {
   uint64_t num_samples() const override;
   uint32_t boards() const override;
   // Runs the parent's task as a round of this gateway's boards and returns
-  // their weighted mean (encoded as the plan asks). Cancelled when stopped.
+  // their weighted mean (encoded as the plan asks), or under a root with
+  // differential privacy their clipped sum and its counts (an empty sum
+  // when no board was drawn or reported). Cancelled when stopped.
   absl::StatusOr<client::TrainOutcome> Train(
       const client::TaskRef& task, const v1::TrainConfig& config,
       const runtime::NamedTensors& global,
@@ -61,9 +71,14 @@ class GatewayTrainer final : public client::LocalTrainer {
 
  private:
   void Deliver(server::RelayedRound round);
+  // The outcome of a round under a root with differential privacy.
+  absl::StatusOr<client::TrainOutcome> ForwardSum(
+      const client::TaskRef& task, const SiteRound& dp,
+      const runtime::NamedTensors& global, server::RelayedRound result);
 
   const GatewayOptions options_;
   const SiteStarter start_;
+  const std::shared_ptr<SitePrivacy> privacy_;
   std::optional<v1::TrainingPlan> plan_;  // the agent's thread only
   // Top-k leftovers: what the last update left out (the agent's thread).
   runtime::NamedTensors residual_;

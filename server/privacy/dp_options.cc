@@ -90,14 +90,4 @@ absl::Status CheckDpOptions(const DpOptions& options,
   return absl::OkStatus();
 }
 
-std::string RefusesGateways(const v1::JoinRequest& join) {
-  if (join.boards() == 0) return "";
-  return absl::StrCat(
-      "this job runs under differential privacy, whose unit is one board; a "
-      "site gateway's update speaks for ",
-      join.boards(),
-      " boards (join its boards to this server directly, or run the job "
-      "without DP)");
-}
-
 }  // namespace fedberry::server

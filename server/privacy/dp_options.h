@@ -59,10 +59,6 @@ absl::Status CheckDpOptions(const DpOptions& options,
                             const runtime::NamedTensors& model,
                             int parameter_count);
 
-// Why a job under differential privacy refuses `join` (a site gateway);
-// empty for a board.
-std::string RefusesGateways(const v1::JoinRequest& join);
-
 }  // namespace fedberry::server
 
 #endif  // FEDBERRY_SERVER_PRIVACY_DP_OPTIONS_H_

@@ -10,7 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/status_macros.h"
-#include "runtime/update_clip.h"
+#include "server/privacy/difference_sum.h"
+#include "server/privacy/forwarded_sum.h"
 #include "server/strategy/strategy_decorator.h"
 
 namespace fedberry::server {
@@ -23,32 +24,36 @@ class GaussianSumRound : public RoundDecorator {
                    const DpOptions& options, at::Generator generator,
                    std::shared_ptr<ClipState> state)
       : RoundDecorator(std::move(rule)),
-        global_(std::move(global)),
+        sum_(std::move(global)),
         options_(options),
         clip_(state->clip),
         generator_(std::move(generator)),
-        state_(std::move(state)) {
-    for (const auto& t : *global_) {
-      sum_.push_back(t.tensor.is_floating_point()
-                         ? torch::zeros(t.tensor.sizes(), torch::kFloat64)
-                         : at::Tensor());
-    }
-  }
+        state_(std::move(state)) {}
 
   absl::Status Add(const runtime::NamedTensors& update,
                    double /*weight*/) override {
-    ASSIGN_OR_RETURN(const double norm, runtime::UpdateNorm(update, *global_));
+    ASSIGN_OR_RETURN(const double norm, sum_.Norm(update));
     // Local DP: the board clipped and noised; a second clip would cut the
     // noise, not the update.
-    const double scale = !options_.local && norm > clip_ ? clip_ / norm : 1.0;
-    for (size_t i = 0; i < update.size(); ++i) {
-      if (!sum_[i].defined()) continue;
-      sum_[i] += (update[i].tensor.to(torch::kFloat64) -
-                  (*global_)[i].tensor.to(torch::kFloat64)) *
-                 scale;
-    }
+    sum_.Add(update, !options_.local && norm > clip_ ? clip_ / norm : 1.0);
     ++updates_;
     if (!options_.local && norm >= kClipReached * clip_) ++clipped_;
+    return absl::OkStatus();
+  }
+
+  // A site gateway's sum of `updates` clipped updates: bounded by updates x
+  // the clip, so one of its boards moves it by at most the clip, as a
+  // direct board moves the root's sum. It adds no noise: the noise goes
+  // once onto the root's total.
+  absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
+                      int clipped) override {
+    ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
+    ASSIGN_OR_RETURN(
+        const double scale,
+        ForwardedSumScale(norm, updates, options_.local ? 0.0 : clip_));
+    sum_.Add(sum, scale);
+    updates_ += updates;
+    if (!options_.local) clipped_ += clipped;
     return absl::OkStatus();
   }
   int updates() const override { return updates_; }
@@ -67,22 +72,9 @@ class GaussianSumRound : public RoundDecorator {
     const double stddev =
         options_.local ? 0
                        : ValueNoiseMultiplier(options_, count_stddev) * clip_;
-    runtime::NamedTensors next;
-    for (size_t i = 0; i < global_->size(); ++i) {
-      const at::Tensor& g = (*global_)[i].tensor;
-      if (!sum_[i].defined()) {
-        next.push_back({(*global_)[i].name, g.clone()});
-        continue;
-      }
-      if (stddev > 0) {
-        sum_[i] += at::normal(0.0, stddev, sum_[i].sizes(), generator_,
-                              torch::dtype(torch::kFloat64));
-      }
-      at::Tensor mean = sum_[i] / denominator;
-      next.push_back({(*global_)[i].name,
-                      (g.to(torch::kFloat64) + mean).to(g.scalar_type())});
-    }
-    sum_.clear();  // the noise is drawn once
+    // The coordinator asks once: the noise is drawn once.
+    if (stddev > 0) sum_.AddNoise(stddev, generator_);
+    const runtime::NamedTensors next = sum_.Over(denominator);
     Account(denominator, count_stddev);
     RETURN_IF_ERROR(RoundDecorator::Add(next, 1.0));
     return RoundDecorator::Result();
@@ -109,12 +101,11 @@ class GaussianSumRound : public RoundDecorator {
                                     (share - options_.target_quantile));
   }
 
-  std::shared_ptr<const runtime::NamedTensors> global_;
+  DifferenceSum sum_;  // of the clipped updates
   const DpOptions options_;
   const double clip_;  // this round's bound
   at::Generator generator_;
   std::shared_ptr<ClipState> state_;
-  std::vector<at::Tensor> sum_;  // float64; undefined for integer tensors
   int updates_ = 0;
   int clipped_ = 0;
   double expected_ = 0;

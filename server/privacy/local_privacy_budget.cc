@@ -20,6 +20,7 @@ std::unique_ptr<Strategy> LocalPrivacyBudget::Aggregate(
 void LocalPrivacyBudget::Shape(v1::TrainConfig& train) const {
   train.set_dp_clip(options_.clip);
   train.set_dp_local_noise_multiplier(options_.noise_multiplier);
+  train.set_dp_sampling_rate(options_.sampling_rate);
 }
 
 double LocalPrivacyBudget::EpsilonAfter(int64_t rounds) const {
@@ -51,6 +52,8 @@ std::string LocalPrivacyBudget::EndsBefore() const {
 
 void LocalPrivacyBudget::Charge(RoundReport& report) {
   int clipped = 0;
+  // A site gateway counts under its own name: each of its boards took part
+  // in at most the rounds it did, so its count bounds theirs.
   for (const ClientRoundReport& c : report.clients) {
     ++rounds_[c.client_name];
     if (c.metrics.update_clipped()) ++clipped;

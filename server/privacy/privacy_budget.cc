@@ -24,6 +24,8 @@ std::unique_ptr<Strategy> PrivacyBudget::Aggregate(
 
 void PrivacyBudget::Shape(v1::TrainConfig& train) const {
   train.set_dp_clip(clip_->clip);
+  // A site gateway draws its boards with the root's q (boards ignore it).
+  train.set_dp_sampling_rate(options_.sampling_rate);
 }
 
 std::string PrivacyBudget::EndsBefore() const {

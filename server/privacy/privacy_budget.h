@@ -27,11 +27,6 @@ class PrivacyBudget final : public RoundBudget {
   explicit PrivacyBudget(const DpOptions& options);
 
   std::unique_ptr<Strategy> Aggregate(std::unique_ptr<Strategy> rule) override;
-  // A site gateway: its update is the mean of many boards, so the bound
-  // and the accounting would be per site, not per board.
-  std::string Refuses(const v1::JoinRequest& join) const override {
-    return RefusesGateways(join);
-  }
   void Shape(v1::TrainConfig& train) const override;
   std::string EndsBefore() const override;
   void Charge(RoundReport& report) override;

@@ -30,12 +30,25 @@ Cohort SharedCohorts::Choose(std::vector<std::string> available,
 
 Cohort PoissonCohorts::Choose(std::vector<std::string> available,
                               std::mt19937_64& rng) const {
+  const std::vector<uint32_t> boards(available.size(), 0);
+  return Choose(std::move(available), boards, rng);
+}
+
+Cohort PoissonCohorts::Choose(std::vector<std::string> available,
+                              const std::vector<uint32_t>& boards,
+                              std::mt19937_64& rng) const {
   Cohort cohort;
-  cohort.expected = q_ * static_cast<double>(available.size());
+  double fleet = 0;
   std::uniform_real_distribution<double> coin(0.0, 1.0);
-  for (std::string& id : available) {
-    if (coin(rng) < q_) cohort.members.push_back(std::move(id));
+  for (size_t i = 0; i < available.size(); ++i) {
+    const uint32_t gateway_boards = i < boards.size() ? boards[i] : 0;
+    fleet += std::max<uint32_t>(1, gateway_boards);
+    // A gateway is not drawn: its boards are, at the gateway.
+    if (gateway_boards > 0 || coin(rng) < q_) {
+      cohort.members.push_back(std::move(available[i]));
+    }
   }
+  cohort.expected = q_ * fleet;
   cohort.needed = cohort.members.size();
   return cohort;
 }

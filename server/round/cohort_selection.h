@@ -16,6 +16,7 @@
 #define FEDBERRY_SERVER_ROUND_COHORT_SELECTION_H_
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
@@ -34,6 +35,15 @@ class CohortSelection {
   // The cohort among `available` (non-empty, in a stable order).
   virtual Cohort Choose(std::vector<std::string> available,
                         std::mt19937_64& rng) const = 0;
+  // The same, knowing how many boards each of `available` speaks for
+  // (`boards`, one entry each: a site gateway's boards, 0 for a board).
+  // A rule that counts boards, not callers, overrides it; the others ignore
+  // `boards`.
+  virtual Cohort Choose(std::vector<std::string> available,
+                        const std::vector<uint32_t>& boards,
+                        std::mt19937_64& rng) const {
+    return Choose(std::move(available), rng);
+  }
 };
 
 class SharedCohorts final : public CohortSelection {
@@ -47,6 +57,7 @@ class SharedCohorts final : public CohortSelection {
         target_updates_(target_updates),
         over_select_(over_select),
         min_cohort_(min_cohort) {}
+  using CohortSelection::Choose;
   Cohort Choose(std::vector<std::string> available,
                 std::mt19937_64& rng) const override;
 
@@ -63,6 +74,14 @@ class PoissonCohorts final : public CohortSelection {
   // Every member's update is needed (the close rule's deadline and quorum
   // still apply); the cohort may be empty.
   Cohort Choose(std::vector<std::string> available,
+                std::mt19937_64& rng) const override;
+  // Site gateways (boards > 0) are always members: each draws its own
+  // boards with q (TrainConfig.dp_sampling_rate), so every board at every
+  // tier joins with probability q, independently, as the accountant
+  // assumes. The expected size counts their boards: q x (boards + the
+  // gateways' boards).
+  Cohort Choose(std::vector<std::string> available,
+                const std::vector<uint32_t>& boards,
                 std::mt19937_64& rng) const override;
 
  private:

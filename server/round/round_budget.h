@@ -26,8 +26,7 @@ class RoundBudget {
   // The job's strategy as it aggregates under the budget.
   virtual std::unique_ptr<Strategy> Aggregate(
       std::unique_ptr<Strategy> rule) = 0;
-  // Why the budget cannot take this joiner in (e.g. a site gateway, whose
-  // one update speaks for many boards); empty: it may join.
+  // Why the budget cannot take this joiner in; empty: it may join.
   virtual std::string Refuses(const v1::JoinRequest& join) const { return ""; }
   // Adds to a round's config what its boards must do (e.g. a clip bound).
   virtual void Shape(v1::TrainConfig& train) const = 0;

@@ -89,4 +89,18 @@ void UpstreamRounds::Closed(
   if (sink_) sink_(std::move(out));
 }
 
+void UpstreamRounds::Abandoned(const RoundReport& report) {
+  RelayedRound out;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!offer_ || !offer_->draw_once) return;  // drawn again later
+    out.upstream_task_id = offer_->task_id;
+    offer_.reset();
+  }
+  out.mean = absl::FailedPreconditionError(absl::StrCat(
+      "round ", report.round, " of this gateway drew ", report.selected,
+      " board(s) and ended with ", report.participants, " update(s), too few"));
+  if (sink_) sink_(std::move(out));
+}
+
 }  // namespace fedberry::server

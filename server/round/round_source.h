@@ -29,6 +29,10 @@ struct UpstreamRound {
   uint32_t total_rounds = 0;
   v1::TrainConfig train;  // what the parent asked: the boards train that
   std::shared_ptr<const runtime::NamedTensors> global;  // the parent's model
+  // One cohort draw only (a root under differential privacy): an attempt
+  // that ends without a result ends the offer instead of drawing again,
+  // which would raise each board's chance to take part above the root's q.
+  bool draw_once = false;
 };
 
 // What a site gateway's round gives its parent: the weighted mean of its
@@ -73,6 +77,10 @@ class RoundSource {
   virtual void Closed(
       const RoundReport& report,
       const std::shared_ptr<const runtime::NamedTensors>& model) {}
+  // A round attempt that drew its cohort ended without a result: drawn too
+  // small to run, or given up at its deadline (`report`: its round and
+  // size). Called under the coordinator's lock.
+  virtual void Abandoned(const RoundReport& report) {}
 };
 
 // The server's own job: rounds 1..`rounds` training `train`, each seeded
@@ -112,6 +120,8 @@ class UpstreamRounds final : public RoundSource {
   void Closed(
       const RoundReport& report,
       const std::shared_ptr<const runtime::NamedTensors>& model) override;
+  // An offer drawn once ends here: the sink hears that it has no result.
+  void Abandoned(const RoundReport& report) override;
 
  private:
   const RelaySink sink_;

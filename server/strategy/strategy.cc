@@ -58,6 +58,14 @@ absl::Status Bad(const std::string& what) {
 
 }  // namespace
 
+absl::Status RoundAggregator::AddSum(const runtime::NamedTensors&, int updates,
+                                     int) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "a forwarded sum of ", updates,
+      " board update(s) reached a job that does not run under differential "
+      "privacy; only such a job's root takes one"));
+}
+
 absl::Status Strategy::Restore(const runtime::NamedTensors& state) {
   if (state.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(

@@ -71,6 +71,13 @@ class RoundAggregator {
   // Internal when the update cannot be stored.
   virtual absl::Status Add(const runtime::NamedTensors& update,
                            double weight) = 0;
+  // Takes a site gateway's forwarded sum (tiers under differential
+  // privacy): `sum` is the round's model plus the sum of `updates` boards'
+  // clipped differences from it, `clipped` of which reached the bound.
+  // Only a rule that sums unweighted clipped updates can take one:
+  // InvalidArgument from every other.
+  virtual absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
+                              int clipped);
   virtual int updates() const = 0;
   // The round's cohort is expected to be this large (Poisson sampling's
   // q * n): a rule whose denominator must not depend on who reported

@@ -22,6 +22,10 @@ class RoundDecorator : public RoundAggregator {
                    double weight) override {
     return rule_->Add(update, weight);
   }
+  absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
+                      int clipped) override {
+    return rule_->AddSum(sum, updates, clipped);
+  }
   int updates() const override { return rule_->updates(); }
   void Expect(double updates) override { rule_->Expect(updates); }
   absl::StatusOr<runtime::NamedTensors> Result() override {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/planned_epsilon.h"
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
@@ -30,18 +31,8 @@ std::vector<nlohmann::json> Rounds(const std::string& out) {
   return rounds;
 }
 
-// fedberry-dp's epsilon after `steps` rounds of (q, z) at delta 1e-5.
 double PlannedEpsilon(double q, double z, int64_t steps) {
-  int code = 0;
-  const std::string out =
-      RunCommand(absl::StrCat(kBin, "/fedberry-dp epsilon --sampling_rate=", q,
-                              " --noise_multiplier=", z, " --steps=", steps,
-                              " --delta=1e-5"),
-                 &code);
-  EXPECT_EQ(code, 0) << out;
-  const size_t at = out.rfind("epsilon=");
-  EXPECT_NE(at, std::string::npos) << out;
-  return at == std::string::npos ? -1 : std::stod(out.substr(at + 8));
+  return testing::PlannedEpsilon(kBin, q, z, steps);
 }
 
 std::string SimCommand(const testing::TempDir& dir, int rounds,

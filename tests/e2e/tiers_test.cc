@@ -2,7 +2,8 @@
 // --upstream) between the server and the boards. FedAvg carries over the
 // tiers when weights do, so two tiers end with the flat federation's model
 // to float rounding; a gateway and the server killed mid-job resume from
-// their checkpoints.
+// their checkpoints. Under a root with differential privacy a gateway
+// forwards its boards' clipped sum and the root accounts.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <torch/serialize.h>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "sim/process.h"
+#include "tests/planned_epsilon.h"
 #include "tests/saved_model.h"
 #include "tests/test_files.h"
 
@@ -295,6 +297,77 @@ TEST(Tiers, AGatewayAndTheServerKilledMidJobResumeAndTheJobCompletes) {
       std::string::npos)
       << ReadAll(dir / "central-2.log");
   EXPECT_NE(ReadAll(dir / "central-2.log").find("round 4/4 done"),
+            std::string::npos);
+}
+
+// Differential privacy through a site gateway: a root under DP with one
+// board of its own and a gateway of two boards. The gateway's boards clip
+// to the root's bound, the gateway draws them with the root's q and
+// forwards their clipped sum and its count with no noise; the root noises
+// the total once and charges every round as fedberry-dp computes it for the
+// logged parameters. The gateway is in every draw (its boards are drawn at
+// the site), so no draw is too small and every round is one charge.
+TEST(Tiers, ADpRootNoisesAndAccountsAGatewaysClippedSums) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir / "data", 300);
+  const std::string root = dir / "root", site = dir / "site";
+  Process server =
+      Spawn({kBin + "/fedberry-server", "--listen=127.0.0.1:0", "--rounds=3",
+             "--local_steps=10", "--batch_size=16", "--lr=0.02",
+             "--fraction=0.5", "--min_clients=1", "--min_clients_to_start=2",
+             "--dp_noise_multiplier=1.2", "--dp_clip=0.05", "--dp_noise_seed=3",
+             "--eval_data=", "--output=" + root},
+            dir / "root.log");
+  const std::string address = AddressOf(root, server);
+  ASSERT_FALSE(address.empty()) << ReadAll(dir / "root.log");
+  Process gateway =
+      Spawn({kBin + "/fedberry-server", "--upstream=" + address,
+             "--upstream_name=site-a", "--listen=127.0.0.1:0",
+             "--min_clients=1", "--min_clients_to_start=2", "--output=" + site},
+            dir / "site.log");
+  const std::string site_address = AddressOf(site, gateway);
+  ASSERT_FALSE(site_address.empty()) << ReadAll(dir / "site.log");
+  std::vector<Process> boards;
+  for (int i = 0; i < 3; ++i) {
+    const std::string name = "board-" + std::to_string(i);
+    boards.push_back(Spawn(
+        {kBin + "/fedberry-client",
+         "--server=" + (i == 0 ? address : site_address),
+         "--data=" + (dir / "data"), "--partition_index=" + std::to_string(i),
+         "--partition_count=3", "--name=" + name, "--give_up_after=120s",
+         "--checkpoint_dir=" + (dir / name)},
+        dir / (name + ".log")));
+  }
+  ASSERT_EQ(WaitExit(server).code, 0) << ReadAll(dir / "root.log");
+  EXPECT_EQ(WaitExit(gateway).code, 0) << ReadAll(dir / "site.log");
+  for (auto& b : boards) EXPECT_EQ(WaitExit(b).code, 0);
+
+  const std::string root_log = ReadAll(dir / "root.log");
+  EXPECT_NE(root_log.find("a gateway for 2 boards"), std::string::npos)
+      << root_log;
+  std::ifstream lines(root + "/rounds.jsonl");
+  std::string line;
+  int rounds = 0;
+  while (std::getline(lines, line)) {
+    const nlohmann::json r = nlohmann::json::parse(line);
+    ++rounds;
+    const int64_t steps = r.at("dp_steps").get<int64_t>();
+    EXPECT_EQ(steps, r.at("round").get<int64_t>()) << r;
+    EXPECT_EQ(r.at("dp_sampling_rate").get<double>(), 0.5);
+    EXPECT_EQ(r.at("dp_noise_multiplier").get<double>(), 1.2);
+    EXPECT_EQ(r.at("dp_clip").get<double>(), 0.05);
+    EXPECT_EQ(r.at("dp_delta").get<double>(), 1e-5);
+    const double planned = testing::PlannedEpsilon(kBin, 0.5, 1.2, steps);
+    EXPECT_NEAR(r.at("dp_epsilon").get<double>(), planned, 1e-9 * planned) << r;
+  }
+  EXPECT_EQ(rounds, 3);
+  // The gateway forwards clipped sums, adds no noise and accounts nothing.
+  const std::string site_log = ReadAll(dir / "site.log");
+  EXPECT_NE(site_log.find("forwarding the clipped sum of"), std::string::npos)
+      << site_log;
+  EXPECT_NE(site_log.find("no noise added here"), std::string::npos);
+  EXPECT_EQ(site_log.find("privacy: epsilon"), std::string::npos);
+  EXPECT_EQ(ReadAll(site + "/rounds.jsonl").find("dp_epsilon"),
             std::string::npos);
 }
 

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "runtime/training_plan.h"
+#include "tiers/clipped_sum.h"
 
 namespace fedberry::tiers {
 namespace {
@@ -36,11 +37,13 @@ class GatewayTrainerTest : public ::testing::Test {
               o.min_clients_per_round = 2;
               o.min_clients_to_start = 2;
               o.max_update_ratio = 0;
+              ForwardClippedSums(privacy_, o);  // as fedberry-server does
               ++sites_started_;
               site_ = std::make_unique<server::RoundCoordinator>(
                   o, Model(0), nullptr, nullptr);
               return site_.get();
-            }) {}
+            },
+            privacy_) {}
 
   std::string JoinBoard(const std::string& name, uint64_t samples) {
     v1::JoinRequest r;
@@ -81,6 +84,19 @@ class GatewayTrainerTest : public ::testing::Test {
     return site_->SubmitUpdate(h, Model(w)).status();
   }
 
+  // Runs the parent's task `task_id` with `config` on a thread.
+  std::thread TrainOn(const std::string& task_id, const v1::TrainConfig& config,
+                      absl::StatusOr<client::TrainOutcome>& outcome) {
+    return std::thread([this, task_id, config, &outcome] {
+      outcome =
+          trainer_.Train({3, task_id, nullptr, 5}, config, Model(1), stop_);
+      trained_ = true;
+    });
+  }
+
+  std::shared_ptr<SitePrivacy> privacy_ = std::make_shared<SitePrivacy>();
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> trained_{false};
   std::unique_ptr<server::RoundCoordinator> site_;
   int sites_started_ = 0;
   GatewayTrainer trainer_;
@@ -143,6 +159,66 @@ TEST_F(GatewayTrainerTest, StoppingEndsARoundItWaitsFor) {
   trainer_.Stop();
   train.join();
   EXPECT_EQ(outcome.status().code(), absl::StatusCode::kCancelled);
+}
+
+// The root runs differential privacy: its config says the bound and q.
+v1::TrainConfig DpConfig(double q) {
+  v1::TrainConfig config;
+  config.set_model("lenet5");
+  config.set_local_epochs(1);
+  config.set_dp_clip(1.0);
+  config.set_dp_sampling_rate(q);
+  return config;
+}
+
+TEST_F(GatewayTrainerTest, UnderARootWithDpForwardsTheClippedSumAndItsCount) {
+  StartWithTwoBoards();
+  ASSERT_TRUE(site_->GetTask(a_, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(site_->GetTask(b_, absl::ZeroDuration()).ok());
+  absl::StatusOr<client::TrainOutcome> outcome;
+  std::thread train = TrainOn("dp-task", DpConfig(1.0), outcome);
+  Drive([&] {
+    auto t = site_->GetTask(a_, absl::ZeroDuration());
+    return t.ok() && t->action() == v1::GetTaskResponse::TRAIN;
+  });
+  // The boards are told the root's bound.
+  auto task = site_->GetTask(b_, absl::ZeroDuration());
+  ASSERT_TRUE(task.ok());
+  EXPECT_EQ(task->config().dp_clip(), 1.0);
+  // From the parent's 1: a moves by norm 2, b by norm 10; both clipped to 1,
+  // i.e. 0.5 a value each, summed unweighted: 1 + 0.5 + 0.5.
+  ASSERT_TRUE(Push(a_, 10, 2).ok());
+  ASSERT_TRUE(Push(b_, 30, 6).ok());
+  Drive([&] { return site_->history().size() == 1; });
+  train.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->model[0].tensor.equal(at::full({2, 2}, 2.0f)));
+  ASSERT_TRUE(outcome->metrics.has_forwarded_sum());
+  EXPECT_EQ(outcome->metrics.forwarded_sum().updates(), 2u);
+  EXPECT_EQ(outcome->metrics.forwarded_sum().clipped(), 2u);
+  EXPECT_EQ(outcome->num_samples, 40u);
+  // The gateway's rounds carry no privacy figures: the root accounts.
+  EXPECT_FALSE(site_->history().back().privacy.has_value());
+}
+
+TEST_F(GatewayTrainerTest, UnderARootWithDpAShortDrawForwardsAnEmptySumOnce) {
+  StartWithTwoBoards();
+  ASSERT_TRUE(site_->GetTask(a_, absl::ZeroDuration()).ok());
+  ASSERT_TRUE(site_->GetTask(b_, absl::ZeroDuration()).ok());
+  absl::StatusOr<client::TrainOutcome> outcome;
+  // q this small draws no board: the offer ends, nothing is drawn again.
+  std::thread train = TrainOn("empty-task", DpConfig(1e-12), outcome);
+  Drive([&] { return trained_.load(); });
+  train.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->model[0].tensor.equal(Model(1)[0].tensor));
+  EXPECT_EQ(outcome->metrics.forwarded_sum().updates(), 0u);
+  EXPECT_EQ(outcome->num_samples, 1u);
+  EXPECT_TRUE(site_->history().empty());
+  for (int i = 0; i < 20; ++i) site_->RunOnce();
+  auto t = site_->GetTask(a_, absl::ZeroDuration());
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->action(), v1::GetTaskResponse::WAIT);
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
 #include "privacy/rdp_accountant.h"
 #include "server/privacy/dp_options.h"
+#include "server/privacy/forwarded_sum.h"
 #include "server/privacy/gaussian_sum.h"
 #include "server/privacy/local_privacy_budget.h"
 #include "server/privacy/privacy_budget.h"
@@ -74,17 +76,33 @@ DpOptions Dp(double clip, double z) {
   return o;
 }
 
+// A round of the Gaussian sum (clip 1) around FedAvg on `global`, with a
+// noise so small that the clipped mean shows to 1e-6; its clip counts go
+// to `counts`.
+struct DpRound {
+  std::unique_ptr<Strategy> strategy;
+  std::unique_ptr<RoundAggregator> round;
+};
+DpRound TinyNoiseRound(std::shared_ptr<const runtime::NamedTensors> global,
+                       std::shared_ptr<ClipState> counts) {
+  DpRound r{AddGaussianNoise(FedAvg(*global), Dp(1.0, 1e-9), std::move(counts)),
+            nullptr};
+  auto round = r.strategy->BeginRound(std::move(global));
+  EXPECT_TRUE(round.ok()) << round.status();
+  if (round.ok()) r.round = *std::move(round);
+  return r;
+}
+
 TEST(GaussianSum, ClipsEachUpdateAndDividesByTheExpectedCohort) {
   auto global = std::make_shared<const runtime::NamedTensors>(Tensors({1, 1}));
   auto counts = std::make_shared<ClipState>();
-  // A noise this small leaves the clipped mean visible to 1e-6.
-  auto dp = AddGaussianNoise(FedAvg(*global), Dp(1.0, 1e-9), counts);
-  auto round = dp->BeginRound(global);
-  ASSERT_TRUE(round.ok());
-  (*round)->Expect(4.0);
-  ASSERT_TRUE((*round)->Add(Tensors({4, 5}), 1000).ok());  // norm 5: clipped
-  ASSERT_TRUE((*round)->Add(Tensors({1.5f, 1}), 1).ok());  // norm 0.5: kept
-  auto next = (*round)->Result();
+  DpRound dp = TinyNoiseRound(global, counts);
+  auto& round = dp.round;
+  ASSERT_TRUE(round);
+  round->Expect(4.0);
+  ASSERT_TRUE(round->Add(Tensors({4, 5}), 1000).ok());  // norm 5: clipped
+  ASSERT_TRUE(round->Add(Tensors({1.5f, 1}), 1).ok());  // norm 0.5: kept
+  auto next = round->Result();
   ASSERT_TRUE(next.ok()) << next.status();
   // (0.6 + 0.5, 0.8 + 0) / 4, weights ignored.
   EXPECT_NEAR((*next)[0].tensor[0].item<float>(), 1 + 1.1 / 4, 1e-6);
@@ -310,6 +328,99 @@ TEST(LocalPrivacyBudget, TheServerOnlyAveragesTheBoardsNoisyUpdates) {
                 .message()
                 .find("--dp_local"),
             std::string::npos);
+}
+
+TEST(CohortSelection, PoissonCohortsTakeEveryGatewayAndCountItsBoards) {
+  const PoissonCohorts poisson(0.5);
+  std::mt19937_64 rng(11);
+  // b1002 is a site gateway for 6 boards: it draws them itself.
+  const std::vector<uint32_t> boards = {0, 0, 6, 0};
+  int without = 0;
+  for (int i = 0; i < 200; ++i) {
+    Cohort c = poisson.Choose(Boards(4), boards, rng);
+    EXPECT_DOUBLE_EQ(c.expected, 0.5 * (3 + 6));
+    EXPECT_NE(std::find(c.members.begin(), c.members.end(), "b1002"),
+              c.members.end());
+    if (c.members.size() == 1) ++without;
+  }
+  EXPECT_GT(without, 0);  // the boards are still drawn
+  // Without gateways, the draw is the one the two-argument call makes.
+  std::mt19937_64 a(3), b(3);
+  EXPECT_EQ(
+      poisson.Choose(Boards(50), a).members,
+      poisson.Choose(Boards(50), std::vector<uint32_t>(50, 0), b).members);
+}
+
+TEST(ForwardedSum, RefusesCountsNoGatewaySends) {
+  v1::ForwardedSum sum;
+  sum.set_updates(3);
+  sum.set_clipped(1);
+  EXPECT_TRUE(CheckForwardedSum(sum, 3).ok());
+  EXPECT_NE(CheckForwardedSum(sum, 0).message().find("a board sent"),
+            std::string::npos);
+  EXPECT_NE(CheckForwardedSum(sum, 2).message().find("declared 2 boards"),
+            std::string::npos);
+  sum.set_clipped(4);
+  EXPECT_EQ(CheckForwardedSum(sum, 3).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ForwardedSum, IsBoundedByItsCountTimesTheClip) {
+  EXPECT_EQ(*ForwardedSumScale(1.5, 2, 1.0), 1.0);
+  EXPECT_EQ(*ForwardedSumScale(2.0, 2, 1.0), 1.0);  // exactly at the bound
+  // Within the slack of rounding and encodings: clipped to the bound.
+  EXPECT_DOUBLE_EQ(*ForwardedSumScale(2.01, 2, 1.0), 2.0 / 2.01);
+  auto beyond = ForwardedSumScale(2.5, 2, 1.0);
+  EXPECT_EQ(beyond.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(beyond.status().message().find("beyond 2 x the clip bound 1"),
+            std::string::npos)
+      << beyond.status();
+  EXPECT_FALSE(ForwardedSumScale(0.1, 0, 1.0).ok());  // an empty sum is 0
+  EXPECT_TRUE(ForwardedSumScale(0, 0, 1.0).ok());
+  EXPECT_EQ(*ForwardedSumScale(50, 2, 0), 1.0);  // local DP: noisy, unbounded
+  EXPECT_FALSE(ForwardedSumScale(NAN, 2, 1.0).ok());
+}
+
+TEST(GaussianSum, AddsAGatewaysSumToItsBoardsAndNoisesTheTotalOnce) {
+  auto counts = std::make_shared<ClipState>();
+  auto global = std::make_shared<const runtime::NamedTensors>(Tensors({1, 1}));
+  const std::unique_ptr<RoundAggregator> round =
+      std::move(TinyNoiseRound(global, counts).round);
+  ASSERT_TRUE(round);
+  round->Expect(5.0);  // q x (1 board + a gateway's 9) = 0.5 x 10
+  ASSERT_TRUE(round->Add(Tensors({4, 5}), 1000).ok());  // clipped: 0.6, 0.8
+  // A gateway's sum of 3 clipped updates, 2 at the bound: norm 2.5 <= 3.
+  ASSERT_TRUE(round->AddSum(Tensors({2.5f, 3}), 3, 2).ok());
+  // One beyond its count x clip is refused and changes nothing.
+  auto beyond = round->AddSum(Tensors({5, 1}), 2, 2);
+  EXPECT_EQ(beyond.code(), absl::StatusCode::kInvalidArgument);
+  auto next = round->Result();
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_NEAR((*next)[0].tensor[0].item<float>(), 1 + (0.6 + 1.5) / 5, 1e-6);
+  EXPECT_NEAR((*next)[0].tensor[1].item<float>(), 1 + (0.8 + 2.0) / 5, 1e-6);
+  EXPECT_EQ(counts->updates, 4);
+  EXPECT_EQ(counts->clipped, 3);
+  // A round without DP takes no forwarded sum.
+  auto plain = FedAvg(*global)->BeginRound(global);
+  EXPECT_NE((*plain)
+                ->AddSum(Tensors({1, 1}), 1, 0)
+                .message()
+                .find("does not run under differential privacy"),
+            std::string::npos);
+}
+
+TEST(ForwardedSum, AddToRoundSendsASumToAddSumAndAnUpdateToAdd) {
+  auto global = std::make_shared<const runtime::NamedTensors>(Tensors({0, 0}));
+  DpRound dp = TinyNoiseRound(global, std::make_shared<ClipState>());
+  ASSERT_TRUE(dp.round);
+  v1::UpdateHeader board;
+  board.set_num_samples(7);
+  ASSERT_TRUE(AddToRound(*dp.round, board, 0, Tensors({0, 3})).ok());
+  v1::UpdateHeader gateway = board;
+  gateway.mutable_metrics()->mutable_forwarded_sum()->set_updates(2);
+  EXPECT_FALSE(AddToRound(*dp.round, gateway, 0, Tensors({0, 2})).ok());
+  ASSERT_TRUE(AddToRound(*dp.round, gateway, 4, Tensors({0, 2})).ok());
+  EXPECT_EQ(dp.round->updates(), 3);
 }
 
 }  // namespace

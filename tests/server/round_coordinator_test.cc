@@ -441,23 +441,30 @@ TEST_F(RoundCoordinatorTest, UnderDifferentialPrivacyEveryDrawIsCharged) {
   budget_ = std::make_shared<PrivacyBudget>(dp);
   selection_ = std::make_shared<const PoissonCohorts>(1.0);
   Make(2);
-  v1::JoinRequest site;
-  site.set_client_name("site");
-  site.set_num_samples(20);
-  site.set_boards(2);
-  auto refused = coordinator_->Join(site);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(absl::StrContains(refused.status().message(), "site gateway"));
+  // A site gateway of 2 boards: in every draw (its boards are drawn at the
+  // site), it sends their clipped sum with its count.
+  v1::JoinRequest site_join;
+  site_join.set_client_name("site");
+  site_join.set_num_samples(20);
+  site_join.set_boards(2);
+  auto site = coordinator_->Join(site_join);
+  ASSERT_TRUE(site.ok()) << site.status();
+  const std::string s = site->client_id();
+  ASSERT_TRUE(coordinator_->GetTask(s, absl::ZeroDuration()).ok());
   const std::string a = Join("a"), b = Join("b");
   ASSERT_TRUE(coordinator_->RunOnce());
-  auto ta = Task(a), tb = Task(b);
+  auto ta = Task(a), tb = Task(b), ts = Task(s);
   EXPECT_EQ(ta.config().dp_clip(), 10);
+  EXPECT_EQ(ts.config().dp_sampling_rate(), 1.0);
   ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
   ASSERT_TRUE(Submit(Header(b, tb, 10), Model(3, 3)).ok());
+  v1::UpdateHeader sum = Header(s, ts, 20);
+  sum.mutable_metrics()->mutable_forwarded_sum()->set_updates(2);
+  ASSERT_TRUE(Submit(sum, Model(2, 2)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
-  // (1 + 3) / 2, not the weighted (5 x 1 + 10 x 3) / 15.
+  // (1 + 3 + 2) over the expected 1 x 4 boards, not the weighted mean.
   EXPECT_NEAR(coordinator_->global_model()->at(0).tensor[0][0].item<float>(),
-              2.0, 1e-5);
+              1.5, 1e-5);
   ASSERT_TRUE(reports_.back().privacy.has_value());
   EXPECT_EQ(reports_.back().privacy->steps, 1);
   EXPECT_DOUBLE_EQ(reports_.back().privacy->clipped_fraction, 0);
