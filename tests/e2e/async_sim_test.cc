@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/json_lines.h"
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
@@ -20,13 +21,7 @@ namespace {
 
 using testing::RunCommand;
 
-std::vector<nlohmann::json> ReadLines(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using testing::ReadJsonLines;
 
 TEST(AsyncSim, AHeterogeneousFleetCompletesAndEveryBoardsUpdatesAreUsed) {
   constexpr int kVersions = 24;
@@ -49,7 +44,7 @@ TEST(AsyncSim, AHeterogeneousFleetCompletesAndEveryBoardsUpdatesAreUsed) {
           " --fleet_profile=" + (dir / "fleet.txt") + " --output=" + out,
       &code);
   ASSERT_EQ(code, 0) << log;
-  const auto rounds = ReadLines(out + "/rounds.jsonl");
+  const auto rounds = ReadJsonLines(out + "/rounds.jsonl");
   ASSERT_EQ(rounds.size(), static_cast<size_t>(kVersions)) << log;
   double elapsed = 0;
   int stalest = 0;
@@ -66,7 +61,7 @@ TEST(AsyncSim, AHeterogeneousFleetCompletesAndEveryBoardsUpdatesAreUsed) {
   // The slow boards trained on versions the others had moved past.
   EXPECT_GT(stalest, 0);
   std::map<std::string, int> updates;
-  for (const auto& c : ReadLines(out + "/clients.jsonl")) {
+  for (const auto& c : ReadJsonLines(out + "/clients.jsonl")) {
     if (c.contains("num_samples")) ++updates[c.at("client").get<std::string>()];
   }
   int total = 0;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/json_lines.h"
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
@@ -28,13 +29,7 @@ constexpr int kBatch = 16;
 
 using testing::RunCommand;
 
-std::vector<nlohmann::json> ReadLines(const std::string& path) {
-  std::vector<nlohmann::json> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
+using testing::ReadJsonLines;
 
 struct Job {
   std::vector<nlohmann::json> rounds;
@@ -59,8 +54,8 @@ Job RunFleet(const testing::TempDir& dir, const std::string& planner) {
                  &code);
   EXPECT_EQ(code, 0) << log;
   Job job;
-  job.rounds = ReadLines(out + "/rounds.jsonl");
-  job.clients = ReadLines(out + "/clients.jsonl");
+  job.rounds = ReadJsonLines(out + "/rounds.jsonl");
+  job.clients = ReadJsonLines(out + "/clients.jsonl");
   EXPECT_EQ(job.rounds.size(), static_cast<size_t>(kRounds)) << log;
   std::printf("%s makespans:", planner.c_str());
   for (const auto& r : job.rounds) {
@@ -161,10 +156,10 @@ TEST(PlannerSim, DataMovesHandTheSlowBoardsSamplesToTheFastOne) {
           " --output=" + out,
       &code);
   ASSERT_EQ(code, 0) << log;
-  const auto rounds = ReadLines(out + "/rounds.jsonl");
+  const auto rounds = ReadJsonLines(out + "/rounds.jsonl");
   ASSERT_EQ(rounds.size(), 3u) << log;
   std::map<int, std::map<std::string, int64_t>> samples;
-  for (const auto& c : ReadLines(out + "/clients.jsonl")) {
+  for (const auto& c : ReadJsonLines(out + "/clients.jsonl")) {
     samples[c["round"].get<int>()][c["client"].get<std::string>()] =
         c["num_samples"].get<int64_t>();
   }
@@ -222,7 +217,7 @@ TEST(PlannerSim, ShapedLinkRunsInANamespaceAndIsCleanedUp) {
   EXPECT_EQ(namespaces.find(netns), std::string::npos)
       << netns << " left behind: " << namespaces;
   std::map<std::string, double> outside_training;
-  for (const auto& c : ReadLines(dir / "out/clients.jsonl")) {
+  for (const auto& c : ReadJsonLines(dir / "out/clients.jsonl")) {
     outside_training[c["client"].get<std::string>()] =
         c.value("client_wall_seconds", 0.0) - c.value("train_seconds", 0.0);
   }
