@@ -65,29 +65,32 @@ out, target = sys.argv[1], float(sys.argv[2])
 runs = {}
 for label in sys.argv[3:]:
     runs[label] = [json.loads(l) for l in open(f"{out}/{label}/rounds.jsonl")]
-horizon = min(r[-1]["elapsed_seconds"] for r in runs.values())
-print(f"\n{'run':14} {'rounds':>6} {'wall_s':>8} {'to_target_s':>11} "
-      f"{'acc@' + format(horizon, '.0f') + 's':>9} {'final_acc':>9} "
-      f"{'staleness':>9}")
-base = None
+# Fixed times: each run's length; a run's accuracy then is its last
+# published model's ('-': none published yet).
+horizons = sorted(r[-1]["elapsed_seconds"] for r in runs.values())
+def reached(rounds):
+    return next((r["elapsed_seconds"] for r in rounds
+                 if r.get("test_accuracy", 0) >= target), None)
+def accuracy_at(rounds, t):
+    done = [r.get("test_accuracy") for r in rounds
+            if r["elapsed_seconds"] <= t + 1e-9]
+    return f"{done[-1]:.4f}" if done and done[-1] is not None else "-"
+head = f"{'run':14} {'rounds':>6} {'wall_s':>8} {'to_target_s':>11}"
+for t in horizons:
+    head += f" {'acc@' + format(t, '.0f') + 's':>9}"
+print("\n" + head + f" {'staleness':>9}")
 for label, rounds in runs.items():
-    reached = next((r["elapsed_seconds"] for r in rounds
-                    if r.get("test_accuracy", 0) >= target), None)
-    at = [r.get("test_accuracy", float("nan")) for r in rounds
-          if r["elapsed_seconds"] <= horizon + 1e-9]
+    t = reached(rounds)
+    row = (f"{label:14} {len(rounds):6d} {rounds[-1]['elapsed_seconds']:8.1f} "
+           f"{(f'{t:.1f}' if t else 'never'):>11}")
+    for h in horizons:
+        row += f" {accuracy_at(rounds, h):>9}"
     stale = [r["staleness_mean"] for r in rounds if "staleness_mean" in r]
-    print(f"{label:14} {len(rounds):6d} {rounds[-1]['elapsed_seconds']:8.1f} "
-          f"{(f'{reached:.1f}' if reached else 'never'):>11} "
-          f"{(at[-1] if at else float('nan')):9.4f} "
-          f"{rounds[-1].get('test_accuracy', float('nan')):9.4f} "
-          f"{(f'{sum(stale) / len(stale):.2f}' if stale else '-'):>9}")
-    if label == "sync-uniform":
-        base = reached
-if base:
-    for label, rounds in runs.items():
-        reached = next((r["elapsed_seconds"] for r in rounds
-                        if r.get("test_accuracy", 0) >= target), None)
-        if reached:
-            print(f"time to target, sync-uniform / {label}: "
-                  f"{base / reached:.2f}x")
+    print(row + f" {(f'{sum(stale) / len(stale):.2f}' if stale else '-'):>9}")
+base = reached(runs["sync-uniform"])
+for label, rounds in runs.items():
+    t = reached(rounds)
+    if base and t and label != "sync-uniform":
+        print(f"time to {target} accuracy, sync-uniform / {label}: "
+              f"{base / t:.2f}x")
 PY
