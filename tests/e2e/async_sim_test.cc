@@ -80,6 +80,32 @@ TEST(AsyncSim, AHeterogeneousFleetCompletesAndEveryBoardsUpdatesAreUsed) {
   EXPECT_NE(html.find("plot-staleness"), std::string::npos);
 }
 
+// Tiers: site gateways run their own boards' synchronous rounds and push
+// each result to an asynchronous root as one board.
+TEST(AsyncSim, SiteGatewaysPushToAnAsynchronousRoot) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  const std::string out = dir / "out";
+  int code = 0;
+  const std::string log = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) +
+          "/fedberry-sim --tiers=2 --gateways=2 --clients=4 --rounds=3 "
+          "--local_steps=10 --batch_size=16 --lr=0.02 --mode=async "
+          "--async_buffer=2 --eval_data= --data=" +
+          dir.path() + " --output=" + out,
+      &code);
+  ASSERT_EQ(code, 0) << log;
+  const auto rounds = ReadJsonLines(out + "/rounds.jsonl");
+  ASSERT_EQ(rounds.size(), 3u) << log;
+  for (const auto& r : rounds) EXPECT_EQ(r.at("updates").get<int>(), 2);
+  std::map<std::string, int> updates;
+  for (const auto& c : ReadJsonLines(out + "/clients.jsonl")) {
+    if (c.contains("num_samples")) ++updates[c.at("client").get<std::string>()];
+  }
+  // Every update the root counted came from a gateway.
+  EXPECT_EQ(updates["sim-gateway-0"] + updates["sim-gateway-1"], 6) << log;
+}
+
 TEST(AsyncSim, SettingsAsynchronousRoundsCannotHonourAreRefused) {
   testing::TempDir dir;
   for (const std::string& extra :
