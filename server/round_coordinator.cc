@@ -247,7 +247,7 @@ std::optional<RoundCoordinator::TrainTask> RoundCoordinator::TrainTaskLocked(
         reported_.count(id) || refused_.count(id)) {
       return std::nullopt;
     }
-    return TrainTask{round_, task_id_};
+    return TrainTask{round_, task_id_, std::nullopt};
   }
   const AsyncTask* task = versions_->Find(id);
   if (task == nullptr && state_ == State::kCollecting &&
