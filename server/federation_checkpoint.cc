@@ -366,9 +366,7 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   ASSIGN_OR_RETURN(
       std::string model,
       checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
-        for (const auto& t : *snapshot.global) {
-          a.write(t.name, t.tensor);
-        }
+        WriteTensors(a, "", *snapshot.global);
       }));
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& c : snapshot.clients) {
@@ -411,9 +409,7 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
     ASSIGN_OR_RETURN(
         std::string strategy,
         checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
-          for (const auto& t : snapshot.strategy_state) {
-            a.write(t.name, t.tensor);
-          }
+          WriteTensors(a, "", snapshot.strategy_state);
         }));
     files.push_back({kStrategyFile, std::move(strategy)});
   }
@@ -469,17 +465,14 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
         absl::StrCat("checkpoint ", loaded.name,
                      " has a malformed state record: ", e.what()));
   }
-  auto model = std::make_shared<runtime::NamedTensors>();
+  runtime::NamedTensors model;
   RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       model_it->second, absl::StrCat(loaded.name, "/model.pt"),
       [&](torch::serialize::InputArchive& a) {
-        for (const auto& n : names) {
-          torch::Tensor t;
-          a.read(n, t);
-          model->push_back({n, t});
-        }
+        model = ReadTensors(a, "", names);
       }));
-  out.snapshot.global = std::move(model);
+  out.snapshot.global =
+      std::make_shared<const runtime::NamedTensors>(std::move(model));
   if (j.contains("async")) {
     ASSIGN_OR_RETURN(out.snapshot.async,
                      DecodeAsync(loaded, j["async"], names));
@@ -494,11 +487,7 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
     RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
         strategy_it->second, absl::StrCat(loaded.name, "/", kStrategyFile),
         [&](torch::serialize::InputArchive& a) {
-          for (const auto& n : strategy_names) {
-            torch::Tensor t;
-            a.read(n, t);
-            out.snapshot.strategy_state.push_back({n, t});
-          }
+          out.snapshot.strategy_state = ReadTensors(a, "", strategy_names);
         }));
   }
   return out;

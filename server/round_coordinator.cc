@@ -482,10 +482,11 @@ absl::StatusOr<runtime::NamedTensors> RoundCoordinator::CheckedWhole(
 }
 
 absl::Status RoundCoordinator::AddToSum(RoundAggregator& sum,
-                                        const runtime::NamedTensors& whole,
-                                        uint64_t samples) {
+                                        const v1::UpdateHeader& header,
+                                        uint32_t boards,
+                                        const runtime::NamedTensors& whole) {
   absl::MutexLock add_lock(&add_mu_);
-  return sum.Add(whole, static_cast<double>(samples));
+  return AddToRound(sum, header, boards, whole);
 }
 
 std::string RoundCoordinator::CurrentIdLocked(const std::string& id,
@@ -534,11 +535,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   }
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
-  absl::Status added;
-  {
-    absl::MutexLock add_lock(&add_mu_);
-    added = AddToRound(*sum, untrusted, boards, whole);
-  }
+  const absl::Status added = AddToSum(*sum, untrusted, boards, whole);
   absl::MutexLock lock(&mu_);
   --adds_in_flight_;
   // The board may have joined again meanwhile (its claim moved to its new
@@ -575,6 +572,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitBufferedUpdate(
   std::shared_ptr<const runtime::NamedTensors> current;
   RoundAggregator* sum;
   std::string name;
+  uint32_t boards = 0;
   {
     absl::MutexLock lock(&mu_);
     // A full buffer is being published: the push joins the next one.
@@ -591,10 +589,11 @@ absl::StatusOr<int> RoundCoordinator::SubmitBufferedUpdate(
     ++adds_in_flight_;
     sum = aggregate_.get();
     name = clients_.At(untrusted.client_id()).name;
+    boards = clients_.At(untrusted.client_id()).boards;
   }
   const double weight = StalenessWeight(options_.async->weighting, staleness);
   runtime::NamedTensors rebased = Rebase(whole, *pulled, *current, weight);
-  const absl::Status added = AddToSum(*sum, rebased, untrusted.num_samples());
+  const absl::Status added = AddToSum(*sum, untrusted, boards, rebased);
   FederationSnapshot snapshot;
   int held = 0;
   {

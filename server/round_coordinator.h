@@ -360,10 +360,11 @@ class RoundCoordinator {
   absl::StatusOr<runtime::NamedTensors> CheckedWhole(
       const runtime::NamedTensors& update, const runtime::NamedTensors& base,
       const UpdateBound* bound, double& distance) const;
-  // Adds `whole` to `sum` under the add lock (an aggregator is not
-  // thread-safe), outside mu_.
-  absl::Status AddToSum(RoundAggregator& sum,
-                        const runtime::NamedTensors& whole, uint64_t samples);
+  // Adds `whole`, the update of `header` from a sender that declared
+  // `boards`, to `sum` (AddToRound) under the add lock (an aggregator is
+  // not thread-safe), outside mu_.
+  absl::Status AddToSum(RoundAggregator& sum, const v1::UpdateHeader& header,
+                        uint32_t boards, const runtime::NamedTensors& whole);
   // The board's id now: it may have joined again while its update was
   // added (`name` is stable). Null when it is gone.
   std::string CurrentIdLocked(const std::string& id,

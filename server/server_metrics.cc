@@ -71,6 +71,22 @@ void ServerMetrics::AddPrivacy(const PrivacyFigures& d, PrometheusText& p) {
           d.clipped_fraction);
 }
 
+void ServerMetrics::AddVersion(uint64_t version, const VersionFigures& v,
+                               PrometheusText& p) {
+  p.Gauge("fedberry_model_version",
+          "Asynchronous rounds: the latest published model version.",
+          static_cast<double>(version));
+  p.Gauge("fedberry_version_updates", "Updates folded into the latest version.",
+          v.updates);
+  p.Gauge("fedberry_version_staleness_mean",
+          "Mean staleness (versions between pull and push) of the latest "
+          "version's updates.",
+          v.staleness_mean);
+  p.Gauge("fedberry_version_staleness_max",
+          "Largest staleness among the latest version's updates.",
+          v.staleness_max);
+}
+
 void ServerMetrics::Record(const RoundReport& report) {
   absl::MutexLock lock(&mu_);
   ++rounds_completed_;
@@ -261,20 +277,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
   }
   if (last_board_eval_) AddBoardEval(p);
   if (last_ && last_->privacy) AddPrivacy(*last_->privacy, p);
-  if (last_ && last_->version) {
-    p.Gauge("fedberry_model_version",
-            "Asynchronous rounds: the latest published model version.",
-            static_cast<double>(last_->round));
-    p.Gauge("fedberry_version_updates",
-            "Updates folded into the latest version.", last_->version->updates);
-    p.Gauge("fedberry_version_staleness_mean",
-            "Mean staleness (versions between pull and push) of the latest "
-            "version's updates.",
-            last_->version->staleness_mean);
-    p.Gauge("fedberry_version_staleness_max",
-            "Largest staleness among the latest version's updates.",
-            last_->version->staleness_max);
-  }
+  if (last_ && last_->version) AddVersion(last_->round, *last_->version, p);
   for (const auto& [name, f] : clients_) {
     const Labels l = {{"client", name}};
     if (f.device.ByteSizeLong() > 0) {

@@ -59,6 +59,9 @@ class ServerMetrics {
   // The latest evaluation on the boards' gauges.
   void AddBoardEval(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static void AddPrivacy(const PrivacyFigures& d, PrometheusText& p);
+  // Asynchronous rounds: the latest version and its staleness.
+  static void AddVersion(uint64_t version, const VersionFigures& v,
+                         PrometheusText& p);
   static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
   static void RenderBoards(const JobStatus& status, PrometheusText& p);
   struct ClientFigures {
