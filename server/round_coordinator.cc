@@ -978,7 +978,9 @@ void RoundCoordinator::OpenVersionLocked(std::unique_ptr<RoundAggregator> sum,
                                          absl::Time now) {
   if (budget_) budget_->Shape(train_);
   BeginCollectingLocked(std::move(sum), now);
-  versions_->Open(round_, global_);
+  // A site gateway numbers its own versions: its parent's rounds may skip
+  // it or hand the same round down again.
+  versions_->Open(upstream_ ? versions_->open_round() + 1 : round_, global_);
   // A restarted server's round starts from the updates its buffer held.
   for (const AsyncState::Buffered& b : versions_->buffer()) {
     if (absl::Status s = aggregate_->Add(b.update, b.samples); !s.ok()) {
@@ -992,11 +994,20 @@ void RoundCoordinator::OpenVersionLocked(std::unique_ptr<RoundAggregator> sum,
   }
   // Boards waiting between versions (or for a slot) take the new one.
   polls_.WakeAll();
-  spdlog::info(
-      "round {}/{}: version {} is out; boards train on it as they ask ({} "
-      "training), and the next {} updates make version {}",
-      round_, total_rounds_, round_ - 1, versions_->training(),
-      options_.async->buffer, round_);
+  if (upstream_) {
+    spdlog::info(
+        "round {}/{}: the parent's model is this site's version {}; boards "
+        "train on it as they ask ({} training), and the next {} updates go "
+        "to the parent",
+        round_, total_rounds_, versions_->open_round(), versions_->training(),
+        options_.async->buffer);
+  } else {
+    spdlog::info(
+        "round {}/{}: version {} is out; boards train on it as they ask ({} "
+        "training), and the next {} updates make version {}",
+        round_, total_rounds_, round_ - 1, versions_->training(),
+        options_.async->buffer, round_);
+  }
   changed_.SignalAll();
 }
 

@@ -943,8 +943,6 @@ absl::Status ApplyMode(server::CoordinatorOptions& c) {
           ? "--strategy=median, trimmed_mean, krum or multikrum (they ignore "
             "weights, so a stale update would count in full; use fedavg, "
             "fedprox, fedadam, fedyogi or fedadagrad)"
-      : c.relay ? "a site gateway (it runs its parent's rounds; a gateway "
-                  "may push to an asynchronous parent as any board does)"
       : DpOptionsFromFlags().enabled()
           ? "differential privacy (its accountant assumes Poisson-sampled "
             "synchronous rounds)"

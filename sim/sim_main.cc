@@ -169,6 +169,12 @@ ABSL_FLAG(int, tiers, 1,
           "gateways (fedberry-server --upstream), which join the server as "
           "one weighted board each.");
 ABSL_FLAG(int, gateways, 2, "Site gateways with --tiers=2.");
+ABSL_FLAG(std::string, site_mode, "",
+          "--tiers=2: sync or async, the site gateways' own rounds "
+          "(fedberry-server --mode on each gateway; the server's is --mode).");
+ABSL_FLAG(std::string, site_async_buffer, "",
+          "--site_mode=async: board updates each gateway folds into the one "
+          "it sends its parent (the gateways' --async_buffer).");
 ABSL_FLAG(std::string, bin_dir, "",
           "Folder of fedberry-server and fedberry-emulated-client (default: "
           "this program's folder).");
@@ -320,6 +326,36 @@ void PrintResourceTable(const std::string& out) {
   }
 }
 
+// Appends --name=value for each value given (empty: the child's default).
+void AddFlags(std::vector<std::string>& argv,
+              const std::vector<std::pair<const char*, std::string>>& flags) {
+  for (const auto& [name, value] : flags) {
+    if (!value.empty()) argv.push_back(absl::StrCat("--", name, "=", value));
+  }
+}
+
+// procs: the server, then `gateways` site gateways, then the clients
+// (client i joins gateway i % gateways). Signals what a server that has
+// just ended leaves behind: its boards, which would only retry, and its
+// site gateways only when it failed (after a clean end they tell their own
+// boards, which may be mid-task, and end).
+void StopOrphans(std::vector<Process>& procs, int gateways,
+                 std::vector<bool>& ended) {
+  const auto server_of = [gateways](size_t k) -> size_t {
+    if (k <= static_cast<size_t>(gateways)) return 0;  // the server, gateways
+    return gateways > 0 ? 1 + (k - 1 - gateways) % gateways : 0;
+  };
+  for (size_t s = 0; s <= static_cast<size_t>(gateways); ++s) {
+    if (ended[s] || !procs[s].exit()) continue;
+    ended[s] = true;
+    const bool failed = procs[s].exit()->code != 0;
+    for (size_t k = 1; k < procs.size(); ++k) {
+      const bool gateway = k <= static_cast<size_t>(gateways);
+      if (server_of(k) == s && (!gateway || failed)) procs[k].Signal(SIGTERM);
+    }
+  }
+}
+
 int Run() {
   std::vector<fedberry::sim::BoardProfile> fleet;
   if (!absl::GetFlag(FLAGS_fleet_profile).empty()) {
@@ -357,6 +393,13 @@ int Run() {
                  "fedberry-sim: --tiers is 1 or 2, and --gateways between 1 "
                  "and the number of clients (%d)\n",
                  n);
+    return 2;
+  }
+  if (tiers == 1 && (!absl::GetFlag(FLAGS_site_mode).empty() ||
+                     !absl::GetFlag(FLAGS_site_async_buffer).empty())) {
+    std::fprintf(stderr,
+                 "fedberry-sim: --site_mode and --site_async_buffer set the "
+                 "site gateways' rounds: they need --tiers=2\n");
     return 2;
   }
   if (tiers == 2 && (absl::GetFlag(FLAGS_tls) || !fleet.empty())) {
@@ -465,54 +508,50 @@ int Run() {
       absl::StrCat("--overlap_evaluation=",
                    absl::GetFlag(FLAGS_overlap_evaluation)),
   };
-  for (const auto& [name, value] :
-       std::vector<std::pair<const char*, std::string>>{
-           {"optimizer", absl::GetFlag(FLAGS_optimizer)},
-           {"loss", absl::GetFlag(FLAGS_loss)},
-           {"task", absl::GetFlag(FLAGS_task)},
-           {"weight_decay", absl::GetFlag(FLAGS_weight_decay)},
-           {"input_shape", absl::GetFlag(FLAGS_input_shape)},
-           {"num_outputs", absl::GetFlag(FLAGS_num_outputs)},
-           {"input_mean", absl::GetFlag(FLAGS_input_mean)},
-           {"input_std", absl::GetFlag(FLAGS_input_std)},
-           {"label_column", absl::GetFlag(FLAGS_label_column)},
-           {"feature_columns", absl::GetFlag(FLAGS_feature_columns)},
-           {"strategy", absl::GetFlag(FLAGS_strategy)},
-           {"proximal_mu", absl::GetFlag(FLAGS_proximal_mu)},
-           {"server_lr", absl::GetFlag(FLAGS_server_lr)},
-           {"beta1", absl::GetFlag(FLAGS_beta1)},
-           {"beta2", absl::GetFlag(FLAGS_beta2)},
-           {"tau", absl::GetFlag(FLAGS_tau)},
-           {"trim_fraction", absl::GetFlag(FLAGS_trim_fraction)},
-           {"byzantine", absl::GetFlag(FLAGS_byzantine)},
-           {"krum_keep", absl::GetFlag(FLAGS_krum_keep)},
-           {"target_updates", absl::GetFlag(FLAGS_target_updates)},
-           {"over_select", absl::GetFlag(FLAGS_over_select)},
-           {"quorum", absl::GetFlag(FLAGS_quorum)},
-           {"mode", absl::GetFlag(FLAGS_mode)},
-           {"async_buffer", absl::GetFlag(FLAGS_async_buffer)},
-           {"staleness_weight", absl::GetFlag(FLAGS_staleness_weight)},
-           {"max_staleness", absl::GetFlag(FLAGS_max_staleness)},
-           {"max_concurrency", absl::GetFlag(FLAGS_max_concurrency)},
-           {"update_encoding", absl::GetFlag(FLAGS_update_encoding)},
-           {"topk_fraction", absl::GetFlag(FLAGS_topk_fraction)},
-           {"model_encoding", absl::GetFlag(FLAGS_model_encoding)},
-           {"evaluate_on_boards", absl::GetFlag(FLAGS_evaluate_on_boards)},
-           {"board_eval_every", absl::GetFlag(FLAGS_board_eval_every)},
-           {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)},
-           {"dp_noise_multiplier", absl::GetFlag(FLAGS_dp_noise_multiplier)},
-           {"dp_clip", absl::GetFlag(FLAGS_dp_clip)},
-           {"dp_delta", absl::GetFlag(FLAGS_dp_delta)},
-           {"dp_adaptive_clip", absl::GetFlag(FLAGS_dp_adaptive_clip)},
-           {"dp_target_quantile", absl::GetFlag(FLAGS_dp_target_quantile)},
-           {"dp_local", absl::GetFlag(FLAGS_dp_local)},
-           {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
-           {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
-           {"trainable", absl::GetFlag(FLAGS_trainable)},
-           {"metrics_listen", absl::GetFlag(FLAGS_metrics_listen)}}) {
-    if (!value.empty())
-      server_argv.push_back(absl::StrCat("--", name, "=", value));
-  }
+  AddFlags(server_argv,
+           {{"optimizer", absl::GetFlag(FLAGS_optimizer)},
+            {"loss", absl::GetFlag(FLAGS_loss)},
+            {"task", absl::GetFlag(FLAGS_task)},
+            {"weight_decay", absl::GetFlag(FLAGS_weight_decay)},
+            {"input_shape", absl::GetFlag(FLAGS_input_shape)},
+            {"num_outputs", absl::GetFlag(FLAGS_num_outputs)},
+            {"input_mean", absl::GetFlag(FLAGS_input_mean)},
+            {"input_std", absl::GetFlag(FLAGS_input_std)},
+            {"label_column", absl::GetFlag(FLAGS_label_column)},
+            {"feature_columns", absl::GetFlag(FLAGS_feature_columns)},
+            {"strategy", absl::GetFlag(FLAGS_strategy)},
+            {"proximal_mu", absl::GetFlag(FLAGS_proximal_mu)},
+            {"server_lr", absl::GetFlag(FLAGS_server_lr)},
+            {"beta1", absl::GetFlag(FLAGS_beta1)},
+            {"beta2", absl::GetFlag(FLAGS_beta2)},
+            {"tau", absl::GetFlag(FLAGS_tau)},
+            {"trim_fraction", absl::GetFlag(FLAGS_trim_fraction)},
+            {"byzantine", absl::GetFlag(FLAGS_byzantine)},
+            {"krum_keep", absl::GetFlag(FLAGS_krum_keep)},
+            {"target_updates", absl::GetFlag(FLAGS_target_updates)},
+            {"over_select", absl::GetFlag(FLAGS_over_select)},
+            {"quorum", absl::GetFlag(FLAGS_quorum)},
+            {"mode", absl::GetFlag(FLAGS_mode)},
+            {"async_buffer", absl::GetFlag(FLAGS_async_buffer)},
+            {"staleness_weight", absl::GetFlag(FLAGS_staleness_weight)},
+            {"max_staleness", absl::GetFlag(FLAGS_max_staleness)},
+            {"max_concurrency", absl::GetFlag(FLAGS_max_concurrency)},
+            {"update_encoding", absl::GetFlag(FLAGS_update_encoding)},
+            {"topk_fraction", absl::GetFlag(FLAGS_topk_fraction)},
+            {"model_encoding", absl::GetFlag(FLAGS_model_encoding)},
+            {"evaluate_on_boards", absl::GetFlag(FLAGS_evaluate_on_boards)},
+            {"board_eval_every", absl::GetFlag(FLAGS_board_eval_every)},
+            {"personalize_steps", absl::GetFlag(FLAGS_personalize_steps)},
+            {"dp_noise_multiplier", absl::GetFlag(FLAGS_dp_noise_multiplier)},
+            {"dp_clip", absl::GetFlag(FLAGS_dp_clip)},
+            {"dp_delta", absl::GetFlag(FLAGS_dp_delta)},
+            {"dp_adaptive_clip", absl::GetFlag(FLAGS_dp_adaptive_clip)},
+            {"dp_target_quantile", absl::GetFlag(FLAGS_dp_target_quantile)},
+            {"dp_local", absl::GetFlag(FLAGS_dp_local)},
+            {"dp_target_epsilon", absl::GetFlag(FLAGS_dp_target_epsilon)},
+            {"dp_noise_seed", absl::GetFlag(FLAGS_dp_noise_seed)},
+            {"trainable", absl::GetFlag(FLAGS_trainable)},
+            {"metrics_listen", absl::GetFlag(FLAGS_metrics_listen)}});
   if (absl::GetFlag(FLAGS_skip_bad_rows)) {
     server_argv.push_back("--skip_bad_rows");
   }
@@ -553,21 +592,21 @@ int Run() {
     const int boards = n / gateways + (g < n % gateways ? 1 : 0);
     const std::string dir = absl::StrCat(out, "/gateway-", g);
     const std::string name = absl::StrCat("gateway-", g);
-    if (!launch(
-            {bin + "/fedberry-server", absl::StrCat("--upstream=", upstream),
-             absl::StrCat("--upstream_name=sim-gateway-", g),
-             absl::StrCat("--listen=127.0.0.1:", gateway_ports[g].port()),
-             absl::StrCat("--output=", dir),
-             absl::StrCat("--min_clients=", dp ? 1 : boards),
-             absl::StrCat("--min_clients_to_start=", boards),
-             absl::StrCat(
-                 "--round_deadline=",
-                 absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
-             absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
-             "--eval_data="},
-            name)) {
-      return 2;
-    }
+    std::vector<std::string> argv = {
+        bin + "/fedberry-server",
+        absl::StrCat("--upstream=", upstream),
+        absl::StrCat("--upstream_name=sim-gateway-", g),
+        absl::StrCat("--listen=127.0.0.1:", gateway_ports[g].port()),
+        absl::StrCat("--output=", dir),
+        absl::StrCat("--min_clients=", dp ? 1 : boards),
+        absl::StrCat("--min_clients_to_start=", boards),
+        absl::StrCat("--round_deadline=",
+                     absl::FormatDuration(absl::GetFlag(FLAGS_round_deadline))),
+        absl::StrCat("--seed=", absl::GetFlag(FLAGS_seed)),
+        "--eval_data="};
+    AddFlags(argv, {{"mode", absl::GetFlag(FLAGS_site_mode)},
+                    {"async_buffer", absl::GetFlag(FLAGS_site_async_buffer)}});
+    if (!launch(argv, name)) return 2;
     std::printf(
         "fedberry-sim: %s on 127.0.0.1:%d for %d clients (log "
         "%s/logs/%s.log)\n",
@@ -691,6 +730,7 @@ int Run() {
   size_t shown = 0;
   absl::Time last_note = absl::Now();
   bool signalled = false;
+  std::vector<bool> ended(procs.size(), false);
   while (true) {
     if (interrupted && !signalled) {
       std::printf("fedberry-sim: interrupted; stopping the federation\n");
@@ -712,11 +752,7 @@ int Run() {
     bool all_done = true;
     for (auto& p : procs) all_done &= p.Poll().has_value();
     if (all_done) break;
-    if (procs[0].exit() && !signalled) {
-      // The server is gone: clients would only retry.
-      for (auto& p : procs) p.Signal(SIGTERM);
-      signalled = true;
-    }
+    StopOrphans(procs, gateways, ended);
     if (absl::Now() - last_note > absl::Seconds(10)) {
       std::printf("[%6.1fs] round %zu/%d in progress\n",
                   absl::ToDoubleSeconds(absl::Now() - start), shown + 1,

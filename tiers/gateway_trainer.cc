@@ -98,6 +98,13 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
   }
   privacy_->Begin(task.task_id, config);
   const SiteRound dp = privacy_->round();
+  if (dp.forwards() && s->options().async) {
+    // A clipped sum's bound counts the boards drawn for one root round; a
+    // buffer mixes rounds and is not drawn at all.
+    return absl::FailedPreconditionError(
+        "the parent runs differential privacy, which needs this gateway's "
+        "rounds synchronous: restart it without --mode=async");
+  }
   server::UpstreamRound round;
   round.draw_once = dp.forwards();
   round.round = task.round;

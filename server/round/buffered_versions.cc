@@ -27,6 +27,13 @@ BufferedVersions::BufferedVersions(AsyncOptions options, uint64_t seed)
 
 void BufferedVersions::Open(
     uint64_t round, std::shared_ptr<const runtime::NamedTensors> global) {
+  if (round != open_round_ && !buffer_.empty()) {
+    if (auto old = models_.find(open_round_); old != models_.end()) {
+      for (AsyncState::Buffered& b : buffer_) {
+        b.update = Rebase(b.update, *old->second, *global, 1.0);
+      }
+    }
+  }
   open_round_ = round;
   models_[round] = std::move(global);
   // A task on a round older than this can only be refused as stale.
@@ -216,6 +223,7 @@ void BufferedVersions::Restore(AsyncState state) {
   expired_ = std::move(state.expired);
   models_ = std::move(state.models);
   buffer_ = std::move(state.buffer);
+  open_round_ = models_.empty() ? 0 : models_.rbegin()->first;
   claimed_ = 0;
   if (!state.rng.empty()) {
     std::istringstream rng(state.rng);

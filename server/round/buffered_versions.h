@@ -57,7 +57,9 @@ class BufferedVersions {
 
   // Round `round` opens on `global`. Models no task can still use (older
   // than max_staleness) are forgotten, and so are tasks on them: their
-  // pushes are refused as stale.
+  // pushes are refused as stale. Updates a buffer carries into a new round
+  // (a restarted site gateway's, whose parent handed down another model)
+  // move with their base: `global` + (update - the old round's model).
   void Open(uint64_t round,
             std::shared_ptr<const runtime::NamedTensors> global);
   uint64_t open_round() const { return open_round_; }
@@ -102,7 +104,8 @@ class BufferedVersions {
   VersionFigures TakeFigures();
 
   // What the checkpoint keeps, and a restarted server's resumption of it,
-  // before it opens its round again.
+  // before it opens its round again (open_round() is then the newest
+  // round a kept model belongs to).
   AsyncState State() const;
   void Restore(AsyncState state);
   // The open round's updates so far, in the order added: a restored

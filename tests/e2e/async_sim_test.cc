@@ -106,6 +106,55 @@ TEST(AsyncSim, SiteGatewaysPushToAnAsynchronousRoot) {
   EXPECT_EQ(updates["sim-gateway-0"] + updates["sim-gateway-1"], 6) << log;
 }
 
+// Tiers, asynchronous sites: each gateway folds the first --site_async_buffer
+// updates of its boards into the one it sends up, and a board that missed
+// a parent round counts in the next one, stale. Under a synchronous and an
+// asynchronous root alike.
+class AsyncSites : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(AsyncSites, GatewaysBufferTheirBoardsAndEveryBoardCounts) {
+  constexpr int kRootRounds = 4;
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 600);
+  const std::string out = dir / "out";
+  int code = 0;
+  const std::string log = RunCommand(
+      std::string(FEDBERRY_BIN_DIR) +
+          "/fedberry-sim --tiers=2 --gateways=2 --clients=6 --rounds=" +
+          std::to_string(kRootRounds) +
+          " --local_steps=10 --batch_size=16 --lr=0.02 --site_mode=async "
+          "--site_async_buffer=2 --eval_data= " +
+          GetParam() + " --data=" + dir.path() + " --output=" + out,
+      &code);
+  ASSERT_EQ(code, 0) << log;
+  ASSERT_EQ(ReadJsonLines(out + "/rounds.jsonl").size(),
+            static_cast<size_t>(kRootRounds))
+      << log;
+  int stale = 0;
+  for (int g = 0; g < 2; ++g) {
+    const std::string site = out + "/gateway-" + std::to_string(g);
+    const auto versions = ReadJsonLines(site + "/rounds.jsonl");
+    ASSERT_FALSE(versions.empty()) << site;
+    for (const auto& v : versions) {
+      EXPECT_EQ(v.at("updates").get<int>(), 2) << v.dump();
+      stale += v.at("staleness_max").get<int>() > 0 ? 1 : 0;
+    }
+    std::map<std::string, int> counted;
+    for (const auto& c : ReadJsonLines(site + "/clients.jsonl")) {
+      if (c.contains("num_samples"))
+        ++counted[c.at("client").get<std::string>()];
+    }
+    // Three boards, two updates per parent round: none is left out.
+    EXPECT_EQ(counted.size(), 3u) << site << "\n" << log;
+  }
+  // The board a version left behind pushed into the next, one version old.
+  EXPECT_GT(stale, 0) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Roots, AsyncSites,
+                         ::testing::Values("--mode=sync",
+                                           "--mode=async --async_buffer=2"));
+
 TEST(AsyncSim, SettingsAsynchronousRoundsCannotHonourAreRefused) {
   testing::TempDir dir;
   for (const std::string& extra :

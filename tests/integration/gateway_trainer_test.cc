@@ -37,6 +37,7 @@ class GatewayTrainerTest : public ::testing::Test {
               o.min_clients_per_round = 2;
               o.min_clients_to_start = 2;
               o.max_update_ratio = 0;
+              o.async = async_;
               ForwardClippedSums(privacy_, o);  // as fedberry-server does
               ++sites_started_;
               site_ = std::make_unique<server::RoundCoordinator>(
@@ -95,6 +96,7 @@ class GatewayTrainerTest : public ::testing::Test {
   }
 
   std::shared_ptr<SitePrivacy> privacy_ = std::make_shared<SitePrivacy>();
+  std::optional<server::AsyncOptions> async_;  // the site's --mode=async
   std::atomic<bool> stop_{false};
   std::atomic<bool> trained_{false};
   std::unique_ptr<server::RoundCoordinator> site_;
@@ -219,6 +221,18 @@ TEST_F(GatewayTrainerTest, UnderARootWithDpAShortDrawForwardsAnEmptySumOnce) {
   auto t = site_->GetTask(a_, absl::ZeroDuration());
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->action(), v1::GetTaskResponse::WAIT);
+}
+
+// A clipped sum is bounded by the boards drawn for one root round; an
+// asynchronous site's buffer is drawn for none.
+TEST_F(GatewayTrainerTest, AnAsynchronousSiteRefusesARootWithDp) {
+  async_ = server::AsyncOptions{};
+  StartWithTwoBoards();
+  const absl::StatusOr<client::TrainOutcome> outcome = trainer_.Train(
+      {3, "dp-task", nullptr, 5}, DpConfig(1.0), Model(1), stop_);
+  EXPECT_TRUE(absl::IsFailedPrecondition(outcome.status())) << outcome.status();
+  EXPECT_NE(outcome.status().message().find("--mode=async"), std::string::npos);
+  EXPECT_TRUE(site_->history().empty());
 }
 
 }  // namespace

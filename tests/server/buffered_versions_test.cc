@@ -168,12 +168,13 @@ TEST_F(BufferedVersionsTest, ItsStateRestoresTasksModelsAndTheBuffer) {
   BufferedVersions v = Make(3, 3);
   v.Open(1, Model(0));
   const std::string task = v.Assign("a")->task_id;
+  v.Open(2, Model(1));
   v.Assign("b");
   ASSERT_TRUE(v.Claim("b").ok());
   v.Accept("b", 0, *Model(7), 9);
-  v.Open(2, Model(1));
   BufferedVersions restored = Make(3, 3);
   restored.Restore(v.State());
+  EXPECT_EQ(restored.open_round(), 2u);
   restored.Open(2, Model(1));
   EXPECT_TRUE(restored.Check("a", 1, task).ok());
   EXPECT_FLOAT_EQ(
@@ -186,6 +187,22 @@ TEST_F(BufferedVersionsTest, ItsStateRestoresTasksModelsAndTheBuffer) {
   EXPECT_EQ(*a, 1);
   // It hands out the tasks the original would have.
   EXPECT_EQ(restored.Assign("c")->task_id, v.Assign("c")->task_id);
+}
+
+// A site gateway's buffer outlives its round only when it restarts mid-way
+// and its parent hands down another model: the updates keep what their
+// boards' training changed, on the new base.
+TEST_F(BufferedVersionsTest, ABufferCarriedIntoANewRoundMovesWithItsBase) {
+  BufferedVersions v = Make(3, 3);
+  v.Open(1, Model(0));
+  v.Assign("a");
+  ASSERT_TRUE(v.Claim("a").ok());
+  v.Accept("a", 0, *Model(7), 9);
+  v.Open(1, Model(0));  // the same round again (a restart): unchanged
+  EXPECT_FLOAT_EQ(v.buffer()[0].update[0].tensor[0].item<float>(), 7);
+  v.Open(2, Model(10));
+  ASSERT_EQ(v.buffer().size(), 1u);
+  EXPECT_FLOAT_EQ(v.buffer()[0].update[0].tensor[0].item<float>(), 17);
 }
 
 TEST(AsyncOptionsTest, RefusesOutOfRangeSettings) {

@@ -2072,6 +2072,52 @@ TEST_F(AsyncRoundsTest,
   EXPECT_EQ(reports_[0].declined, 1);
 }
 
+// A site gateway in asynchronous mode: each parent round is a version of
+// its own, made of the first K updates its boards push; a board that
+// trained on an earlier parent round counts, rebased onto the new model and
+// weighed by its staleness (in this site's versions).
+TEST_F(AsyncRoundsTest, AGatewayBuffersItsBoardsForEachParentRound) {
+  relay_ = true;
+  MakeAsync(/*buffer=*/1);
+  const std::string a = Join("a"), b = Join("b");
+  EXPECT_FALSE(coordinator_->RunOnce());  // nothing from the parent yet
+  ASSERT_TRUE(coordinator_->OfferRound(ParentRound(Model(1, 1))).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse ta = Task(a), slow = Task(b);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  ASSERT_EQ(slow.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(ta.round(), 1u);  // the site's version, not the parent's 7
+  EXPECT_EQ(ta.total_rounds(), 9u);
+  ASSERT_TRUE(Submit(Header(a, ta, 4), Model(3, 3)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(relayed_.size(), 1u);
+  EXPECT_EQ(relayed_[0].upstream_task_id, "parent-task");
+  EXPECT_EQ(relayed_[0].weight, 4u);
+  ASSERT_TRUE(relayed_[0].mean.ok()) << relayed_[0].mean.status();
+  EXPECT_TRUE(SameModel(*relayed_[0].mean, Model(3, 3)));
+  // Between the parent's rounds no task is handed out.
+  EXPECT_FALSE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+  UpstreamRound next = ParentRound(Model(10, 10));
+  next.round = 8;
+  next.task_id = "parent-task-2";
+  ASSERT_TRUE(coordinator_->OfferRound(std::move(next)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(a).round(), 2u);
+  // b trained 1 -> 5 on the site's version 1: 10 + 4/sqrt(2).
+  ASSERT_TRUE(Submit(Header(b, slow, 6), Model(5, 5)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(relayed_.size(), 2u);
+  EXPECT_EQ(relayed_[1].upstream_task_id, "parent-task-2");
+  EXPECT_EQ(relayed_[1].weight, 6u);
+  ASSERT_TRUE(relayed_[1].mean.ok()) << relayed_[1].mean.status();
+  EXPECT_NEAR(relayed_[1].mean->at(0).tensor[0][0].item<float>(),
+              10 + 4 / std::sqrt(2.0), 1e-5);
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[1].round, 8u);
+  EXPECT_EQ(reports_[1].version->staleness_max, 1);
+}
+
 // Three boards push 1, 2 and 6 into a buffer of three; with `restart`, the
 // server is replaced by one restored from its checkpoint after the second.
 NamedTensors AsyncVersionWithRestart(AsyncRoundsTest& t, bool restart,
