@@ -383,7 +383,9 @@ ABSL_FLAG(std::string, mode, "sync",
           "sync: each round waits for its cohort. async: asynchronous "
           "buffered rounds (FedBuff): boards train on the latest model as "
           "they ask, and every --async_buffer updates make a new version; "
-          "--rounds then counts versions.");
+          "--rounds then counts versions. A site gateway (--upstream) with "
+          "async sends its parent, per task, the first --async_buffer "
+          "updates of its boards.");
 ABSL_FLAG(int, async_buffer, 10,
           "--mode=async: updates folded into each new model version (K).");
 ABSL_FLAG(std::string, staleness_weight, "polynomial",
