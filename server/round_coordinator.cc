@@ -153,19 +153,7 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                                               const std::string& id) {
   for (const std::string& old : clients_.IdsNamed(name)) {
     if (old != id) {
-      const bool selected = cohort_.erase(old) > 0;
-      const bool pushed = reported_.erase(old) > 0;
-      // A board whose update was refused stays refused under a new id.
-      const bool refused = refused_.erase(old) > 0;
-      const bool declined = declined_.erase(old) > 0;
-      if (selected) cohort_.insert(id);
-      if (pushed) reported_.insert(id);
-      if (refused) refused_.insert(id);
-      if (declined) declined_.insert(id);
-      if (auto p = planned_steps_.find(old); p != planned_steps_.end()) {
-        if (selected) planned_steps_[id] = p->second;
-        planned_steps_.erase(p);
-      }
+      const auto [selected, pushed] = open_.Rename(old, id);
       if (auto u = upload_start_.find(old); u != upload_start_.end()) {
         if (selected) upload_start_[id] = u->second;
         upload_start_.erase(u);
@@ -210,9 +198,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     response.set_task_id(task->task_id);
     *response.mutable_config() = train_;
     if (task->seed) response.mutable_config()->set_seed(*task->seed);
-    if (auto p = planned_steps_.find(client_id); p != planned_steps_.end()) {
-      response.mutable_config()->set_local_steps(
-          static_cast<uint32_t>(p->second));
+    if (std::optional<int64_t> steps = open_.PlannedSteps(client_id)) {
+      response.mutable_config()->set_local_steps(static_cast<uint32_t>(*steps));
     }
     for (const PlannedMove& m : relay_.MovesFrom(client.name)) {
       v1::DataMove* move = response.add_send();
@@ -243,11 +230,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
 std::optional<RoundCoordinator::TrainTask> RoundCoordinator::TrainTaskLocked(
     const std::string& id, const ClientRecord& client) {
   if (!versions_) {
-    if (state_ != State::kCollecting || !cohort_.count(id) ||
-        reported_.count(id) || refused_.count(id)) {
-      return std::nullopt;
-    }
-    return TrainTask{round_, task_id_, std::nullopt};
+    if (state_ != State::kCollecting || !open_.Awaits(id)) return std::nullopt;
+    return TrainTask{round_, open_.task_id(), std::nullopt};
   }
   const AsyncTask* task = versions_->Find(id);
   if (task == nullptr && state_ == State::kCollecting &&
@@ -348,12 +332,12 @@ absl::Status RoundCoordinator::CheckTaskLocked(
             : absl::StrCat("the server waits to open round ", round_),
         ")"));
   }
-  if (task_id != task_id_) {
+  if (task_id != open_.task_id()) {
     return absl::InvalidArgumentError(
         absl::StrCat("task id '", runtime::Printable(task_id),
                      "' does not match round ", round_, "'s task"));
   }
-  if (!cohort_.count(client_id)) {
+  if (!open_.Selected(client_id)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "client ", client_id, " was not selected for round ", round_));
   }
@@ -446,16 +430,15 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
   // (An asynchronous task is claimed once: BufferedVersions::Claim.)
-  if (!versions_ && reported_.count(header.client_id())) {
+  if (!versions_ && open_.HasReported(header.client_id())) {
     return absl::AlreadyExistsError(
         absl::StrCat("client ", header.client_id(),
                      " already sent its update for round ", header.round()));
   }
   const ClientRecord& info = clients_.At(header.client_id());
   v1::TrainConfig task = train_;
-  if (auto p = planned_steps_.find(header.client_id());
-      p != planned_steps_.end()) {
-    task.set_local_steps(static_cast<uint32_t>(p->second));
+  if (std::optional<int64_t> steps = open_.PlannedSteps(header.client_id())) {
+    task.set_local_steps(static_cast<uint32_t>(*steps));
   }
   uint64_t received = 0;
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
@@ -527,7 +510,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     }
     // Claimed before it is added, so a second push of this board is
     // refused meanwhile; the round waits for its adds before it closes.
-    reported_.insert(untrusted.client_id());
+    open_.Report(untrusted.client_id());
     ++adds_in_flight_;
     sum = aggregate_.get();
     name = clients_.At(untrusted.client_id()).name;
@@ -542,7 +525,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   // id): what follows names it by its current id.
   const std::string id = CurrentIdLocked(untrusted.client_id(), name);
   if (!added.ok()) {
-    reported_.erase(id);
+    open_.Unreport(id);
     work_pending_ = true;
     changed_.SignalAll();
     return added;
@@ -644,8 +627,8 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
                               header.resources(), info.device});
   // An asynchronous round holds its buffer's updates (a board may add
   // more than one), out of the buffer's size.
-  const size_t held = versions_ ? versions_->buffered() : reported_.size();
-  const size_t of = versions_ ? options_.async->buffer : cohort_.size();
+  const size_t held = versions_ ? versions_->buffered() : open_.reported();
+  const size_t of = versions_ ? options_.async->buffer : open_.cohort().size();
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
       "model {:.3f} x its norm{})",
@@ -744,7 +727,7 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
     }
     return;
   }
-  if (header.round() != round_ || header.task_id() != task_id_ ||
+  if (header.round() != round_ || header.task_id() != open_.task_id() ||
       !StopAwaitingLocked(id)) {
     return;
   }
@@ -755,10 +738,7 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
 }
 
 bool RoundCoordinator::StopAwaitingLocked(const std::string& id) {
-  if (state_ != State::kCollecting || !cohort_.count(id) ||
-      reported_.count(id) || !refused_.insert(id).second) {
-    return false;
-  }
+  if (state_ != State::kCollecting || !open_.StopAwaiting(id)) return false;
   work_pending_ = true;
   changed_.SignalAll();
   return true;
@@ -788,7 +768,7 @@ void RoundCoordinator::NoteConditionLocked(
   }
   if (!declines || !StopAwaitingLocked(client_id)) return;
   ++pending_.declined;
-  declined_.insert(client_id);
+  open_.Decline(client_id);
   spdlog::info("round {}: not waiting for {} (it declines: {})", round_,
                client->name, client->condition.declined());
 }
@@ -801,11 +781,11 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
     for (const auto& [id, c] : clients_.all()) {
       BoardFacts facts;
       facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
-      const bool open = state_ == State::kCollecting && cohort_.count(id);
-      facts.training = open && !reported_.count(id) && !refused_.count(id);
+      const bool open = state_ == State::kCollecting;
+      facts.training = open && open_.Awaits(id);
       const AsyncTask* task = versions_ ? versions_->Find(id) : nullptr;
       if (task != nullptr) facts.training = true;
-      facts.update_refused = open && refused_.count(id) && !declined_.count(id);
+      facts.update_refused = open && open_.UpdateRefused(id);
       facts.evaluating =
           state_ == State::kEvaluating && evaluation_->Awaits(id);
       facts.declining = !c.condition.declined().empty();
@@ -834,13 +814,6 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
       rows.begin(), rows.end(),
       [](const BoardRow& a, const BoardRow& b) { return a.name < b.name; });
   return rows;
-}
-
-void RoundCoordinator::ClearCohortLocked() {
-  cohort_.clear();
-  reported_.clear();
-  refused_.clear();
-  declined_.clear();
 }
 
 absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
@@ -924,25 +897,22 @@ void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
                                         absl::Time now) {
   if (budget_) budget_->Shape(train_);
   const int k = static_cast<int>(cohort.members.size());
-  needed_ = cohort.needed;
-  cohort_ = std::set<std::string>(cohort.members.begin(), cohort.members.end());
-  reported_.clear();
-  refused_.clear();
+  open_.Start(absl::StrFormat("r%d-%08x", round_,
+                              static_cast<uint32_t>(rng() & 0xffffffff)),
+              cohort.members, cohort.needed);
   // Heartbeats speak of a task: a board still paused says so again in the
   // new one (at its first batch boundary).
   clients_.ResetStates();
-  task_id_ = absl::StrFormat("r%d-%08x", round_,
-                             static_cast<uint32_t>(rng() & 0xffffffff));
   BeginCollectingLocked(std::move(sum), now);
   pending_.selected = k;
-  declined_.clear();
   PlanRoundLocked();
-  for (const std::string& id : cohort_) polls_.Wake(id);
-  spdlog::info("round {}/{}: selected {} of {} available clients (task {}){}",
-               round_, total_rounds_, k, available, task_id_,
-               needed_ < cohort_.size()
-                   ? absl::StrCat("; the first ", needed_, " updates close it")
-                   : "");
+  for (const std::string& id : open_.cohort()) polls_.Wake(id);
+  spdlog::info(
+      "round {}/{}: selected {} of {} available clients (task {}){}", round_,
+      total_rounds_, k, available, open_.task_id(),
+      open_.needed() < open_.cohort().size()
+          ? absl::StrCat("; the first ", open_.needed(), " updates close it")
+          : "");
   changed_.SignalAll();
 }
 
@@ -1030,7 +1000,8 @@ void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
 }
 
 void RoundCoordinator::PruneLocked() {
-  const int pruned = clients_.Prune(clock_.Now(), options_.liveness, cohort_);
+  const int pruned =
+      clients_.Prune(clock_.Now(), options_.liveness, open_.cohort());
   if (pruned > 0) {
     spdlog::info("forgot {} client(s) that joined but never asked for a task",
                  pruned);
@@ -1039,17 +1010,16 @@ void RoundCoordinator::PruneLocked() {
 
 void RoundCoordinator::PlanRoundLocked() {
   std::vector<PlanningMember> members;
-  members.reserve(cohort_.size());
-  for (const auto& id : cohort_) {
+  members.reserve(open_.cohort().size());
+  for (const auto& id : open_.cohort()) {
     const ClientRecord& c = clients_.At(id);
     members.push_back(
         {id, c.name, c.num_samples, c.allow_data_moves, c.sample_bytes});
   }
   RoundWork work =
-      PlanRoundWork(planner_.get(), members, train_, round_, task_id_);
-  planned_steps_ = std::move(work.steps);
-  for (const std::string& id : work.idle) cohort_.erase(id);
-  pending_.selected = static_cast<int>(cohort_.size());
+      PlanRoundWork(planner_.get(), members, train_, round_, open_.task_id());
+  open_.Plan(std::move(work.steps), work.idle);
+  pending_.selected = static_cast<int>(open_.cohort().size());
   pending_.planner = std::move(work.planner);
   pending_.planned_makespan_seconds = work.planned_makespan_seconds;
   pending_.moved_samples = work.moved_samples;
@@ -1099,7 +1069,7 @@ bool RoundCoordinator::DecideCloseLocked(CloseDecision& decision) {
           "round {}: closing on its first {} updates; {} over-selected "
           "board(s) still training are cut off (their updates will be "
           "refused as late)",
-          round_, reported_.size(), pending_.cut_off);
+          round_, open_.reported(), pending_.cut_off);
     }
   } else if (decision.late) {
     CountStragglersLocked(progress);
@@ -1129,21 +1099,13 @@ bool RoundCoordinator::DecideVersionCloseLocked() {
 RoundProgress RoundCoordinator::ProgressLocked() const {
   RoundProgress p;
   p.selected = pending_.selected;
-  p.cohort = static_cast<int>(cohort_.size());
-  // A refused board that then sent a valid update is awaited again (its
-  // update counts): counting it as refused too would close the round one
-  // awaited board short.
-  for (const auto& id : refused_) {
-    p.refused += cohort_.count(id) && !reported_.count(id) ? 1 : 0;
-  }
-  p.reported = static_cast<int>(reported_.size());
-  p.needed = static_cast<int>(needed_);
+  open_.Count(p);
   // Selected clients that have not reported but say they are paused under
   // memory pressure, and were heard from recently: alive, not dead. One
   // that released its memory is silent until restarted, so no liveness
   // applies to it; the grace bounds the wait.
-  for (const auto& id : cohort_) {
-    if (reported_.count(id) || refused_.count(id)) continue;
+  for (const auto& id : open_.cohort()) {
+    if (!open_.Awaits(id)) continue;
     ++p.outstanding;
     const ClientRecord* found = clients_.Find(id);
     if (found == nullptr) continue;
@@ -1237,7 +1199,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     // so it grows with rounds, not with boards x rounds.
     history_.push_back(report);
     history_.back().clients.clear();
-    ClearCohortLocked();
+    open_.Clear();
     ++round_;
     attempt_ = 0;
     snapshot = SnapshotLocked();
@@ -1364,20 +1326,17 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   report.late_updates += late_updates_;
   late_updates_ = 0;
   // Selected boards that did not report: what they push now is late.
-  closed_task_ = task_id_;
+  closed_task_ = open_.task_id();
   closed_round_ = round_;
-  closed_without_.clear();
-  for (const auto& id : cohort_) {
-    if (!reported_.count(id)) closed_without_.insert(id);
-  }
-  report.participants = static_cast<int>(reported_.size());
+  closed_without_ = open_.Unreported();
+  report.participants = static_cast<int>(open_.reported());
   if (versions_) {
     report.version = versions_->TakeFigures();
     report.participants = report.version->updates;
     report.selected = report.participants;
   }
   report.dropped = report.selected - report.participants -
-                   static_cast<int>(declined_.size());
+                   static_cast<int>(open_.declined());
   report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the
@@ -1401,7 +1360,7 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
     absl::MutexLock lock(&mu_);
     state_ = shutdown_ ? State::kDone : State::kWaiting;
     ++attempt_;
-    ClearCohortLocked();
+    open_.Clear();
     work_pending_ = true;
     changed_.SignalAll();
     source_->Abandoned(report);

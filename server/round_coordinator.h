@@ -45,6 +45,7 @@
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
 #include "server/round/join_gate.h"
+#include "server/round/open_round.h"
 #include "server/round/round_budget.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
@@ -407,8 +408,6 @@ class RoundCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An evaluate-only job's one evaluation, once enough boards are there.
   bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Forgets the closed or abandoned round's cohort and what it reported.
-  void ClearCohortLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Plans the open cohort's local steps; drops clients planned no work.
   void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
@@ -498,7 +497,6 @@ class RoundCoordinator {
   absl::CondVar changed_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
   uint64_t round_ ABSL_GUARDED_BY(mu_) = 1;
-  std::string task_id_ ABSL_GUARDED_BY(mu_);
   // What the open round's boards train (the job's config, seeded per
   // round, or the parent's), and the job's rounds as boards are told.
   v1::TrainConfig train_ ABSL_GUARDED_BY(mu_);
@@ -506,15 +504,10 @@ class RoundCoordinator {
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
   ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> cohort_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> reported_ ABSL_GUARDED_BY(mu_);
-  // Selected boards no longer awaited: their update was refused
-  // (CountRefusedUpdate), or they declined (NoteConditionLocked).
-  std::set<std::string> refused_ ABSL_GUARDED_BY(mu_);
-  // Of those, the ones that declined the round (board-side eligibility):
-  // not failures, so neither dropped nor refused on the fleet page.
-  std::set<std::string> declined_ ABSL_GUARDED_BY(mu_);
-  size_t needed_ ABSL_GUARDED_BY(mu_) = 0;  // updates that close the round
+  // The synchronous round in progress: its task, cohort and what each
+  // selected board did (refused: CountRefusedUpdate; declined:
+  // NoteConditionLocked).
+  OpenRound open_ ABSL_GUARDED_BY(mu_);
   // When this server opened its first round, and the job's elapsed time
   // before it (from the checkpoint): RoundReport::elapsed_seconds.
   absl::Time job_start_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
@@ -560,9 +553,8 @@ class RoundCoordinator {
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   // Work planning: capacity estimates are keyed by client name (stable
-  // across rejoins); planned steps by client id for the open round.
+  // across rejoins); the open round keeps each board's planned steps.
   std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, int64_t> planned_steps_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
   absl::Time last_update_ ABSL_GUARDED_BY(mu_);
   // The open evaluation on the boards, and the closed round whose report
