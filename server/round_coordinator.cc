@@ -1390,11 +1390,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   if (budget_) snapshot.budget_state = budget_->State();
   if (versions_) snapshot.async = versions_->State();
   snapshot.sequence = ++snapshot_sequence_;
-  for (const auto& [id, info] : clients_.all()) {
-    snapshot.clients.push_back({id, info.name, info.num_samples,
-                                info.allow_data_moves, info.sample_bytes,
-                                info.boards, info.client_version});
-  }
+  snapshot.clients = clients_.Snapshot();
   return snapshot;
 }
 
@@ -1454,31 +1450,15 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   // The job's clock goes on from the last checkpointed round.
   elapsed_before_ = history_.empty() ? 0 : history_.back().elapsed_seconds;
   if (planner_) planner_->estimator().Restore(snapshot.capacities);
-  clients_.Clear();
-  const absl::Time now = clock_.Now();
-  for (const auto& c : snapshot.clients) {
-    // A job restarted with a higher --min_client_version: an older board
-    // joins again, and is told to upgrade.
-    if (!join_gate_.versions().Admit(c.client_version).ok()) {
-      spdlog::info("not restoring {} (client {}): below --min_client_version",
-                   c.name, c.client_version.empty() ? "?" : c.client_version);
-      continue;
-    }
-    ClientRecord info;
-    info.name = c.name;
-    info.client_version = c.client_version;
-    info.num_samples = c.num_samples;
-    info.allow_data_moves = c.allow_data_moves;
-    info.sample_bytes = c.sample_bytes;
-    info.boards = c.boards;
-    info.joined = now;
-    info.last_seen = now;  // give restored clients a chance to come back
-    info.heard = false;
-    // They took part in the job before the restart; they resume with their
-    // ids, often straight into the reopened round.
-    info.polled = true;
-    clients_.Restore(c.id, std::move(info));
-  }
+  clients_.RestoreFrom(
+      snapshot.clients, clock_.Now(), [this](const RegisteredClient& c) {
+        // A job restarted with a higher --min_client_version: an older
+        // board joins again, and is told to upgrade.
+        if (join_gate_.versions().Admit(c.client_version).ok()) return true;
+        spdlog::info("not restoring {} (client {}): below --min_client_version",
+                     c.name, c.client_version.empty() ? "?" : c.client_version);
+        return false;
+      });
   state_ = source_->EndsBefore(round_) || BudgetSpentLocked() ? State::kDone
                                                               : State::kWaiting;
   work_pending_ = true;

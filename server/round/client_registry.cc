@@ -56,6 +56,37 @@ void ClientRegistry::Restore(const std::string& id, ClientRecord client) {
 
 void ClientRegistry::Remove(const std::string& id) { clients_.erase(id); }
 
+std::vector<RegisteredClient> ClientRegistry::Snapshot() const {
+  std::vector<RegisteredClient> boards;
+  boards.reserve(clients_.size());
+  for (const auto& [id, c] : clients_) {
+    boards.push_back({id, c.name, c.num_samples, c.allow_data_moves,
+                      c.sample_bytes, c.boards, c.client_version});
+  }
+  return boards;
+}
+
+void ClientRegistry::RestoreFrom(
+    const std::vector<RegisteredClient>& boards, absl::Time now,
+    const std::function<bool(const RegisteredClient&)>& admit) {
+  clients_.clear();
+  for (const RegisteredClient& c : boards) {
+    if (admit && !admit(c)) continue;
+    ClientRecord info;
+    info.name = c.name;
+    info.client_version = c.client_version;
+    info.num_samples = c.num_samples;
+    info.allow_data_moves = c.allow_data_moves;
+    info.sample_bytes = c.sample_bytes;
+    info.boards = c.boards;
+    info.joined = now;
+    info.last_seen = now;
+    info.heard = false;
+    info.polled = true;
+    Restore(c.id, std::move(info));
+  }
+}
+
 ClientRecord* ClientRegistry::Find(const std::string& id) {
   auto it = clients_.find(id);
   return it == clients_.end() ? nullptr : &it->second;

@@ -6,6 +6,7 @@
 #define FEDBERRY_SERVER_ROUND_CLIENT_REGISTRY_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -47,6 +48,17 @@ struct ClientRecord {
   std::string last_refusal;  // why its update was last refused
 };
 
+// A board as the federation checkpoint keeps it: its id and declarations.
+struct RegisteredClient {
+  std::string id;
+  std::string name;
+  uint64_t num_samples = 0;
+  bool allow_data_moves = false;
+  uint64_t sample_bytes = 0;
+  uint32_t boards = 0;  // a site gateway: the boards it speaks for
+  std::string client_version;
+};
+
 class ClientRegistry {
  public:
   using Clients = std::map<std::string, ClientRecord>;
@@ -67,6 +79,15 @@ class ClientRegistry {
   void Restore(const std::string& id, ClientRecord client);
   void Remove(const std::string& id);
   void Clear() { clients_.clear(); }
+
+  // The boards as the checkpoint keeps them.
+  std::vector<RegisteredClient> Snapshot() const;
+  // Replaces the registry with a checkpoint's boards, those `admit` takes
+  // (e.g. not below --min_client_version); each has until liveness from
+  // `now` to come back, and counts as having polled (it took part in the
+  // job, and often resumes straight into the reopened round).
+  void RestoreFrom(const std::vector<RegisteredClient>& boards, absl::Time now,
+                   const std::function<bool(const RegisteredClient&)>& admit);
 
   // Null when `id` is not registered.
   ClientRecord* Find(const std::string& id);

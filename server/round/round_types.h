@@ -19,6 +19,7 @@
 #include "runtime/model.h"
 #include "runtime/trainer.h"
 #include "server/planner/capacity_estimator.h"
+#include "server/round/client_registry.h"
 
 namespace fedberry::server {
 
@@ -133,16 +134,6 @@ struct RoundReport {
   // Under --mode=async; absent for synchronous rounds.
   std::optional<VersionFigures> version;
   std::vector<ClientRoundReport> clients;
-};
-
-struct RegisteredClient {
-  std::string id;
-  std::string name;
-  uint64_t num_samples = 0;
-  bool allow_data_moves = false;
-  uint64_t sample_bytes = 0;
-  uint32_t boards = 0;  // a site gateway: the boards it speaks for
-  std::string client_version;
 };
 
 // Asynchronous rounds' state (see BufferedVersions), persisted after every

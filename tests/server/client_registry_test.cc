@@ -52,6 +52,34 @@ TEST(ClientRegistry, ARestoredIdIsNeverIssuedAgain) {
   EXPECT_EQ(registry.IdsNamed("old"), std::vector<std::string>{"c0041-00ff"});
 }
 
+// The checkpoint's copy: ids and declarations come back; each restored
+// board counts as having polled but not yet heard by this server.
+TEST(ClientRegistry, RestoresWhatItsSnapshotKeptAndWhatAdmitTakes) {
+  ClientRegistry registry(10);
+  ClientRecord gateway = Board("gateway", 40);
+  gateway.boards = 4;
+  gateway.client_version = "0.1.0";
+  const std::string g = registry.Add(gateway);
+  const std::string old = registry.Add(Board("old"));
+  const std::vector<RegisteredClient> kept = registry.Snapshot();
+  ASSERT_EQ(kept.size(), 2u);
+  ClientRegistry restored(10);
+  restored.Add(Board("forgotten"));
+  const absl::Time now = kStart + absl::Hours(1);
+  restored.RestoreFrom(
+      kept, now, [](const RegisteredClient& c) { return c.name != "old"; });
+  ASSERT_EQ(restored.size(), 1);
+  const ClientRecord* r = restored.Find(g);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->boards, 4u);
+  EXPECT_EQ(r->num_samples, 40u);
+  EXPECT_EQ(r->client_version, "0.1.0");
+  EXPECT_EQ(r->last_seen, now);
+  EXPECT_TRUE(r->polled);
+  EXPECT_FALSE(r->heard);
+  EXPECT_EQ(restored.Find(old), nullptr);
+}
+
 TEST(ClientRegistry, ForgetsJoinsThatNeverAskedForATaskUnlessKept) {
   ClientRegistry registry(10);
   const std::string silent = registry.Add(Board("silent"));
