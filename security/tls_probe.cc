@@ -10,6 +10,7 @@
 
 #include <memory>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +25,8 @@ struct SslCtxFree {
 struct SslFree {
   void operator()(SSL* s) const { SSL_free(s); }
 };
+using SslCtxPtr = std::unique_ptr<SSL_CTX, SslCtxFree>;
+using SslPtr = std::unique_ptr<SSL, SslFree>;
 
 // Closes the socket at scope exit.
 class Socket {
@@ -144,22 +147,11 @@ absl::Status Explain(const std::string& reason, long verify_result) {
       "the server's certificates");
 }
 
-}  // namespace
-
-absl::Status ProbeTransport(const std::string& address,
-                            const ClientTlsFiles* tls, absl::Duration timeout) {
-  std::string host, port;
-  if (!SplitAddress(address, &host, &port)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", address, "' is not host:port"));
-  }
-  Socket socket(Connect(host, port, timeout));
-  if (socket.fd() < 0) {
-    return absl::UnavailableError(absl::StrCat("cannot connect to ", address));
-  }
-  std::unique_ptr<SSL_CTX, SslCtxFree> ctx(SSL_CTX_new(TLS_client_method()));
+// A client context that verifies the server against the fleet CA and
+// presents the board's certificate when `verify`, else checks nothing.
+absl::StatusOr<SslCtxPtr> MakeContext(const ClientTlsFiles* tls, bool verify) {
+  SslCtxPtr ctx(SSL_CTX_new(TLS_client_method()));
   if (!ctx) return absl::InternalError("OpenSSL: no TLS context");
-  const bool verify = tls != nullptr && !tls->ca.empty();
   if (verify) {
     if (SSL_CTX_load_verify_locations(ctx.get(), tls->ca.c_str(), nullptr) !=
         1) {
@@ -177,41 +169,49 @@ absl::Status ProbeTransport(const std::string& address,
   }
   SSL_CTX_set_verify(ctx.get(), verify ? SSL_VERIFY_PEER : SSL_VERIFY_NONE,
                      nullptr);
-  std::unique_ptr<SSL, SslFree> ssl(SSL_new(ctx.get()));
+  return ctx;
+}
+
+// A connection on `fd` that offers what the board's channel offers: the
+// server name (checked against the certificate when `verify`) and h2.
+absl::StatusOr<SslPtr> MakeConnection(SSL_CTX* ctx, int fd,
+                                      const std::string& name, bool verify) {
+  SslPtr ssl(SSL_new(ctx));
   if (!ssl) return absl::InternalError("OpenSSL: no TLS connection");
-  const std::string name =
-      verify && !tls->server_name.empty() ? tls->server_name : host;
   SSL_set_tlsext_host_name(ssl.get(), name.c_str());
   if (verify) SSL_set1_host(ssl.get(), name.c_str());
   static const unsigned char kAlpn[] = {2, 'h', '2'};  // what gRPC offers
   SSL_set_alpn_protos(ssl.get(), kAlpn, sizeof(kAlpn));
-  SSL_set_fd(ssl.get(), socket.fd());
-  ERR_clear_error();
-  if (const int rc = SSL_connect(ssl.get()); rc != 1) {
-    const int error = SSL_get_error(ssl.get(), rc);
-    const std::string reason = SslReason();
-    if (!verify) return absl::OkStatus();  // not TLS: a plaintext server
-    // No answer at all (a timeout: WANT_READ on the blocking socket; a
-    // reset: SYSCALL): the network's or an overloaded server's doing, not
-    // a refusal, which always comes with TLS's words.
-    if (reason.empty() &&
-        (error == SSL_ERROR_SYSCALL || error == SSL_ERROR_WANT_READ ||
-         error == SSL_ERROR_WANT_WRITE)) {
-      return absl::UnavailableError(
-          absl::StrCat("no TLS answer from ", address));
-    }
-    return Explain(reason, SSL_get_verify_result(ssl.get()));
+  SSL_set_fd(ssl.get(), fd);
+  return ssl;
+}
+
+// What a failed handshake on `ssl` (SSL_connect returned `rc`) says.
+absl::Status HandshakeFailed(SSL* ssl, int rc, bool verify,
+                             const std::string& address) {
+  const int error = SSL_get_error(ssl, rc);
+  const std::string reason = SslReason();
+  if (!verify) return absl::OkStatus();  // not TLS: a plaintext server
+  // No answer at all (a timeout: WANT_READ on the blocking socket; a
+  // reset: SYSCALL): the network's or an overloaded server's doing, not
+  // a refusal, which always comes with TLS's words.
+  if (reason.empty() &&
+      (error == SSL_ERROR_SYSCALL || error == SSL_ERROR_WANT_READ ||
+       error == SSL_ERROR_WANT_WRITE)) {
+    return absl::UnavailableError(absl::StrCat("no TLS answer from ", address));
   }
-  if (!verify) {
-    return Refused("the server speaks TLS and this board dials plaintext",
-                   "give --tls_ca (and --tls_cert/--tls_key for mutual TLS)");
-  }
-  // TLS 1.3: the server judges the board's certificate now; an accepted
-  // board hears the server's HTTP/2 settings, a refused one an alert.
+  return Explain(reason, SSL_get_verify_result(ssl));
+}
+
+// After the handshake. TLS 1.3: the server judges the board's certificate
+// now; an accepted board hears the server's HTTP/2 settings, a refused one
+// an alert.
+absl::Status AwaitVerdict(SSL* ssl, const ClientTlsFiles& tls,
+                          const std::string& address) {
   char byte;
-  const int read = SSL_read(ssl.get(), &byte, 1);
+  const int read = SSL_read(ssl, &byte, 1);
   if (read > 0) return absl::OkStatus();
-  const int error = SSL_get_error(ssl.get(), read);
+  const int error = SSL_get_error(ssl, read);
   const std::string reason = SslReason();
   const bool hung_up = error == SSL_ERROR_ZERO_RETURN ||
                        absl::StrContains(reason, "unexpected eof");
@@ -225,7 +225,7 @@ absl::Status ProbeTransport(const std::string& address,
     return Refused(
         "the server closed the connection right after the handshake: it "
         "does not accept this board's certificate",
-        tls->cert.empty()
+        tls.cert.empty()
             ? "this board presents none: give --tls_cert and --tls_key "
               "(fedberry-pki board NAME)"
             : "it must be issued by the fleet CA the server trusts "
@@ -233,6 +233,38 @@ absl::Status ProbeTransport(const std::string& address,
               "(fedberry-pki board NAME); the server's log says which");
   }
   return Explain(reason, X509_V_OK);
+}
+
+}  // namespace
+
+absl::Status ProbeTransport(const std::string& address,
+                            const ClientTlsFiles* tls, absl::Duration timeout) {
+  std::string host, port;
+  if (!SplitAddress(address, &host, &port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", address, "' is not host:port"));
+  }
+  Socket socket(Connect(host, port, timeout));
+  if (socket.fd() < 0) {
+    return absl::UnavailableError(absl::StrCat("cannot connect to ", address));
+  }
+  const bool verify = tls != nullptr && !tls->ca.empty();
+  absl::StatusOr<SslCtxPtr> ctx = MakeContext(tls, verify);
+  if (!ctx.ok()) return ctx.status();
+  const std::string name =
+      verify && !tls->server_name.empty() ? tls->server_name : host;
+  absl::StatusOr<SslPtr> ssl =
+      MakeConnection(ctx->get(), socket.fd(), name, verify);
+  if (!ssl.ok()) return ssl.status();
+  ERR_clear_error();
+  if (const int rc = SSL_connect(ssl->get()); rc != 1) {
+    return HandshakeFailed(ssl->get(), rc, verify, address);
+  }
+  if (!verify) {
+    return Refused("the server speaks TLS and this board dials plaintext",
+                   "give --tls_ca (and --tls_cert/--tls_key for mutual TLS)");
+  }
+  return AwaitVerdict(ssl->get(), *tls, address);
 }
 
 }  // namespace fedberry::security

@@ -49,6 +49,36 @@ std::string Figure(const std::string& id, const std::string& svg,
                       caption, "</figcaption>\n</figure>\n");
 }
 
+// A chart's title and axis labels; the rest as ChartOptions has it.
+ChartOptions Chart(const std::string& title, const std::string& x_label,
+                   const std::string& y_label) {
+  ChartOptions o;
+  o.title = title;
+  o.x_label = x_label;
+  o.y_label = y_label;
+  return o;
+}
+
+// One series of a round's `figure` against the round, for the rounds that
+// have it.
+Series PerRound(const JobRecord& record, const std::string& name,
+                std::optional<double> RoundRow::*figure, bool dashed = false) {
+  Series s{name, {}, dashed};
+  for (const RoundRow& r : record.rounds) {
+    if (const std::optional<double>& v = r.*figure) {
+      s.points.push_back({r.round, *v});
+    }
+  }
+  return s;
+}
+
+// A client's reading in `unit`s; nothing when the board took none.
+template <typename T>
+std::optional<double> InUnits(const std::optional<T>& v, double unit) {
+  if (!v) return std::nullopt;
+  return *v / unit;
+}
+
 // Asynchronous rounds: versions published over time, and how stale each
 // version's updates were. Nothing for a synchronous job.
 std::string VersionPlots(const JobRecord& record) {
@@ -65,14 +95,11 @@ std::string VersionPlots(const JobRecord& record) {
                           static_cast<double>(r.staleness_max.value_or(0))});
   }
   if (versions.points.empty()) return "";
-  ChartOptions over_time;
-  over_time.title = "Model versions over time";
-  over_time.x_label = "seconds since the first round opened";
-  over_time.y_label = "version";
-  ChartOptions staleness;
-  staleness.title = "Staleness of each version's updates";
-  staleness.x_label = "version";
-  staleness.y_label = "versions behind";
+  const ChartOptions over_time =
+      Chart("Model versions over time", "seconds since the first round opened",
+            "version");
+  const ChartOptions staleness = Chart("Staleness of each version's updates",
+                                       "version", "versions behind");
   return Figure("plot-versions", LineChart(over_time, {versions}),
                 "Asynchronous rounds: each version is published once its "
                 "buffer holds --async_buffer updates.") +
@@ -98,12 +125,10 @@ std::string PrivacyBudgetPlot(const JobRecord& record) {
     delta = r.dp_delta.value_or(0);
   }
   if (epsilon.points.empty()) return "";
-  ChartOptions o;
-  o.title = "Privacy budget spent";
-  o.x_label = "round";
-  o.y_label = "epsilon";
   return Figure(
-      "plot-privacy-budget", LineChart(o, {epsilon, clipped}),
+      "plot-privacy-budget",
+      LineChart(Chart("Privacy budget spent", "round", "epsilon"),
+                {epsilon, clipped}),
       absl::StrFormat(
           "Differential privacy spent so far after each round: epsilon at "
           "delta %g (RDP accountant; every round attempt counts), and the "
@@ -123,10 +148,9 @@ std::string ProgressOverTimePlot(const JobRecord& record, bool regression) {
     }
   }
   if (figure.points.empty()) return "";
-  ChartOptions o;
-  o.title = regression ? "Test RMSE over time" : "Test accuracy over time";
-  o.x_label = "seconds since the first round opened";
-  o.y_label = regression ? "RMSE" : "accuracy";
+  const ChartOptions o = Chart(
+      regression ? "Test RMSE over time" : "Test accuracy over time",
+      "seconds since the first round opened", regression ? "RMSE" : "accuracy");
   return Figure("plot-progress-time", LineChart(o, {figure}),
                 "The global model's figure at each round's close, against "
                 "the job's wall time: runs compare by time, whatever their "
@@ -138,30 +162,26 @@ std::string ProgressOverTimePlot(const JobRecord& record, bool regression) {
 // round the boards evaluated. Nothing when the job had none.
 std::string BoardEvalPlots(const JobRecord& record) {
   const std::string what = record.regression ? "RMSE" : "accuracy";
-  Series combined{"boards (weighted by samples)", {}, false},
-      low{"lowest board", {}, true}, high{"highest board", {}, true},
-      personal{"personalised", {}, false},
-      server{"server, test split", {}, true};
-  for (const RoundRow& r : record.rounds) {
-    auto add = [&](Series& s, const std::optional<double>& v) {
-      if (v) s.points.push_back({static_cast<double>(r.round), *v});
-    };
-    add(combined, r.boards_eval);
-    add(low, r.boards_eval_min);
-    add(high, r.boards_eval_max);
-    add(personal, r.boards_eval_personalized);
-    add(server, record.regression ? r.test_rmse : r.test_accuracy);
-  }
+  const Series combined =
+      PerRound(record, "boards (weighted by samples)", &RoundRow::boards_eval);
   if (combined.points.empty()) return "";
-  std::vector<Series> series = {combined, low, high};
+  std::vector<Series> series = {
+      combined,
+      PerRound(record, "lowest board", &RoundRow::boards_eval_min, true),
+      PerRound(record, "highest board", &RoundRow::boards_eval_max, true)};
+  const Series personal =
+      PerRound(record, "personalised", &RoundRow::boards_eval_personalized);
+  const Series server = PerRound(
+      record, "server, test split",
+      record.regression ? &RoundRow::test_rmse : &RoundRow::test_accuracy,
+      true);
   if (!personal.points.empty()) series.push_back(personal);
   if (!server.points.empty()) series.push_back(server);
-  ChartOptions o;
-  o.title = absl::StrCat("Boards' ", what, " per round");
-  o.x_label = "round";
-  o.y_label = what;
   std::string html = Figure(
-      "plot-boards-eval", LineChart(o, series),
+      "plot-boards-eval",
+      LineChart(
+          Chart(absl::StrCat("Boards' ", what, " per round"), "round", what),
+          series),
       absl::StrCat("The global model's ", what,
                    " on the samples each board holds out (never trained "
                    "on), combined weighted by samples, with the lowest and "
@@ -174,10 +194,8 @@ std::string BoardEvalPlots(const JobRecord& record) {
     boards.push_back(b.client);
     figures.values.push_back(b.figure);
   }
-  ChartOptions per;
-  per.title = absl::StrCat("Each board's ", what, ", round ", last);
-  per.x_label = "board";
-  per.y_label = what;
+  const ChartOptions per = Chart(
+      absl::StrCat("Each board's ", what, ", round ", last), "board", what);
   html += Figure("plot-boards-eval-per-board",
                  StackedBarChart(per, boards, {figures}),
                  absl::StrCat("The model of round ", last,
@@ -185,18 +203,9 @@ std::string BoardEvalPlots(const JobRecord& record) {
   return html;
 }
 
-}  // namespace
-
-const std::vector<std::string>& ReportPlotIds() {
-  static const std::vector<std::string> kIds = {
-      "plot-accuracy", "plot-loss",    "plot-round-time", "plot-cpu",
-      "plot-memory",   "plot-network", "plot-pauses"};
-  return kIds;
-}
-
-std::string RenderHtmlReport(const JobRecord& record,
-                             const std::string& title) {
-  std::string html = absl::StrCat(
+// The page up to the first heading: the title and the inline style sheet.
+std::string PageHead(const std::string& title) {
+  return absl::StrCat(
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       "<title>fedberry report: ",
       XmlEscape(title),
@@ -211,8 +220,11 @@ std::string RenderHtmlReport(const JobRecord& record,
       "figcaption{font-size:12px;color:#555;max-width:560px}\n"
       ".note{font-size:12px;color:#555}\n"
       "</style>\n</head>\n<body>\n<h1>fedberry job report</h1>\n");
+}
 
-  // Summary.
+// The job in one sentence, then a line for each round that published
+// nothing: its figures are the model's before it.
+std::string Summary(const JobRecord& record, const std::string& title) {
   double wall = 0;
   for (const RoundRow& r : record.rounds) wall += r.round_seconds;
   // The final figure: accuracy, or RMSE for a regression job.
@@ -225,15 +237,12 @@ std::string RenderHtmlReport(const JobRecord& record,
       final_figure = record.rounds.back().test_rmse;
     }
   }
-  absl::StrAppendFormat(
-      &html,
+  std::string html = absl::StrFormat(
       "<p id=\"summary\">Job <b>%s</b>: %d rounds, %d clients, final test "
       "%s <b>%s</b>, %.1f s in rounds.</p>\n",
       XmlEscape(title), static_cast<int>(record.rounds.size()),
       static_cast<int>(record.client_names.size()), final_name,
       final_figure ? absl::StrFormat("%.4f", *final_figure) : "&ndash;", wall);
-  // Rounds that published nothing say so: their figures are the model's
-  // before them.
   for (const RoundRow& r : record.rounds) {
     if (r.refused_result.empty()) continue;
     absl::StrAppendFormat(&html,
@@ -241,184 +250,164 @@ std::string RenderHtmlReport(const JobRecord& record,
                           "model: its result was refused (%s).</p>\n",
                           r.round, XmlEscape(r.refused_result));
   }
+  return html;
+}
 
-  // Plots.
-  std::vector<double> rounds;
-  std::vector<std::string> labels;
-  for (const RoundRow& r : record.rounds) {
-    rounds.push_back(r.round);
-    labels.push_back(std::to_string(r.round));
+// The server's evaluation of a regression model, per round.
+std::string ErrorPlot(const JobRecord& record) {
+  ChartOptions o = Chart("Test error per round", "round", "error");
+  o.empty_message = "no server-side evaluation in this job";
+  return Figure(
+      "plot-error",
+      LineChart(o, {PerRound(record, "test RMSE", &RoundRow::test_rmse),
+                    PerRound(record, "test MAE", &RoundRow::test_mae, true)}),
+      "Root mean squared and mean absolute error of the global "
+      "model on the held-out data after each round.");
+}
+
+// The server's evaluation of a classifier, per round.
+std::string AccuracyPlot(const JobRecord& record) {
+  ChartOptions o = Chart("Test accuracy per round", "round", "accuracy");
+  o.empty_message = "no server-side evaluation in this job";
+  return Figure(
+      "plot-accuracy",
+      LineChart(o,
+                {PerRound(record, "test accuracy", &RoundRow::test_accuracy)}),
+      "Accuracy of the global model on the held-out split after each round.");
+}
+
+std::string LossPlot(const JobRecord& record) {
+  Series train{"mean train loss", {}, true};
+  std::map<int, std::pair<double, int>> sums;
+  for (const ClientRow& c : record.clients) {
+    sums[c.round].first += c.train_loss;
+    ++sums[c.round].second;
   }
-  html += "<h2>Model</h2>\n<div class=\"plots\">\n";
+  for (const auto& [round, s] : sums) {
+    train.points.push_back({round, s.first / s.second});
+  }
+  return Figure(
+      "plot-loss",
+      LineChart(Chart("Loss per round", "round", "loss"),
+                {PerRound(record, "test loss", &RoundRow::test_loss), train}),
+      "Held-out loss of the global model, and the clients' mean "
+      "training loss in the round.");
+}
+
+std::string RoundTimePlot(const JobRecord& record) {
+  std::vector<std::string> labels;
+  BarLayer train{"training", {}}, wait{"waiting", {}}, agg{"aggregation", {}},
+      eval{"evaluation", {}};
+  for (const RoundRow& r : record.rounds) {
+    labels.push_back(std::to_string(r.round));
+    // An overlapped evaluation ran during the next round, not this one.
+    const double in_round_eval = r.eval_overlapped ? 0 : r.eval_seconds;
+    train.values.push_back(r.max_train_seconds);
+    agg.values.push_back(r.aggregation_seconds);
+    eval.values.push_back(in_round_eval);
+    wait.values.push_back(std::max(0.0, r.round_seconds - r.max_train_seconds -
+                                            r.aggregation_seconds -
+                                            in_round_eval));
+  }
+  return Figure("plot-round-time",
+                StackedBarChart(Chart("Round time split", "round", "seconds"),
+                                labels, {train, wait, agg, eval}),
+                "Wall time of each round on the server: the slowest "
+                "client's training, waiting (model transfer, RPCs, slower "
+                "starts), aggregation and evaluation.");
+}
+
+// The "Model" section's plots: the global model's figures, then the rounds'
+// time.
+std::string ModelPlots(const JobRecord& record) {
   bool regression = false;
   for (const RoundRow& r : record.rounds) regression |= r.test_rmse.has_value();
-  if (regression) {
-    Series rmse{"test RMSE", {}, false};
-    Series mae{"test MAE", {}, true};
-    for (const RoundRow& r : record.rounds) {
-      if (r.test_rmse) rmse.points.push_back({r.round, *r.test_rmse});
-      if (r.test_mae) mae.points.push_back({r.round, *r.test_mae});
-    }
-    ChartOptions o;
-    o.title = "Test error per round";
-    o.x_label = "round";
-    o.y_label = "error";
-    o.empty_message = "no server-side evaluation in this job";
-    html += Figure("plot-error", LineChart(o, {rmse, mae}),
-                   "Root mean squared and mean absolute error of the global "
-                   "model on the held-out data after each round.");
-  } else {
-    Series acc{"test accuracy", {}, false};
-    for (const RoundRow& r : record.rounds) {
-      if (r.test_accuracy) acc.points.push_back({r.round, *r.test_accuracy});
-    }
-    ChartOptions o;
-    o.title = "Test accuracy per round";
-    o.x_label = "round";
-    o.y_label = "accuracy";
-    o.empty_message = "no server-side evaluation in this job";
-    html += Figure("plot-accuracy", LineChart(o, {acc}),
-                   "Accuracy of the global model on the held-out split "
-                   "after each round.");
-  }
-  html += ProgressOverTimePlot(record, regression);
-  html += BoardEvalPlots(record);
-  html += PrivacyBudgetPlot(record);
-  html += VersionPlots(record);
-  {
-    Series test{"test loss", {}, false};
-    for (const RoundRow& r : record.rounds) {
-      if (r.test_loss) test.points.push_back({r.round, *r.test_loss});
-    }
-    Series train{"mean train loss", {}, true};
-    std::map<int, std::pair<double, int>> sums;
-    for (const ClientRow& c : record.clients) {
-      sums[c.round].first += c.train_loss;
-      ++sums[c.round].second;
-    }
-    for (const auto& [round, s] : sums) {
-      train.points.push_back({round, s.first / s.second});
-    }
-    ChartOptions o;
-    o.title = "Loss per round";
-    o.x_label = "round";
-    o.y_label = "loss";
-    html += Figure("plot-loss", LineChart(o, {test, train}),
-                   "Held-out loss of the global model, and the clients' mean "
-                   "training loss in the round.");
-  }
-  {
-    BarLayer train{"training", {}}, wait{"waiting", {}}, agg{"aggregation", {}},
-        eval{"evaluation", {}};
-    for (const RoundRow& r : record.rounds) {
-      // An overlapped evaluation ran during the next round, not this one.
-      const double in_round_eval = r.eval_overlapped ? 0 : r.eval_seconds;
-      train.values.push_back(r.max_train_seconds);
-      agg.values.push_back(r.aggregation_seconds);
-      eval.values.push_back(in_round_eval);
-      wait.values.push_back(
-          std::max(0.0, r.round_seconds - r.max_train_seconds -
-                            r.aggregation_seconds - in_round_eval));
-    }
-    ChartOptions o;
-    o.title = "Round time split";
-    o.x_label = "round";
-    o.y_label = "seconds";
-    html += Figure("plot-round-time",
-                   StackedBarChart(o, labels, {train, wait, agg, eval}),
-                   "Wall time of each round on the server: the slowest "
-                   "client's training, waiting (model transfer, RPCs, slower "
-                   "starts), aggregation and evaluation.");
-  }
-  html += "</div>\n<h2>Clients</h2>\n<div class=\"plots\">\n";
-  {
-    ChartOptions o;
-    o.title = "CPU utilisation per round";
-    o.x_label = "round";
-    o.y_label = "CPU % (100 = one core)";
-    o.empty_message = "no CPU readings";
-    html += Figure(
-        "plot-cpu",
-        LineChart(o, PerClient(record,
-                               [](const ClientRow& c) -> std::optional<double> {
-                                 if (!c.cpu_utilization) return std::nullopt;
-                                 return *c.cpu_utilization * 100;
-                               })),
-        "User + system CPU time of each client process over its round "
-        "(/proc/self/stat), per wall second.");
-  }
-  {
-    ChartOptions o;
-    o.title = "Peak memory per round";
-    o.x_label = "round";
-    o.y_label = "MiB";
-    o.empty_message = "no memory readings";
-    html += Figure(
-        "plot-memory",
-        LineChart(o, PerClient(record,
-                               [](const ClientRow& c) -> std::optional<double> {
-                                 auto v = c.round_peak_rss_bytes
-                                              ? c.round_peak_rss_bytes
-                                              : c.rss_bytes;
-                                 if (!v) return std::nullopt;
-                                 return *v / kMiB;
-                               })),
-        "Largest resident set size sampled during each client's round "
-        "(/proc/self/status VmRSS).");
-  }
-  {
-    ChartOptions o;
-    o.title = "Network per round";
-    o.x_label = "round";
-    o.y_label = "KiB";
-    o.empty_message = "no network readings";
-    auto received = PerClient(
-        record,
-        [](const ClientRow& c) -> std::optional<double> {
-          if (!c.rpc_received_bytes) return std::nullopt;
-          return *c.rpc_received_bytes / 1024.0;
-        },
-        " received");
-    auto sent = PerClient(
-        record,
-        [](const ClientRow& c) -> std::optional<double> {
-          if (!c.rpc_sent_bytes) return std::nullopt;
-          return *c.rpc_sent_bytes / 1024.0;
-        },
-        " sent", true);
-    // Colours pair up: client i received (solid) and sent (dashed) would
-    // otherwise get different colours, so interleave them.
-    std::vector<Series> both;
-    for (size_t i = 0; i < received.size(); ++i) {
-      both.push_back(received[i]);
-      both.push_back(sent[i]);
-    }
-    html += Figure("plot-network", LineChart(o, both),
-                   "RPC payload each client received (task, global model; "
-                   "solid) and sent (update; dashed) in its round.");
-  }
-  {
-    ChartOptions o;
-    o.title = "Watchdog pauses per round";
-    o.x_label = "round";
-    o.y_label = "pauses";
-    o.empty_message =
-        "no pause readings: the memory watchdog is not in this build";
-    auto pauses =
-        PerClient(record, [](const ClientRow& c) -> std::optional<double> {
-          if (!c.watchdog_pauses) return std::nullopt;
-          return static_cast<double>(*c.watchdog_pauses);
-        });
-    html +=
-        Figure("plot-pauses",
-               LineChart(o, AnyPoints(pauses) ? pauses : std::vector<Series>{}),
-               "Times the memory-pressure watchdog paused each client's "
-               "training in the round.");
-  }
-  html += "</div>\n";
+  return absl::StrCat(regression ? ErrorPlot(record) : AccuracyPlot(record),
+                      ProgressOverTimePlot(record, regression),
+                      BoardEvalPlots(record), PrivacyBudgetPlot(record),
+                      VersionPlots(record), LossPlot(record),
+                      RoundTimePlot(record));
+}
 
-  // Tables.
-  html +=
+std::string CpuPlot(const JobRecord& record) {
+  ChartOptions o =
+      Chart("CPU utilisation per round", "round", "CPU % (100 = one core)");
+  o.empty_message = "no CPU readings";
+  return Figure(
+      "plot-cpu",
+      LineChart(o, PerClient(record,
+                             [](const ClientRow& c) -> std::optional<double> {
+                               if (!c.cpu_utilization) return std::nullopt;
+                               return *c.cpu_utilization * 100;
+                             })),
+      "User + system CPU time of each client process over its round "
+      "(/proc/self/stat), per wall second.");
+}
+
+std::string MemoryPlot(const JobRecord& record) {
+  ChartOptions o = Chart("Peak memory per round", "round", "MiB");
+  o.empty_message = "no memory readings";
+  return Figure("plot-memory",
+                LineChart(o, PerClient(record,
+                                       [](const ClientRow& c) {
+                                         return InUnits(
+                                             c.round_peak_rss_bytes
+                                                 ? c.round_peak_rss_bytes
+                                                 : c.rss_bytes,
+                                             kMiB);
+                                       })),
+                "Largest resident set size sampled during each client's round "
+                "(/proc/self/status VmRSS).");
+}
+
+std::string NetworkPlot(const JobRecord& record) {
+  ChartOptions o = Chart("Network per round", "round", "KiB");
+  o.empty_message = "no network readings";
+  const std::vector<Series> received = PerClient(
+      record,
+      [](const ClientRow& c) { return InUnits(c.rpc_received_bytes, 1024.0); },
+      " received");
+  const std::vector<Series> sent = PerClient(
+      record,
+      [](const ClientRow& c) { return InUnits(c.rpc_sent_bytes, 1024.0); },
+      " sent", true);
+  // Colours pair up: client i received (solid) and sent (dashed) would
+  // otherwise get different colours, so interleave them.
+  std::vector<Series> both;
+  for (size_t i = 0; i < received.size(); ++i) {
+    both.push_back(received[i]);
+    both.push_back(sent[i]);
+  }
+  return Figure("plot-network", LineChart(o, both),
+                "RPC payload each client received (task, global model; "
+                "solid) and sent (update; dashed) in its round.");
+}
+
+std::string PausesPlot(const JobRecord& record) {
+  ChartOptions o = Chart("Watchdog pauses per round", "round", "pauses");
+  o.empty_message =
+      "no pause readings: the memory watchdog is not in this build";
+  const std::vector<Series> pauses =
+      PerClient(record, [](const ClientRow& c) -> std::optional<double> {
+        if (!c.watchdog_pauses) return std::nullopt;
+        return static_cast<double>(*c.watchdog_pauses);
+      });
+  return Figure(
+      "plot-pauses",
+      LineChart(o, AnyPoints(pauses) ? pauses : std::vector<Series>{}),
+      "Times the memory-pressure watchdog paused each client's training in "
+      "the round.");
+}
+
+// The "Clients" section's plots: each client's resources per round.
+std::string ClientPlots(const JobRecord& record) {
+  return absl::StrCat(CpuPlot(record), MemoryPlot(record), NetworkPlot(record),
+                      PausesPlot(record));
+}
+
+// Each client's resources over the job, a row a client.
+std::string ClientTable(const JobRecord& record) {
+  std::string html =
       "<h2>Resources per client</h2>\n<table id=\"clients\">\n<tr><th>client"
       "</th><th>rounds</th><th>train s</th><th>CPU %</th><th>peak RSS MiB"
       "</th><th>RPC sent MiB</th><th>RPC received MiB</th><th>samples/s</th>"
@@ -440,8 +429,12 @@ std::string RenderHtmlReport(const JobRecord& record,
         MiB(s.interface_rx_bytes), MiB(s.interface_tx_bytes),
         s.watchdog_pauses ? std::to_string(*s.watchdog_pauses) : "&ndash;");
   }
-  html += "</table>\n";
-  html +=
+  return html + "</table>\n";
+}
+
+// Each client's board facts, a row a client.
+std::string DeviceTable(const JobRecord& record) {
+  std::string html =
       "<h2>Devices</h2>\n<table id=\"devices\">\n<tr><th>client</th><th>"
       "architecture</th><th>cores</th><th>memory MiB</th><th>CPU</th><th>"
       "kernel</th><th>OS</th></tr>\n";
@@ -455,13 +448,32 @@ std::string RenderHtmlReport(const JobRecord& record,
         MiB(d.total_memory_bytes), XmlEscape(d.cpu_model), XmlEscape(d.kernel),
         XmlEscape(d.os));
   }
-  html +=
-      "</table>\n<p class=\"note\">A dash is a reading the board could not "
-      "take (it is absent from clients.jsonl, not zero). Interface counters "
-      "(/proc/net/dev) count the whole board's non-loopback traffic; on one "
-      "machine over loopback they are not the federation's.</p>\n"
-      "</body>\n</html>\n";
-  return html;
+  return html + "</table>\n";
+}
+
+constexpr char kPageEnd[] =
+    "<p class=\"note\">A dash is a reading the board could not take (it is "
+    "absent from clients.jsonl, not zero). Interface counters (/proc/net/dev) "
+    "count the whole board's non-loopback traffic; on one machine over "
+    "loopback they are not the federation's.</p>\n"
+    "</body>\n</html>\n";
+
+}  // namespace
+
+const std::vector<std::string>& ReportPlotIds() {
+  static const std::vector<std::string> kIds = {
+      "plot-accuracy", "plot-loss",    "plot-round-time", "plot-cpu",
+      "plot-memory",   "plot-network", "plot-pauses"};
+  return kIds;
+}
+
+std::string RenderHtmlReport(const JobRecord& record,
+                             const std::string& title) {
+  return absl::StrCat(
+      PageHead(title), Summary(record, title),
+      "<h2>Model</h2>\n<div class=\"plots\">\n", ModelPlots(record),
+      "</div>\n<h2>Clients</h2>\n<div class=\"plots\">\n", ClientPlots(record),
+      "</div>\n", ClientTable(record), DeviceTable(record), kPageEnd);
 }
 
 absl::Status WriteHtmlReport(const std::string& job_dir,

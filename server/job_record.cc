@@ -50,10 +50,117 @@ std::string Str(const json& j, const char* key) {
   return j.contains(key) && j[key].is_string() ? j[key].get<std::string>()
                                                : std::string();
 }
+bool Bool(const json& j, const char* key) {
+  return j.contains(key) && j[key].is_boolean() && j[key].get<bool>();
+}
 
 template <typename T>
 void Add(std::optional<T>& total, const std::optional<T>& v) {
   if (v) total = total.value_or(T{}) + *v;
+}
+
+// A line of rounds.jsonl. Board evaluation figures are RMSEs for a
+// regression job, accuracies otherwise.
+RoundRow ParseRound(const json& j) {
+  RoundRow r;
+  r.round = Or<int>(j, "round", 0);
+  r.selected = Or<int>(j, "selected", 0);
+  r.participants = Or<int>(j, "participants", 0);
+  r.dropped = Or<int>(j, "dropped", 0);
+  r.stragglers = Or<int>(j, "stragglers", 0);
+  r.round_seconds = Or<double>(j, "round_seconds", 0);
+  r.elapsed_seconds = Or<double>(j, "elapsed_seconds", 0);
+  r.aggregation_seconds = Or<double>(j, "aggregation_seconds", 0);
+  r.eval_seconds = Or<double>(j, "eval_seconds", 0);
+  r.eval_overlapped = Bool(j, "eval_overlapped");
+  r.max_train_seconds = Or<double>(j, "max_train_seconds", 0);
+  r.test_accuracy = Opt<double>(j, "test_accuracy");
+  r.test_loss = Opt<double>(j, "test_loss");
+  r.test_rmse = Opt<double>(j, "test_rmse");
+  r.test_mae = Opt<double>(j, "test_mae");
+  r.refused_result = Str(j, "refused_result");
+  const bool boards_rmse = j.contains("boards_eval_rmse");
+  r.boards_eval =
+      Opt<double>(j, boards_rmse ? "boards_eval_rmse" : "boards_eval_accuracy");
+  r.dp_epsilon = Opt<double>(j, "dp_epsilon");
+  r.dp_delta = Opt<double>(j, "dp_delta");
+  r.dp_clipped_fraction = Opt<double>(j, "dp_clipped_fraction");
+  r.updates = Opt<int>(j, "updates");
+  r.staleness_mean = Opt<double>(j, "staleness_mean");
+  r.staleness_max = Opt<int>(j, "staleness_max");
+  r.boards_eval_min = Opt<double>(j, "boards_eval_min");
+  r.boards_eval_max = Opt<double>(j, "boards_eval_max");
+  r.boards_eval_personalized =
+      Opt<double>(j, boards_rmse ? "boards_eval_personalized_rmse"
+                                 : "boards_eval_personalized_accuracy");
+  return r;
+}
+
+// A clients.jsonl "evaluation" line: a board's figure for a round's model.
+BoardEvalRow ParseBoardEval(const json& j) {
+  const bool rmse = j.contains("rmse");
+  return {Or<int>(j, "round", 0), Str(j, "client"),
+          Or<uint64_t>(j, "samples", 0),
+          Or<double>(j, rmse ? "rmse" : "accuracy", 0),
+          Opt<double>(j, rmse ? "personalized_rmse" : "personalized_accuracy")};
+}
+
+// A clients.jsonl line of a client's round.
+ClientRow ParseClientRound(const json& j) {
+  ClientRow c;
+  c.round = Or<int>(j, "round", 0);
+  c.client = Str(j, "client");
+  if (c.client.empty()) c.client = Str(j, "client_id");
+  c.num_samples = Or<uint64_t>(j, "num_samples", 0);
+  c.train_seconds = Or<double>(j, "train_seconds", 0);
+  c.train_loss = Or<double>(j, "train_loss", 0);
+  c.client_wall_seconds = Opt<double>(j, "client_wall_seconds");
+  c.cpu_seconds = Opt<double>(j, "cpu_seconds");
+  c.cpu_utilization = Opt<double>(j, "cpu_utilization");
+  c.samples_per_second = Opt<double>(j, "samples_per_second");
+  c.paused_seconds = Opt<double>(j, "paused_seconds");
+  c.rss_bytes = Opt<uint64_t>(j, "rss_bytes");
+  c.peak_rss_bytes = Opt<uint64_t>(j, "peak_rss_bytes");
+  c.round_peak_rss_bytes = Opt<uint64_t>(j, "round_peak_rss_bytes");
+  c.rpc_sent_bytes = Opt<uint64_t>(j, "rpc_sent_bytes");
+  c.rpc_received_bytes = Opt<uint64_t>(j, "rpc_received_bytes");
+  c.interface_rx_bytes = Opt<uint64_t>(j, "interface_rx_bytes");
+  c.interface_tx_bytes = Opt<uint64_t>(j, "interface_tx_bytes");
+  c.watchdog_pauses = Opt<uint64_t>(j, "watchdog_pauses");
+  return c;
+}
+
+DeviceRow ParseDevice(const json& d) {
+  DeviceRow dev;
+  dev.architecture = Str(d, "architecture");
+  dev.cpu_model = Str(d, "cpu_model");
+  dev.kernel = Str(d, "kernel");
+  dev.os = Str(d, "os");
+  dev.hostname = Str(d, "hostname");
+  dev.cores = Opt<uint64_t>(d, "cores");
+  dev.total_memory_bytes = Opt<uint64_t>(d, "total_memory_bytes");
+  return dev;
+}
+
+// Adds the clients.jsonl lines to `record`: the boards' evaluations, and
+// each client's rounds with its device from its first line that has one.
+void AddClientLines(const std::vector<json>& lines, JobRecord& record) {
+  std::set<std::string> names;
+  for (const json& j : lines) {
+    if (Str(j, "event") == "evaluation") {
+      record.board_evals.push_back(ParseBoardEval(j));
+      continue;
+    }
+    if (j.contains("event")) continue;  // e.g. a board refused at join
+    ClientRow c = ParseClientRound(j);
+    if (j.contains("device") && j["device"].is_object() &&
+        !record.devices.count(c.client)) {
+      record.devices[c.client] = ParseDevice(j["device"]);
+    }
+    names.insert(c.client);
+    record.clients.push_back(std::move(c));
+  }
+  record.client_names.assign(names.begin(), names.end());
 }
 
 }  // namespace
@@ -97,91 +204,11 @@ absl::StatusOr<JobRecord> ReadJobRecord(const std::string& dir) {
   if (!clients.ok()) return clients.status();
   JobRecord record;
   for (const json& j : *rounds) {
-    RoundRow r;
-    r.round = Or<int>(j, "round", 0);
-    r.selected = Or<int>(j, "selected", 0);
-    r.participants = Or<int>(j, "participants", 0);
-    r.dropped = Or<int>(j, "dropped", 0);
-    r.stragglers = Or<int>(j, "stragglers", 0);
-    r.round_seconds = Or<double>(j, "round_seconds", 0);
-    r.elapsed_seconds = Or<double>(j, "elapsed_seconds", 0);
-    r.aggregation_seconds = Or<double>(j, "aggregation_seconds", 0);
-    r.eval_seconds = Or<double>(j, "eval_seconds", 0);
-    r.eval_overlapped = j.contains("eval_overlapped") &&
-                        j["eval_overlapped"].is_boolean() &&
-                        j["eval_overlapped"].get<bool>();
-    r.max_train_seconds = Or<double>(j, "max_train_seconds", 0);
-    r.test_accuracy = Opt<double>(j, "test_accuracy");
-    r.test_loss = Opt<double>(j, "test_loss");
-    r.test_rmse = Opt<double>(j, "test_rmse");
-    r.test_mae = Opt<double>(j, "test_mae");
-    r.refused_result = Str(j, "refused_result");
-    const bool boards_rmse = j.contains("boards_eval_rmse");
-    record.regression |= r.test_rmse || boards_rmse;
-    r.boards_eval = Opt<double>(
-        j, boards_rmse ? "boards_eval_rmse" : "boards_eval_accuracy");
-    r.dp_epsilon = Opt<double>(j, "dp_epsilon");
-    r.dp_delta = Opt<double>(j, "dp_delta");
-    r.dp_clipped_fraction = Opt<double>(j, "dp_clipped_fraction");
-    r.updates = Opt<int>(j, "updates");
-    r.staleness_mean = Opt<double>(j, "staleness_mean");
-    r.staleness_max = Opt<int>(j, "staleness_max");
-    r.boards_eval_min = Opt<double>(j, "boards_eval_min");
-    r.boards_eval_max = Opt<double>(j, "boards_eval_max");
-    r.boards_eval_personalized =
-        Opt<double>(j, boards_rmse ? "boards_eval_personalized_rmse"
-                                   : "boards_eval_personalized_accuracy");
-    record.rounds.push_back(r);
+    RoundRow r = ParseRound(j);
+    record.regression |= r.test_rmse || j.contains("boards_eval_rmse");
+    record.rounds.push_back(std::move(r));
   }
-  std::set<std::string> names;
-  for (const json& j : *clients) {
-    ClientRow c;
-    c.round = Or<int>(j, "round", 0);
-    if (Str(j, "event") == "evaluation") {
-      const char* figure = j.contains("rmse") ? "rmse" : "accuracy";
-      record.board_evals.push_back(
-          {c.round, Str(j, "client"), Or<uint64_t>(j, "samples", 0),
-           Or<double>(j, figure, 0),
-           Opt<double>(j, j.contains("rmse") ? "personalized_rmse"
-                                             : "personalized_accuracy")});
-      continue;
-    }
-    if (j.contains("event")) continue;  // e.g. a board refused at join
-    c.client = Str(j, "client");
-    if (c.client.empty()) c.client = Str(j, "client_id");
-    c.num_samples = Or<uint64_t>(j, "num_samples", 0);
-    c.train_seconds = Or<double>(j, "train_seconds", 0);
-    c.train_loss = Or<double>(j, "train_loss", 0);
-    c.client_wall_seconds = Opt<double>(j, "client_wall_seconds");
-    c.cpu_seconds = Opt<double>(j, "cpu_seconds");
-    c.cpu_utilization = Opt<double>(j, "cpu_utilization");
-    c.samples_per_second = Opt<double>(j, "samples_per_second");
-    c.paused_seconds = Opt<double>(j, "paused_seconds");
-    c.rss_bytes = Opt<uint64_t>(j, "rss_bytes");
-    c.peak_rss_bytes = Opt<uint64_t>(j, "peak_rss_bytes");
-    c.round_peak_rss_bytes = Opt<uint64_t>(j, "round_peak_rss_bytes");
-    c.rpc_sent_bytes = Opt<uint64_t>(j, "rpc_sent_bytes");
-    c.rpc_received_bytes = Opt<uint64_t>(j, "rpc_received_bytes");
-    c.interface_rx_bytes = Opt<uint64_t>(j, "interface_rx_bytes");
-    c.interface_tx_bytes = Opt<uint64_t>(j, "interface_tx_bytes");
-    c.watchdog_pauses = Opt<uint64_t>(j, "watchdog_pauses");
-    if (j.contains("device") && j["device"].is_object() &&
-        !record.devices.count(c.client)) {
-      const json& d = j["device"];
-      DeviceRow dev;
-      dev.architecture = Str(d, "architecture");
-      dev.cpu_model = Str(d, "cpu_model");
-      dev.kernel = Str(d, "kernel");
-      dev.os = Str(d, "os");
-      dev.hostname = Str(d, "hostname");
-      dev.cores = Opt<uint64_t>(d, "cores");
-      dev.total_memory_bytes = Opt<uint64_t>(d, "total_memory_bytes");
-      record.devices[c.client] = dev;
-    }
-    names.insert(c.client);
-    record.clients.push_back(std::move(c));
-  }
-  record.client_names.assign(names.begin(), names.end());
+  AddClientLines(*clients, record);
   return record;
 }
 

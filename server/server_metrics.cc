@@ -11,6 +11,88 @@ void Accumulate(std::optional<T>& total, bool has, T value) {
   if (has) total = total.value_or(T{}) + value;
 }
 
+// A metric family with a client's reading, if it sent one.
+struct OptionalReading {
+  const char* name;
+  PrometheusText::Type type;
+  const char* help;
+  std::optional<double> value;
+};
+
+std::optional<double> AsDouble(const std::optional<uint64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+// The job's state at scrape time.
+void AddJob(const JobStatus& status, PrometheusText& p) {
+  p.Gauge("fedberry_job_running", "1 while the federated job runs, else 0.",
+          status.running ? 1 : 0);
+  p.Gauge("fedberry_job_rounds", "Rounds the job is configured to run.",
+          status.rounds);
+  p.Gauge("fedberry_current_round",
+          "The round being collected (or next to open).",
+          static_cast<double>(status.current_round));
+  p.Gauge("fedberry_registered_clients", "Clients registered with the server.",
+          status.registered_clients);
+}
+
+// The server's evaluation of the latest global model.
+void AddTestEval(const runtime::EvalResult& eval, PrometheusText& p) {
+  if (eval.regression) {
+    p.Gauge("fedberry_test_rmse",
+            "Held-out root mean squared error of the latest global "
+            "model (regression).",
+            eval.rmse);
+    p.Gauge("fedberry_test_mae",
+            "Held-out mean absolute error of the latest global model "
+            "(regression).",
+            eval.mae);
+  } else {
+    p.Gauge("fedberry_test_accuracy_ratio",
+            "Held-out accuracy of the latest global model (0..1).",
+            eval.accuracy);
+  }
+  p.Gauge("fedberry_test_loss",
+          "Held-out mean loss of the latest global model.", eval.mean_loss);
+}
+
+// The last completed round's times and evaluation.
+void AddLastRound(const RoundReport& last, PrometheusText& p) {
+  p.Gauge("fedberry_last_round", "Number of the last completed round.",
+          static_cast<double>(last.round));
+  p.Gauge("fedberry_last_round_duration_seconds",
+          "Wall time of the last completed round, open to close.",
+          last.round_seconds);
+  p.Gauge("fedberry_last_round_aggregation_seconds",
+          "Time the last round spent aggregating updates.",
+          last.aggregation_seconds);
+  p.Gauge("fedberry_last_round_evaluation_seconds",
+          "Time the last round spent evaluating the global model.",
+          last.eval_seconds);
+  p.Gauge("fedberry_last_round_participants",
+          "Updates accepted in the last completed round.", last.participants);
+  if (last.eval) AddTestEval(*last.eval, p);
+}
+
+// The board's facts, when it sent them.
+void AddClientDevice(const std::string& name, const v1::DeviceInfo& device,
+                     PrometheusText& p) {
+  if (device.ByteSizeLong() == 0) return;
+  p.Gauge("fedberry_client_info",
+          "The board's facts as labels (value always 1).", 1,
+          {{"client", name},
+           {"architecture", device.architecture()},
+           {"cpu_model", device.cpu_model()},
+           {"kernel", device.kernel()},
+           {"cores", std::to_string(device.cores())}});
+  if (device.total_memory_bytes() > 0) {
+    p.Gauge("fedberry_client_memory_total_bytes", "The board's total memory.",
+            static_cast<double>(device.total_memory_bytes()),
+            {{"client", name}});
+  }
+}
+
 }  // namespace
 
 JobStatus StatusOf(const RoundCoordinator& coordinator) {
@@ -202,21 +284,7 @@ void ServerMetrics::RenderStreamBounds(const JobStatus& status,
   }
 }
 
-std::string ServerMetrics::Render(const JobStatus& status) const {
-  PrometheusText p;
-  p.Gauge("fedberry_job_running", "1 while the federated job runs, else 0.",
-          status.running ? 1 : 0);
-  p.Gauge("fedberry_job_rounds", "Rounds the job is configured to run.",
-          status.rounds);
-  p.Gauge("fedberry_current_round",
-          "The round being collected (or next to open).",
-          static_cast<double>(status.current_round));
-  p.Gauge("fedberry_registered_clients", "Clients registered with the server.",
-          status.registered_clients);
-  RenderStreamBounds(status, p);
-  RenderBoards(status, p);
-
-  absl::MutexLock lock(&mu_);
+void ServerMetrics::AddTotals(PrometheusText& p) const {
   p.Counter("fedberry_rounds_completed_total", "Rounds aggregated.",
             static_cast<double>(rounds_completed_));
   p.Counter("fedberry_rounds_refused_total",
@@ -240,127 +308,72 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
             "Boards that sat a round out by their own decision (heat, "
             "throttling, memory pressure, schedule, too little data).",
             static_cast<double>(declined_));
-  if (last_) {
-    p.Gauge("fedberry_last_round", "Number of the last completed round.",
-            static_cast<double>(last_->round));
-    p.Gauge("fedberry_last_round_duration_seconds",
-            "Wall time of the last completed round, open to close.",
-            last_->round_seconds);
-    p.Gauge("fedberry_last_round_aggregation_seconds",
-            "Time the last round spent aggregating updates.",
-            last_->aggregation_seconds);
-    p.Gauge("fedberry_last_round_evaluation_seconds",
-            "Time the last round spent evaluating the global model.",
-            last_->eval_seconds);
-    p.Gauge("fedberry_last_round_participants",
-            "Updates accepted in the last completed round.",
-            last_->participants);
-    if (last_->eval) {
-      if (last_->eval->regression) {
-        p.Gauge("fedberry_test_rmse",
-                "Held-out root mean squared error of the latest global "
-                "model (regression).",
-                last_->eval->rmse);
-        p.Gauge("fedberry_test_mae",
-                "Held-out mean absolute error of the latest global model "
-                "(regression).",
-                last_->eval->mae);
-      } else {
-        p.Gauge("fedberry_test_accuracy_ratio",
-                "Held-out accuracy of the latest global model (0..1).",
-                last_->eval->accuracy);
-      }
-      p.Gauge("fedberry_test_loss",
-              "Held-out mean loss of the latest global model.",
-              last_->eval->mean_loss);
-    }
+}
+
+void ServerMetrics::AddClient(const std::string& name, const ClientFigures& f,
+                              PrometheusText& p) {
+  using Type = PrometheusText::Type;
+  const Labels l = {{"client", name}};
+  AddClientDevice(name, f.device, p);
+  p.Counter("fedberry_client_rounds_total",
+            "Rounds whose update from this client was accepted.",
+            static_cast<double>(f.rounds), l);
+  p.Counter("fedberry_client_train_seconds_total",
+            "Wall time this client spent training.", f.train_seconds, l);
+  p.Gauge("fedberry_client_train_loss",
+          "Mean training loss of the client's latest round.", f.train_loss, l);
+  // Readings a board may not send: absent from the page until one came.
+  const OptionalReading readings[] = {
+      {"fedberry_client_cpu_seconds_total", Type::kCounter,
+       "User + system CPU time of the client process in its rounds.",
+       f.cpu_seconds},
+      {"fedberry_client_cpu_utilization_ratio", Type::kGauge,
+       "CPU seconds per wall second in the latest round (1 = one core busy).",
+       f.cpu_utilization},
+      {"fedberry_client_samples_per_second", Type::kGauge,
+       "Training throughput in the latest round.", f.samples_per_second},
+      {"fedberry_client_resident_memory_bytes", Type::kGauge,
+       "Resident set size (VmRSS) at the end of the latest round.",
+       AsDouble(f.rss)},
+      {"fedberry_client_peak_resident_memory_bytes", Type::kGauge,
+       "Peak resident set size (VmHWM) of the client process.",
+       AsDouble(f.peak_rss)},
+      {"fedberry_client_rpc_sent_bytes_total", Type::kCounter,
+       "Serialized RPC payload the client sent in its rounds.",
+       AsDouble(f.rpc_sent)},
+      {"fedberry_client_rpc_received_bytes_total", Type::kCounter,
+       "Serialized RPC payload the client received in its rounds.",
+       AsDouble(f.rpc_received)},
+      {"fedberry_client_network_receive_bytes_total", Type::kCounter,
+       "Bytes received on the board's non-loopback interfaces during its "
+       "rounds.",
+       AsDouble(f.net_rx)},
+      {"fedberry_client_network_transmit_bytes_total", Type::kCounter,
+       "Bytes sent on the board's non-loopback interfaces during its rounds.",
+       AsDouble(f.net_tx)},
+      {"fedberry_client_watchdog_pauses_total", Type::kCounter,
+       "Times the memory watchdog paused training.", AsDouble(f.pauses)},
+      {"fedberry_client_paused_seconds_total", Type::kCounter,
+       "Time training spent paused by the memory watchdog.", f.paused_seconds},
+  };
+  for (const OptionalReading& r : readings) {
+    if (r.value) p.Add(r.name, r.type, r.help, l, *r.value);
   }
+}
+
+std::string ServerMetrics::Render(const JobStatus& status) const {
+  PrometheusText p;
+  AddJob(status, p);
+  RenderStreamBounds(status, p);
+  RenderBoards(status, p);
+
+  absl::MutexLock lock(&mu_);
+  AddTotals(p);
+  if (last_) AddLastRound(*last_, p);
   if (last_board_eval_) AddBoardEval(p);
   if (last_ && last_->privacy) AddPrivacy(*last_->privacy, p);
   if (last_ && last_->version) AddVersion(last_->round, *last_->version, p);
-  for (const auto& [name, f] : clients_) {
-    const Labels l = {{"client", name}};
-    if (f.device.ByteSizeLong() > 0) {
-      p.Gauge("fedberry_client_info",
-              "The board's facts as labels (value always 1).", 1,
-              {{"client", name},
-               {"architecture", f.device.architecture()},
-               {"cpu_model", f.device.cpu_model()},
-               {"kernel", f.device.kernel()},
-               {"cores", std::to_string(f.device.cores())}});
-      if (f.device.total_memory_bytes() > 0) {
-        p.Gauge("fedberry_client_memory_total_bytes",
-                "The board's total memory.",
-                static_cast<double>(f.device.total_memory_bytes()), l);
-      }
-    }
-    p.Counter("fedberry_client_rounds_total",
-              "Rounds whose update from this client was accepted.",
-              static_cast<double>(f.rounds), l);
-    p.Counter("fedberry_client_train_seconds_total",
-              "Wall time this client spent training.", f.train_seconds, l);
-    p.Gauge("fedberry_client_train_loss",
-            "Mean training loss of the client's latest round.", f.train_loss,
-            l);
-    if (f.cpu_seconds) {
-      p.Counter("fedberry_client_cpu_seconds_total",
-                "User + system CPU time of the client process in its rounds.",
-                *f.cpu_seconds, l);
-    }
-    if (f.cpu_utilization) {
-      p.Gauge("fedberry_client_cpu_utilization_ratio",
-              "CPU seconds per wall second in the latest round (1 = one "
-              "core busy).",
-              *f.cpu_utilization, l);
-    }
-    if (f.samples_per_second) {
-      p.Gauge("fedberry_client_samples_per_second",
-              "Training throughput in the latest round.", *f.samples_per_second,
-              l);
-    }
-    if (f.rss) {
-      p.Gauge("fedberry_client_resident_memory_bytes",
-              "Resident set size (VmRSS) at the end of the latest round.",
-              static_cast<double>(*f.rss), l);
-    }
-    if (f.peak_rss) {
-      p.Gauge("fedberry_client_peak_resident_memory_bytes",
-              "Peak resident set size (VmHWM) of the client process.",
-              static_cast<double>(*f.peak_rss), l);
-    }
-    if (f.rpc_sent) {
-      p.Counter("fedberry_client_rpc_sent_bytes_total",
-                "Serialized RPC payload the client sent in its rounds.",
-                static_cast<double>(*f.rpc_sent), l);
-    }
-    if (f.rpc_received) {
-      p.Counter("fedberry_client_rpc_received_bytes_total",
-                "Serialized RPC payload the client received in its rounds.",
-                static_cast<double>(*f.rpc_received), l);
-    }
-    if (f.net_rx) {
-      p.Counter("fedberry_client_network_receive_bytes_total",
-                "Bytes received on the board's non-loopback interfaces "
-                "during its rounds.",
-                static_cast<double>(*f.net_rx), l);
-    }
-    if (f.net_tx) {
-      p.Counter("fedberry_client_network_transmit_bytes_total",
-                "Bytes sent on the board's non-loopback interfaces during "
-                "its rounds.",
-                static_cast<double>(*f.net_tx), l);
-    }
-    if (f.pauses) {
-      p.Counter("fedberry_client_watchdog_pauses_total",
-                "Times the memory watchdog paused training.",
-                static_cast<double>(*f.pauses), l);
-    }
-    if (f.paused_seconds) {
-      p.Counter("fedberry_client_paused_seconds_total",
-                "Time training spent paused by the memory watchdog.",
-                *f.paused_seconds, l);
-    }
-  }
+  for (const auto& [name, f] : clients_) AddClient(name, f, p);
   return p.Render();
 }
 

@@ -64,6 +64,8 @@ class ServerMetrics {
                          PrometheusText& p);
   static void RenderStreamBounds(const JobStatus& status, PrometheusText& p);
   static void RenderBoards(const JobStatus& status, PrometheusText& p);
+  // The counters of rounds and updates over the job.
+  void AddTotals(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   struct ClientFigures {
     v1::DeviceInfo device;
     uint64_t rounds = 0;
@@ -75,6 +77,9 @@ class ServerMetrics {
     std::optional<uint64_t> pauses;
     std::optional<double> paused_seconds;
   };
+  // One client's figures; a reading it never sent is left out.
+  static void AddClient(const std::string& name, const ClientFigures& f,
+                        PrometheusText& p);
 
   mutable absl::Mutex mu_;
   uint64_t rounds_completed_ ABSL_GUARDED_BY(mu_) = 0;
