@@ -2,7 +2,8 @@
 // simulator and the tests ask of a board (client/testing/): a poisoned
 // update (--attack), a slower board with part of its shard
 // (--compute_slowdown, --data_fraction) and a board that stops now and then
-// (--pause_every, --pause_seconds). Built for fedberry-sim and the tests;
+// (--pause_every, --pause_seconds); and memory readings from files a test
+// writes (--memory_readings_dir). Built for fedberry-sim and the tests;
 // never installed or packaged.
 #include <spdlog/spdlog.h>
 
@@ -33,6 +34,10 @@ ABSL_FLAG(int, pause_every, 0,
 ABSL_FLAG(double, pause_seconds, 0,
           "Fleet emulation: how long each --pause_every pause lasts (> 0 "
           "with --pause_every).");
+ABSL_FLAG(std::string, memory_readings_dir, "",
+          "Test only: the memory watchdog reads DIR/meminfo, DIR/pressure "
+          "(PSI) and DIR/cgroup (absent: no cgroup) instead of the kernel's "
+          "files, so a test pauses and resumes the board by rewriting them.");
 
 namespace fedberry::client {
 namespace {
@@ -88,6 +93,19 @@ absl::Status AddPause(ClientDecorators& decorators) {
   return absl::OkStatus();
 }
 
+// --memory_readings_dir.
+void UseMemoryReadings(ClientDecorators& decorators) {
+  const std::string dir = absl::GetFlag(FLAGS_memory_readings_dir);
+  if (dir.empty()) return;
+  spdlog::warn(
+      "--memory_readings_dir={}: the watchdog reads these files, "
+      "not the kernel's (test only)",
+      dir);
+  decorators.memory_readings.meminfo_path = dir + "/meminfo";
+  decorators.memory_readings.pressure_path = dir + "/pressure";
+  decorators.memory_readings.self_cgroup_path = dir + "/cgroup";
+}
+
 // The attack wraps the trainer first, so the slowed board's time includes
 // it, as a board that poisons its own update would spend it; a pause comes
 // last, after the slowed training, before the push.
@@ -106,6 +124,7 @@ absl::StatusOr<ClientDecorators> EmulationFromFlags(
   }
   RETURN_IF_ERROR(AddSlowdown(decorators));
   RETURN_IF_ERROR(AddPause(decorators));
+  UseMemoryReadings(decorators);
   return decorators;
 }
 
@@ -117,7 +136,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry-client with test instruments, for fedberry-sim and the "
       "tests (not installed): --attack, --compute_slowdown, "
-      "--data_fraction, --pause_every, --pause_seconds.\nUsage: "
+      "--data_fraction, --pause_every, --pause_seconds, "
+      "--memory_readings_dir.\nUsage: "
       "fedberry-emulated-client "
       "--server=127.0.0.1:50051 --partition_index=0 --partition_count=4 "
       "--compute_slowdown=4",

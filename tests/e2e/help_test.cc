@@ -56,8 +56,9 @@ TEST(InstalledClient, HasNoTestInstruments) {
   const std::string bin = std::string(FEDBERRY_BIN_DIR) + "/fedberry-client";
   const Outcome help = Execute(bin + " --help");
   EXPECT_EQ(help.status, 0) << help.output;
-  for (const char* flag : {"--attack", "--compute_slowdown", "--data_fraction",
-                           "--pause_every", "--pause_seconds"}) {
+  for (const char* flag :
+       {"--attack", "--compute_slowdown", "--data_fraction", "--pause_every",
+        "--pause_seconds", "--memory_readings_dir"}) {
     SCOPED_TRACE(flag);
     EXPECT_EQ(help.output.find(flag + 2), std::string::npos) << help.output;
     const Outcome run = Execute(bin + " " + flag + "=2");
