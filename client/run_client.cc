@@ -340,7 +340,8 @@ int RunBoard(const ClientConfig& config, const ClientDecorators& decorators,
   trainer.SetSkipBadRows(config.skip_bad_rows);
   std::vector<std::unique_ptr<LocalTrainer>> chain;
   LocalTrainer& outer = Decorate(trainer, decorators.trainers, chain);
-  runtime::MemoryReader memory_reader(runtime::ProcFiles::Real());
+  runtime::MemoryReader memory_reader(runtime::ProcFiles::Real(),
+                                      decorators.memory_readings);
   WatchdogLink link;
   auto gate = WatchdogOf(config, can_resume, memory_reader, &link);
   if (!gate.ok()) {

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "client/client_config.h"
 #include "client/local_trainer.h"
+#include "runtime/memory_readings.h"
 
 namespace fedberry::client {
 
@@ -30,6 +31,9 @@ struct ClientDecorators {
   std::function<absl::Status(runtime::ImageDataset&)> edit_idx_shard;
   // Wrap the board's trainer, first innermost; the agent trains the last.
   std::vector<TrainerDecorator> trainers;
+  // Where the memory watchdog reads pressure (a test: files it rewrites to
+  // pause and resume the board); default the kernel's.
+  runtime::MemoryReaderOptions memory_readings;
 };
 
 // The decorators a binary's own flags ask for, once the command line is

@@ -1,10 +1,13 @@
 // fedberry-emulated-client: fedberry-client plus the test instruments the
 // simulator and the tests ask of a board (client/testing/): a poisoned
-// update (--attack) and a slower board with part of its shard
-// (--compute_slowdown, --data_fraction). Built for fedberry-sim and the
-// tests; never installed or packaged.
+// update (--attack), a slower board with part of its shard
+// (--compute_slowdown, --data_fraction) and a board that stops now and then
+// (--pause_every, --pause_seconds); and memory readings from files a test
+// writes (--memory_readings_dir). Built for fedberry-sim and the tests;
+// never installed or packaged.
 #include <spdlog/spdlog.h>
 
+#include <cmath>
 #include <memory>
 
 #include "absl/flags/flag.h"
@@ -25,6 +28,16 @@ ABSL_FLAG(double, compute_slowdown, 1.0,
           "(sleeps (k-1)x each round's training time; >= 1).");
 ABSL_FLAG(double, data_fraction, 1.0,
           "Fleet emulation: keep only this share of the shard, in (0, 1].");
+ABSL_FLAG(int, pause_every, 0,
+          "Fleet emulation: on every N-th task trained, stand still for "
+          "--pause_seconds before pushing (0: never).");
+ABSL_FLAG(double, pause_seconds, 0,
+          "Fleet emulation: how long each --pause_every pause lasts (> 0 "
+          "with --pause_every).");
+ABSL_FLAG(std::string, memory_readings_dir, "",
+          "Test only: the memory watchdog reads DIR/meminfo, DIR/pressure "
+          "(PSI) and DIR/cgroup (absent: no cgroup) instead of the kernel's "
+          "files, so a test pauses and resumes the board by rewriting them.");
 
 namespace fedberry::client {
 namespace {
@@ -46,8 +59,56 @@ absl::Status AddDataFraction(const ClientConfig& config,
   return absl::OkStatus();
 }
 
+// --compute_slowdown.
+absl::Status AddSlowdown(ClientDecorators& decorators) {
+  const double slowdown = absl::GetFlag(FLAGS_compute_slowdown);
+  if (!(slowdown >= 1)) {
+    return absl::InvalidArgumentError("--compute_slowdown must be >= 1");
+  }
+  if (slowdown == 1) return absl::OkStatus();
+  spdlog::info("emulating a board {}x slower than this machine", slowdown);
+  decorators.trainers.push_back([slowdown](LocalTrainer& inner) {
+    return std::make_unique<SlowedTrainer>(inner, slowdown);
+  });
+  return absl::OkStatus();
+}
+
+// --pause_every, --pause_seconds.
+absl::Status AddPause(ClientDecorators& decorators) {
+  const int every = absl::GetFlag(FLAGS_pause_every);
+  const double seconds = absl::GetFlag(FLAGS_pause_seconds);
+  if (every < 0 || !(seconds >= 0) || !std::isfinite(seconds) ||
+      (every > 0) != (seconds > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--pause_every (>= 0, got ", every, ") and --pause_seconds (>= 0, got ",
+        seconds, ") are both set or both 0"));
+  }
+  if (every == 0) return absl::OkStatus();
+  spdlog::info("emulating a board that stops for {} s on every {} task(s)",
+               seconds, every);
+  const PauseEmulation pause{every, absl::Seconds(seconds)};
+  decorators.trainers.push_back([pause](LocalTrainer& inner) {
+    return std::make_unique<PausingTrainer>(inner, pause);
+  });
+  return absl::OkStatus();
+}
+
+// --memory_readings_dir.
+void UseMemoryReadings(ClientDecorators& decorators) {
+  const std::string dir = absl::GetFlag(FLAGS_memory_readings_dir);
+  if (dir.empty()) return;
+  spdlog::warn(
+      "--memory_readings_dir={}: the watchdog reads these files, "
+      "not the kernel's (test only)",
+      dir);
+  decorators.memory_readings.meminfo_path = dir + "/meminfo";
+  decorators.memory_readings.pressure_path = dir + "/pressure";
+  decorators.memory_readings.self_cgroup_path = dir + "/cgroup";
+}
+
 // The attack wraps the trainer first, so the slowed board's time includes
-// it, as a board that poisons its own update would spend it.
+// it, as a board that poisons its own update would spend it; a pause comes
+// last, after the slowed training, before the push.
 absl::StatusOr<ClientDecorators> EmulationFromFlags(
     const ClientConfig& config) {
   ClientDecorators decorators;
@@ -61,16 +122,9 @@ absl::StatusOr<ClientDecorators> EmulationFromFlags(
       return std::make_unique<AttackingTrainer>(inner, attack);
     });
   }
-  const double slowdown = absl::GetFlag(FLAGS_compute_slowdown);
-  if (!(slowdown >= 1)) {
-    return absl::InvalidArgumentError("--compute_slowdown must be >= 1");
-  }
-  if (slowdown > 1) {
-    spdlog::info("emulating a board {}x slower than this machine", slowdown);
-    decorators.trainers.push_back([slowdown](LocalTrainer& inner) {
-      return std::make_unique<SlowedTrainer>(inner, slowdown);
-    });
-  }
+  RETURN_IF_ERROR(AddSlowdown(decorators));
+  RETURN_IF_ERROR(AddPause(decorators));
+  UseMemoryReadings(decorators);
   return decorators;
 }
 
@@ -82,7 +136,9 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry-client with test instruments, for fedberry-sim and the "
       "tests (not installed): --attack, --compute_slowdown, "
-      "--data_fraction.\nUsage: fedberry-emulated-client "
+      "--data_fraction, --pause_every, --pause_seconds, "
+      "--memory_readings_dir.\nUsage: "
+      "fedberry-emulated-client "
       "--server=127.0.0.1:50051 --partition_index=0 --partition_count=4 "
       "--compute_slowdown=4",
       // Its own flags (this file) and fedberry-client's (client_flags.cc).

@@ -1,6 +1,8 @@
 #include "sim/fleet_profile.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -9,6 +11,72 @@
 #include "absl/strings/strip.h"
 
 namespace fedberry::sim {
+namespace {
+
+// Sets `key` of `board` to `value`; the error says what is wrong, and the
+// caller where.
+absl::Status SetKey(absl::string_view key, double value, BoardProfile& board) {
+  if (key == "data_fraction") {
+    if (!(value > 0) || value > 1) {
+      return absl::InvalidArgumentError("data_fraction must be in (0, 1]");
+    }
+    board.data_fraction = value;
+  } else if (key == "compute_slowdown") {
+    if (!(value >= 1)) {
+      return absl::InvalidArgumentError("compute_slowdown must be >= 1");
+    }
+    board.compute_slowdown = value;
+  } else if (key == "bandwidth_mbit") {
+    if (!(value >= 0)) {
+      return absl::InvalidArgumentError("bandwidth_mbit must be >= 0");
+    }
+    board.bandwidth_mbit = value;
+  } else if (key == "pause_every") {
+    if (!(value >= 0) || value != std::floor(value) ||
+        value > std::numeric_limits<int>::max()) {
+      return absl::InvalidArgumentError(
+          "pause_every must be a whole number >= 0 (0: never)");
+    }
+    board.pause_every = static_cast<int>(value);
+  } else if (key == "pause_seconds") {
+    if (!(value >= 0) || !std::isfinite(value)) {
+      return absl::InvalidArgumentError("pause_seconds must be >= 0");
+    }
+    board.pause_seconds = value;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown key '", key,
+                     "' (use data_fraction, compute_slowdown, bandwidth_mbit, "
+                     "pause_every, pause_seconds)"));
+  }
+  return absl::OkStatus();
+}
+
+// One line's fields (comment stripped, not empty).
+absl::StatusOr<BoardProfile> ParseBoard(absl::string_view line) {
+  BoardProfile board;
+  for (absl::string_view field :
+       absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
+    std::pair<absl::string_view, absl::string_view> kv =
+        absl::StrSplit(field, absl::MaxSplits('=', 1));
+    double value = 0;
+    if (!absl::SimpleAtod(kv.second, &value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", field, "' is not key=number"));
+    }
+    if (absl::Status set = SetKey(kv.first, value, board); !set.ok()) {
+      return set;
+    }
+  }
+  // A pause of no length, or one that never comes, is a typo.
+  if ((board.pause_every > 0) != (board.pause_seconds > 0)) {
+    return absl::InvalidArgumentError(
+        "pause_every and pause_seconds are both set (> 0) or both absent");
+  }
+  return board;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<BoardProfile>> ParseFleetProfile(
     absl::string_view text) {
@@ -21,45 +89,12 @@ absl::StatusOr<std::vector<BoardProfile>> ParseFleetProfile(
     }
     line = absl::StripAsciiWhitespace(line);
     if (line.empty()) continue;
-    BoardProfile board;
-    for (absl::string_view field :
-         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty())) {
-      std::pair<absl::string_view, absl::string_view> kv =
-          absl::StrSplit(field, absl::MaxSplits('=', 1));
-      double value = 0;
-      if (!absl::SimpleAtod(kv.second, &value)) {
-        return absl::InvalidArgumentError(absl::StrCat("fleet profile line ",
-                                                       number, ": '", field,
-                                                       "' is not key=number"));
-      }
-      if (kv.first == "data_fraction") {
-        if (!(value > 0) || value > 1) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("fleet profile line ", number,
-                           ": data_fraction must be in "
-                           "(0, 1]"));
-        }
-        board.data_fraction = value;
-      } else if (kv.first == "compute_slowdown") {
-        if (!(value >= 1)) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("fleet profile line ", number,
-                           ": compute_slowdown must be >= 1"));
-        }
-        board.compute_slowdown = value;
-      } else if (kv.first == "bandwidth_mbit") {
-        if (!(value >= 0)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "fleet profile line ", number, ": bandwidth_mbit must be >= 0"));
-        }
-        board.bandwidth_mbit = value;
-      } else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "fleet profile line ", number, ": unknown key '", kv.first,
-            "' (use data_fraction, compute_slowdown, bandwidth_mbit)"));
-      }
+    absl::StatusOr<BoardProfile> board = ParseBoard(line);
+    if (!board.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "fleet profile line ", number, ": ", board.status().message()));
     }
-    out.push_back(board);
+    out.push_back(*board);
   }
   if (out.empty()) {
     return absl::InvalidArgumentError("fleet profile lists no clients");

@@ -1,9 +1,9 @@
 // fedberry-sim: a whole federation on this machine. Starts fedberry-server
 // and N fedberry-emulated-client processes (fedberry-client with the test
-// instruments --attack, --compute_slowdown and --data_fraction) on
-// loopback, shows progress, and ends with a per-round table, each process's
-// peak memory, a per-client resource table, and writes report.html into the
-// output folder.
+// instruments --attack, --compute_slowdown, --data_fraction, --pause_every
+// and --pause_seconds) on loopback, shows progress, and ends with a
+// per-round table, each process's peak memory, a per-client resource table,
+// and writes report.html into the output folder.
 #include <signal.h>
 #include <unistd.h>
 
@@ -161,8 +161,9 @@ ABSL_FLAG(bool, data_moves, false,
           "which all allow it.");
 ABSL_FLAG(std::string, fleet_profile, "",
           "Emulate a heterogeneous fleet: a file with one line per client of "
-          "data_fraction=F compute_slowdown=K bandwidth_mbit=B (see "
-          "docs/guide/planners.md); sets the number of clients. Empty: "
+          "data_fraction=F compute_slowdown=K bandwidth_mbit=B pause_every=N "
+          "pause_seconds=S (see docs/guide/planners.md and "
+          "docs/guide/async.md); sets the number of clients. Empty: "
           "identical clients.");
 ABSL_FLAG(int, tiers, 1,
           "1: the clients join the server. 2: they join --gateways site "
@@ -679,6 +680,11 @@ int Run() {
       argv.push_back(absl::StrCat("--data_fraction=", fleet[i].data_fraction));
       argv.push_back(
           absl::StrCat("--compute_slowdown=", fleet[i].compute_slowdown));
+      if (fleet[i].pause_every > 0) {
+        argv.push_back(absl::StrCat("--pause_every=", fleet[i].pause_every));
+        argv.push_back(
+            absl::StrCat("--pause_seconds=", fleet[i].pause_seconds));
+      }
     }
     if (link) argv = shaper->Wrap(*link, argv);
     if (!launch(argv, absl::StrCat("client-", i))) return 2;
@@ -722,8 +728,13 @@ int Run() {
   for (size_t i = 0; i < fleet.size(); ++i) {
     std::printf(
         "fedberry-sim: client-%zu data_fraction %g compute_slowdown "
-        "%g\n",
-        i, fleet[i].data_fraction, fleet[i].compute_slowdown);
+        "%g%s\n",
+        i, fleet[i].data_fraction, fleet[i].compute_slowdown,
+        fleet[i].pause_every > 0
+            ? absl::StrFormat(", pauses %g s every %d task(s)",
+                              fleet[i].pause_seconds, fleet[i].pause_every)
+                  .c_str()
+            : "");
   }
   std::fflush(stdout);
 

@@ -4,24 +4,49 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 namespace fedberry::client {
+namespace {
+
+// Waits `d` in steps of at most 50 ms, so that a stop ends the wait soon;
+// false when it did.
+bool WaitUnlessStopped(absl::Duration d, const std::atomic<bool>& stop,
+                       const EmulatedTime& time) {
+  const absl::Time until = time.clock->Now() + d;
+  while (!stop.load()) {
+    const absl::Duration left = until - time.clock->Now();
+    if (left <= absl::ZeroDuration()) return true;
+    time.sleep(std::min(absl::Milliseconds(50), left));
+  }
+  return false;
+}
+
+}  // namespace
 
 absl::StatusOr<TrainOutcome> SlowedTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
-  const absl::Time start = absl::Now();
+  const absl::Time start = time_.clock->Now();
   absl::StatusOr<TrainOutcome> out = inner().Train(task, config, global, stop);
   if (!out.ok() || slowdown_ <= 1) return out;
-  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
-  const absl::Time until =
-      absl::Now() + absl::Seconds((slowdown_ - 1) * seconds);
-  while (!stop.load() && absl::Now() < until) {
-    absl::SleepFor(std::min(absl::Milliseconds(50), until - absl::Now()));
+  const absl::Duration took = time_.clock->Now() - start;
+  if (!WaitUnlessStopped((slowdown_ - 1) * took, stop, time_)) {
+    return absl::CancelledError("stopped during training");
   }
-  if (stop.load()) return absl::CancelledError("stopped during training");
   out->metrics.set_train_seconds(out->metrics.train_seconds() * slowdown_);
+  return out;
+}
+
+absl::StatusOr<TrainOutcome> PausingTrainer::Train(
+    const TaskRef& task, const v1::TrainConfig& config,
+    const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
+  absl::StatusOr<TrainOutcome> out = inner().Train(task, config, global, stop);
+  if (!out.ok() || pause_.every <= 0) return out;
+  if (++trained_ % pause_.every != 0) return out;
+  if (!WaitUnlessStopped(pause_.pause, stop, time_)) {
+    return absl::CancelledError(absl::StrCat(
+        "stopped during an emulated pause of task ", task.task_id));
+  }
   return out;
 }
 

@@ -57,7 +57,8 @@ TEST(InstalledClient, HasNoTestInstruments) {
   const Outcome help = Execute(bin + " --help");
   EXPECT_EQ(help.status, 0) << help.output;
   for (const char* flag :
-       {"--attack", "--compute_slowdown", "--data_fraction"}) {
+       {"--attack", "--compute_slowdown", "--data_fraction", "--pause_every",
+        "--pause_seconds", "--memory_readings_dir"}) {
     SCOPED_TRACE(flag);
     EXPECT_EQ(help.output.find(flag + 2), std::string::npos) << help.output;
     const Outcome run = Execute(bin + " " + flag + "=2");
