@@ -933,7 +933,11 @@ void RoundCoordinator::BeginCollectingLocked(
   aggregate_ = std::move(sum);
   bound_ =
       std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
+  // Pushes refused while no round collected (a full buffer publishing, or
+  // between rounds) count in the next one's report.
+  const int rejected_between = pending_.rejected;
   pending_ = RoundReport{};
+  pending_.rejected = rejected_between;
   pending_.round = round_;
   pending_.declined = clients_.Declining(now, options_.liveness);
   round_start_ = now;
@@ -1323,6 +1327,7 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   bound_.reset();
   RoundReport& report = closing.report;
   report = std::move(pending_);
+  pending_ = RoundReport{};
   report.late_updates += late_updates_;
   late_updates_ = 0;
   // Selected boards that did not report: what they push now is late.

@@ -1176,6 +1176,25 @@ int RunJob() {
   return Finish(**serving, signal.received());
 }
 
+// How a site gateway joins its parent: as one board named by
+// --upstream_name, else its certificate, else its host.
+client::AgentOptions GatewayAgentOptions(
+    const security::ClientTransport& transport, const std::string& output) {
+  client::AgentOptions options;
+  options.device = client::ToDeviceInfo(
+      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
+  options.name = absl::GetFlag(FLAGS_upstream_name);
+  if (options.name.empty()) {
+    options.name = !transport.certificate_name.empty()
+                       ? transport.certificate_name
+                       : absl::StrCat("gateway-", options.device.hostname());
+  }
+  options.model_cache_dir = output + "/cache";
+  options.probe_transport = transport.probe;
+  options.seed = absl::GetFlag(FLAGS_seed);
+  return options;
+}
+
 // A site gateway (tiers): joins the parent at --upstream as one board and
 // runs each of the parent's rounds with its own boards, on the parent's
 // plan.
@@ -1223,19 +1242,8 @@ int RunGateway() {
         return &serving->server->coordinator();
       },
       site_privacy);
-  client::AgentOptions agent_options;
-  agent_options.device = client::ToDeviceInfo(
-      runtime::ReadDeviceFacts(runtime::ProcFiles::Real()));
-  agent_options.name = absl::GetFlag(FLAGS_upstream_name);
-  if (agent_options.name.empty()) {
-    agent_options.name =
-        !transport->certificate_name.empty()
-            ? transport->certificate_name
-            : absl::StrCat("gateway-", agent_options.device.hostname());
-  }
-  agent_options.model_cache_dir = output + "/cache";
-  agent_options.probe_transport = transport->probe;
-  agent_options.seed = absl::GetFlag(FLAGS_seed);
+  const client::AgentOptions agent_options =
+      GatewayAgentOptions(*transport, output);
   client::ClientAgent agent(agent_options, trainer,
                             v1::Federation::NewStub(transport->channel));
   spdlog::info("site gateway '{}': joining {} ({})", agent_options.name,

@@ -590,6 +590,24 @@ TEST_F(RoundCoordinatorTest, OnlyAGatewayTakesAParentsRoundAndOnlyOfItsModel) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// A push refused between rounds (or while a full asynchronous buffer is
+// published) is counted once, in the next round's report.
+TEST_F(RoundCoordinatorTest, APushRefusedBetweenRoundsCountsInTheNext) {
+  Make(1, /*rounds=*/2);
+  const std::string a = Join("a");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse t1 = Task(a);
+  ASSERT_TRUE(Submit(Header(a, t1, 1), Model(1, 1)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 1 closes
+  coordinator_->CountRefusedUpdate(Header(a, t1, 1), "round 1 is closed");
+  ASSERT_TRUE(coordinator_->RunOnce());  // round 2 opens
+  ASSERT_TRUE(Submit(Header(a, Task(a), 1), Model(2, 2)).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 2u);
+  EXPECT_EQ(reports_[0].rejected, 0);
+  EXPECT_EQ(reports_[1].rejected, 1);
+}
+
 TEST_F(RoundCoordinatorTest, WaitsForClientsThenRunsRoundsToDone) {
   Make(2, /*rounds=*/2);
   std::string a = Join("a");
