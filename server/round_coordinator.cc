@@ -196,11 +196,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     response.set_action(v1::GetTaskResponse::TRAIN);
     response.set_round(task->round);
     response.set_task_id(task->task_id);
-    *response.mutable_config() = train_;
+    *response.mutable_config() = TaskConfigLocked(client_id);
     if (task->seed) response.mutable_config()->set_seed(*task->seed);
-    if (std::optional<int64_t> steps = open_.PlannedSteps(client_id)) {
-      response.mutable_config()->set_local_steps(static_cast<uint32_t>(*steps));
-    }
     for (const PlannedMove& m : relay_.MovesFrom(client.name)) {
       v1::DataMove* move = response.add_send();
       move->set_move_id(m.id);
@@ -240,6 +237,15 @@ std::optional<RoundCoordinator::TrainTask> RoundCoordinator::TrainTaskLocked(
   }
   if (task == nullptr || task->claimed) return std::nullopt;
   return TrainTask{task->round, task->task_id, task->seed};
+}
+
+v1::TrainConfig RoundCoordinator::TaskConfigLocked(
+    const std::string& id) const {
+  v1::TrainConfig config = train_;
+  if (std::optional<int64_t> steps = open_.PlannedSteps(id)) {
+    config.set_local_steps(static_cast<uint32_t>(*steps));
+  }
+  return config;
 }
 
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
@@ -436,10 +442,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
                      " already sent its update for round ", header.round()));
   }
   const ClientRecord& info = clients_.At(header.client_id());
-  v1::TrainConfig task = train_;
-  if (std::optional<int64_t> steps = open_.PlannedSteps(header.client_id())) {
-    task.set_local_steps(static_cast<uint32_t>(*steps));
-  }
+  const v1::TrainConfig task = TaskConfigLocked(header.client_id());
   uint64_t received = 0;
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
   RETURN_IF_ERROR(CheckUpdateWeight(

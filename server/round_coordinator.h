@@ -352,6 +352,10 @@ class RoundCoordinator {
   std::optional<TrainTask> TrainTaskLocked(const std::string& id,
                                            const ClientRecord& client)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // What `id`'s task trains: the round's config with its planned steps
+  // (the same when it is handed out and when its update is checked).
+  v1::TrainConfig TaskConfigLocked(const std::string& id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The model `id`'s task trains from: the round's, or the version it
   // pulled. FailedPrecondition when that version is gone.
   absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> BaseModelLocked(

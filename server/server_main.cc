@@ -1007,6 +1007,15 @@ absl::Status ApplyPrivacy(const server::DpOptions& dp,
   return absl::OkStatus();
 }
 
+// Each board holds one descriptor: as many as the system lets this server.
+void RaiseDescriptorLimit() {
+  if (auto raised = runtime::RaiseFdLimit(); raised.ok()) {
+    spdlog::info("{}; each board holds one descriptor", raised->Describe());
+  } else {
+    spdlog::warn("{}", std::string(raised.status().message()));
+  }
+}
+
 // Resumes from the checkpoints, wires the coordinator's options, sinks and
 // transport, and starts serving `job` as `config` says. A gateway's
 // coordinator (tiers) relays each round's result to `relay_sink`; null:
@@ -1064,11 +1073,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   };
   serving->rounds = relay ? 0 : options.coordinator.rounds;
   auto figures = std::make_shared<server::ServerMetrics>();
-  if (auto raised = runtime::RaiseFdLimit(); raised.ok()) {
-    spdlog::info("{}; each board holds one descriptor", raised->Describe());
-  } else {
-    spdlog::warn("{}", std::string(raised.status().message()));
-  }
+  RaiseDescriptorLimit();
   auto started = server::FederationServer::Start(
       options, initial, evaluator, RoundSink(log, figures, serving->rounds));
   if (!started.ok()) {

@@ -78,7 +78,6 @@ class ClientRegistry {
   // Registers `client` under the id it had before a restart.
   void Restore(const std::string& id, ClientRecord client);
   void Remove(const std::string& id);
-  void Clear() { clients_.clear(); }
 
   // The boards as the checkpoint keeps them.
   std::vector<RegisteredClient> Snapshot() const;
