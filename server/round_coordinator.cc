@@ -13,9 +13,11 @@
 #include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
+#include "server/round/async_rounds.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
+#include "server/round/sync_rounds.h"
 #include "server/strategy/keep_frozen.h"
 #include "server/strategy/update_layout.h"
 
@@ -58,7 +60,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   }
   // A gateway learns the job's rounds from its parent's first offer.
   total_rounds_ = source_->total_rounds();
-  if (source_->EndsBefore(round_)) state_ = State::kDone;
+  if (source_->EndsBefore(round_)) state_ = RoundPhase::kDone;
   if (strategy) {
     strategy_ = std::move(strategy);
   } else {
@@ -73,10 +75,6 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (budget_) strategy_ = budget_->Aggregate(std::move(strategy_));
   InitTrainable(*global_);
   close_options_.min_updates = strategy_->MinUpdates();
-  if (options_.async) {
-    versions_ = std::make_unique<BufferedVersions>(
-        *options_.async, options_.seed * 1000003u + 0xa5u);
-  }
   auto planner = planner::RoundPlanner::Create(options_.planning);
   if (planner.ok()) {
     planner_ = *std::move(planner);
@@ -84,6 +82,25 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
     spdlog::error("work planner: {}; every client trains the job's config",
                   planner.status().ToString());
   }
+  kind_ = MakeKind();
+}
+
+std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
+  RoundContext context{clock_,  clients_, polls_,        relay_,
+                       state_,  round_,   total_rounds_, train_,
+                       global_, pending_, planner_.get()};
+  if (options_.async) {
+    return std::make_unique<AsyncRounds>(
+        context,
+        AsyncRoundOptions{*options_.async, options_.seed, options_.liveness,
+                          options_.max_update_ratio, options_.relay});
+  }
+  return std::make_unique<SyncRounds>(
+      context,
+      SyncRoundOptions{close_options_, options_.liveness,
+                       options_.min_clients_per_round,
+                       options_.max_update_ratio},
+      selection_);
 }
 
 // The job's trainable set over its initial model (server_main checked the
@@ -153,7 +170,7 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                                               const std::string& id) {
   for (const std::string& old : clients_.IdsNamed(name)) {
     if (old != id) {
-      const auto [selected, pushed] = open_.Rename(old, id);
+      const auto [selected, pushed] = kind_->Rename(old, id);
       if (auto u = upload_start_.find(old); u != upload_start_.end()) {
         if (selected) upload_start_[id] = u->second;
         upload_start_.erase(u);
@@ -163,7 +180,6 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                    pushed     ? " (its update of the open round stays counted)"
                    : selected ? " (it keeps its place in the open round)"
                               : "");
-      if (versions_) versions_->Rename(old, id);
       clients_.Remove(old);
       polls_.Wake(old);  // its poll hears the id is gone
     }
@@ -187,12 +203,12 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
   v1::GetTaskResponse response;
   response.set_total_rounds(total_rounds_);
   response.set_round(round_);
-  if (state_ == State::kDone) {
+  if (state_ == RoundPhase::kDone) {
     client.told_done = true;
     response.set_action(v1::GetTaskResponse::DONE);
     return response;
   }
-  if (std::optional<TrainTask> task = TrainTaskLocked(client_id, client)) {
+  if (std::optional<TrainTask> task = kind_->TaskFor(client_id, client)) {
     response.set_action(v1::GetTaskResponse::TRAIN);
     response.set_round(task->round);
     response.set_task_id(task->task_id);
@@ -212,7 +228,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     }
     return response;
   }
-  if (state_ == State::kEvaluating && evaluation_->Awaits(client_id)) {
+  if (state_ == RoundPhase::kEvaluating && evaluation_->Awaits(client_id)) {
     response.set_action(v1::GetTaskResponse::EVALUATE);
     response.set_round(evaluation_->round());
     response.set_task_id(evaluation_->task_id());
@@ -224,41 +240,13 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
   return response;
 }
 
-std::optional<RoundCoordinator::TrainTask> RoundCoordinator::TrainTaskLocked(
-    const std::string& id, const ClientRecord& client) {
-  if (!versions_) {
-    if (state_ != State::kCollecting || !open_.Awaits(id)) return std::nullopt;
-    return TrainTask{round_, open_.task_id(), std::nullopt};
-  }
-  const AsyncTask* task = versions_->Find(id);
-  if (task == nullptr && state_ == State::kCollecting &&
-      client.condition.declined().empty()) {
-    task = versions_->Assign(id);
-  }
-  if (task == nullptr || task->claimed) return std::nullopt;
-  return TrainTask{task->round, task->task_id, task->seed};
-}
-
 v1::TrainConfig RoundCoordinator::TaskConfigLocked(
     const std::string& id) const {
   v1::TrainConfig config = train_;
-  if (std::optional<int64_t> steps = open_.PlannedSteps(id)) {
+  if (std::optional<int64_t> steps = kind_->PlannedSteps(id)) {
     config.set_local_steps(static_cast<uint32_t>(*steps));
   }
   return config;
-}
-
-absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
-RoundCoordinator::BaseModelLocked(const std::string& id) const {
-  if (!versions_) return global_;
-  const AsyncTask* task = versions_->Find(id);
-  std::shared_ptr<const runtime::NamedTensors> model =
-      task != nullptr ? versions_->ModelOf(*task) : nullptr;
-  if (model == nullptr) {
-    return absl::FailedPreconditionError(
-        "the model version of this task is no longer kept; ask for a task");
-  }
-  return model;
 }
 
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
@@ -315,39 +303,7 @@ absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
   RETURN_IF_ERROR(clients_.Lookup(client_id).status());
-  if (versions_) {
-    // Asynchronous tasks outlive their round: checked against the board's.
-    if (state_ == State::kDone) {
-      return absl::FailedPreconditionError("the job is done");
-    }
-    return versions_->Check(client_id, round, task_id);
-  }
-  if (state_ == State::kClosing && round == round_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "round ", round,
-        " is closing (every selected client reported, or its deadline "
-        "passed); it takes no more updates"));
-  }
-  if (state_ != State::kCollecting || round != round_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "round ", round, " is not open (",
-        state_ == State::kCollecting
-            ? absl::StrCat("the server is collecting round ", round_)
-        : state_ == State::kDone
-            ? std::string("the job is done")
-            : absl::StrCat("the server waits to open round ", round_),
-        ")"));
-  }
-  if (task_id != open_.task_id()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("task id '", runtime::Printable(task_id),
-                     "' does not match round ", round_, "'s task"));
-  }
-  if (!open_.Selected(client_id)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "client ", client_id, " was not selected for round ", round_));
-  }
-  return absl::OkStatus();
+  return kind_->CheckTask(client_id, round, task_id);
 }
 
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
@@ -368,7 +324,7 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   clients_.At(request.client_id()).last_seen = clock_.Now();
-  return BaseModelLocked(request.client_id());
+  return kind_->BaseModel(request.client_id());
 }
 
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
@@ -383,23 +339,8 @@ absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
 absl::StatusOr<RoundCoordinator::UpdateExpectation>
 RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   absl::MutexLock lock(&mu_);
-  if (header.task_id() == closed_task_ &&
-      closed_without_.erase(header.client_id()) > 0) {
-    ++late_updates_;
-    const ClientRecord* late = clients_.Find(header.client_id());
-    const std::string name =
-        late != nullptr ? late->name : runtime::Printable(header.client_id());
-    spdlog::warn(
-        "round {}: a late update from {} ({} samples) is refused: the round "
-        "closed without it",
-        closed_round_, name, header.num_samples());
-    return wire::WithReason(
-        absl::FailedPreconditionError(absl::StrCat(
-            "late update: round ", closed_round_,
-            " closed before this update arrived (it had the updates it needed, "
-            "or its deadline passed); it is not counted, and the server logged "
-            "it")),
-        wire::kReasonLateUpdate);
+  if (std::optional<absl::Status> late = kind_->RefuseLate(header)) {
+    return *std::move(late);
   }
   RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
@@ -422,7 +363,7 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   upload_start_[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
   ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
-                   BaseModelLocked(header.client_id()));
+                   kind_->BaseModel(header.client_id()));
   return UpdateExpectation{
       runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
@@ -435,12 +376,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
     const v1::UpdateHeader& header) const {
   RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
-  // (An asynchronous task is claimed once: BufferedVersions::Claim.)
-  if (!versions_ && open_.HasReported(header.client_id())) {
-    return absl::AlreadyExistsError(
-        absl::StrCat("client ", header.client_id(),
-                     " already sent its update for round ", header.round()));
-  }
+  RETURN_IF_ERROR(kind_->CheckNotCounted(header.client_id(), header.round()));
   const ClientRecord& info = clients_.At(header.client_id());
   const v1::TrainConfig task = TaskConfigLocked(header.client_id());
   uint64_t received = 0;
@@ -485,122 +421,81 @@ std::string RoundCoordinator::CurrentIdLocked(const std::string& id,
 
 absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
-  if (options_.async) return SubmitBufferedUpdate(untrusted, update);
-  std::shared_ptr<const runtime::NamedTensors> global;
+  std::shared_ptr<const runtime::NamedTensors> base;
   std::shared_ptr<const UpdateBound> bound;
   {
     absl::MutexLock lock(&mu_);
     RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    global = global_;
-    bound = bound_;
+    ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
+    bound = kind_->BoundFor(base);
   }
-  // The checks read only the round's model and bound: outside the lock, so
-  // joins, polls and other pushes do not queue behind a large update's.
+  // The checks read only the model the board trained on and its bound:
+  // outside the lock, so joins, polls and other pushes do not queue behind
+  // a large update's.
   double distance = 0;
-  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
-                   CheckedWhole(update, *global, bound.get(), distance));
-  RoundAggregator* sum;
-  std::string name;
-  uint32_t boards = 0;  // a site gateway's: bounds its forwarded sum
-  {
-    absl::MutexLock lock(&mu_);
-    // The round may have closed (or the board rejoined) meanwhile.
-    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    if (global_ != global) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("round ", untrusted.round(),
-                       " moved on while the update was checked"));
-    }
-    // Claimed before it is added, so a second push of this board is
-    // refused meanwhile; the round waits for its adds before it closes.
-    open_.Report(untrusted.client_id());
-    ++adds_in_flight_;
-    sum = aggregate_.get();
-    name = clients_.At(untrusted.client_id()).name;
-    boards = clients_.At(untrusted.client_id()).boards;
-  }
+  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                   CheckedWhole(update, *base, bound.get(), distance));
+  ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
+  runtime::NamedTensors added = kind_->Prepare(
+      std::move(whole), *base, *intake.current, intake.staleness);
   // The add, the costly part, runs outside mu_: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
-  const absl::Status added = AddToSum(*sum, untrusted, boards, whole);
-  absl::MutexLock lock(&mu_);
-  --adds_in_flight_;
-  // The board may have joined again meanwhile (its claim moved to its new
-  // id): what follows names it by its current id.
-  const std::string id = CurrentIdLocked(untrusted.client_id(), name);
-  if (!added.ok()) {
-    open_.Unreport(id);
-    work_pending_ = true;
-    changed_.SignalAll();
-    return added;
-  }
-  return AcceptUpdateLocked(id, untrusted, distance);
-}
-
-bool RoundCoordinator::BufferTakesLocked() const {
-  return shutdown_ || state_ == State::kDone ||
-         (state_ == State::kCollecting && !versions_->Full());
-}
-
-absl::StatusOr<int> RoundCoordinator::SubmitBufferedUpdate(
-    const v1::UpdateHeader& untrusted, const runtime::NamedTensors& update) {
-  std::shared_ptr<const runtime::NamedTensors> pulled;
-  {
-    absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    ASSIGN_OR_RETURN(pulled, BaseModelLocked(untrusted.client_id()));
-  }
-  // Checked against the version the board trained on, outside the lock.
-  const UpdateBound bound(pulled, options_.max_update_ratio);
-  double distance = 0;
-  ASSIGN_OR_RETURN(const runtime::NamedTensors whole,
-                   CheckedWhole(update, *pulled, &bound, distance));
-  int staleness = 0;
-  std::shared_ptr<const runtime::NamedTensors> current;
-  RoundAggregator* sum;
-  std::string name;
-  uint32_t boards = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    // A full buffer is being published: the push joins the next one.
-    if (!mu_.AwaitWithTimeout(
-            absl::Condition(this, &RoundCoordinator::BufferTakesLocked),
-            absl::Minutes(1))) {
-      return absl::UnavailableError(
-          "the server is still publishing a model version; push again");
-    }
-    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    ASSIGN_OR_RETURN(staleness, versions_->Claim(untrusted.client_id()));
-    // The round cannot close while an add is in flight: `current` stays.
-    current = global_;
-    ++adds_in_flight_;
-    sum = aggregate_.get();
-    name = clients_.At(untrusted.client_id()).name;
-    boards = clients_.At(untrusted.client_id()).boards;
-  }
-  const double weight = StalenessWeight(options_.async->weighting, staleness);
-  runtime::NamedTensors rebased = Rebase(whole, *pulled, *current, weight);
-  const absl::Status added = AddToSum(*sum, untrusted, boards, rebased);
+  const absl::Status status =
+      AddToSum(*intake.sum, untrusted, intake.boards, added);
   FederationSnapshot snapshot;
   int held = 0;
   {
     absl::MutexLock lock(&mu_);
     --adds_in_flight_;
-    const std::string id = CurrentIdLocked(untrusted.client_id(), name);
-    if (!added.ok()) {
-      versions_->Unclaim(id);
-      return added;
+    // The board may have joined again meanwhile (its claim moved to its new
+    // id): what follows names it by its current id.
+    const std::string id = CurrentIdLocked(untrusted.client_id(), intake.name);
+    if (!status.ok()) {
+      kind_->Unclaim(id);
+      work_pending_ = true;
+      changed_.SignalAll();
+      return status;
     }
-    versions_->Accept(id, staleness, std::move(rebased),
-                      untrusted.num_samples());
-    // A slot is free: boards waiting for one may take it.
-    if (options_.async->max_concurrency > 0) polls_.WakeAll();
-    held = AcceptUpdateLocked(id, untrusted, distance, staleness);
+    kind_->Accept(id, intake.staleness, std::move(added),
+                  untrusted.num_samples());
+    held = AcceptUpdateLocked(id, untrusted, distance, intake.staleness);
+    if (!kind_->PersistsEachUpdate()) return held;
     snapshot = SnapshotLocked();
   }
   // Durable before the board hears it counted: a server killed now
   // resumes with it in the buffer.
   publisher_.Persist(snapshot);
   return held;
+}
+
+absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
+    const v1::UpdateHeader& untrusted,
+    const std::shared_ptr<const runtime::NamedTensors>& base) {
+  absl::MutexLock lock(&mu_);
+  // A full buffer is being published: the push joins the next one.
+  if (!mu_.AwaitWithTimeout(
+          absl::Condition(this, &RoundCoordinator::TakesPushLocked),
+          absl::Minutes(1))) {
+    return absl::UnavailableError(
+        "the server is still publishing a model version; push again");
+  }
+  // The round may have closed (or the board rejoined) meanwhile.
+  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  Intake intake;
+  ASSIGN_OR_RETURN(intake.staleness, kind_->Claim(untrusted.client_id(), base));
+  // The round cannot close while an add is in flight: `current` and `sum`
+  // stay.
+  ++adds_in_flight_;
+  intake.current = global_;
+  intake.sum = aggregate_.get();
+  const ClientRecord& client = clients_.At(untrusted.client_id());
+  intake.name = client.name;
+  intake.boards = client.boards;
+  return intake;
+}
+
+bool RoundCoordinator::TakesPushLocked() const {
+  return shutdown_ || state_ == RoundPhase::kDone || kind_->TakesPush();
 }
 
 int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
@@ -628,10 +523,7 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
   pending_.clients.push_back({header.client_id(), info.name,
                               header.num_samples(), header.metrics(),
                               header.resources(), info.device});
-  // An asynchronous round holds its buffer's updates (a board may add
-  // more than one), out of the buffer's size.
-  const size_t held = versions_ ? versions_->buffered() : open_.reported();
-  const size_t of = versions_ ? options_.async->buffer : open_.cohort().size();
+  const auto [held, of] = kind_->Held();
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
       "model {:.3f} x its norm{})",
@@ -721,30 +613,12 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   if (ClientRecord* client = clients_.Find(id)) {
     client->last_refusal = runtime::Printable(why, 512);
   }
-  if (versions_) {
-    // It does not send that task again: its slot is free.
-    if (const AsyncTask* task = versions_->Find(id);
-        task != nullptr && !task->claimed &&
-        task->task_id == header.task_id()) {
-      versions_->Drop(id);
-    }
-    return;
-  }
-  if (header.round() != round_ || header.task_id() != open_.task_id() ||
-      !StopAwaitingLocked(id)) {
-    return;
-  }
-  const ClientRecord* client = clients_.Find(id);
-  spdlog::info("round {}: not waiting for {} any more (its update was refused)",
-               round_,
-               client != nullptr ? client->name : runtime::Printable(id));
+  if (kind_->Refused(header)) WorkChangedLocked();
 }
 
-bool RoundCoordinator::StopAwaitingLocked(const std::string& id) {
-  if (state_ != State::kCollecting || !open_.StopAwaiting(id)) return false;
+void RoundCoordinator::WorkChangedLocked() {
   work_pending_ = true;
   changed_.SignalAll();
-  return true;
 }
 
 void RoundCoordinator::NoteConditionLocked(
@@ -760,20 +634,7 @@ void RoundCoordinator::NoteConditionLocked(
                  declines ? "declines rounds: " : "takes rounds again",
                  client->condition.declined());
   }
-  if (declines && versions_) {
-    // Asking with a task means it was not training it: the slot is free.
-    if (const AsyncTask* task = versions_->Find(client_id);
-        task != nullptr && !task->claimed) {
-      versions_->Drop(client_id);
-      ++pending_.declined;
-    }
-    return;
-  }
-  if (!declines || !StopAwaitingLocked(client_id)) return;
-  ++pending_.declined;
-  open_.Decline(client_id);
-  spdlog::info("round {}: not waiting for {} (it declines: {})", round_,
-               client->name, client->condition.declined());
+  if (declines && kind_->Declines(client_id)) WorkChangedLocked();
 }
 
 std::vector<BoardRow> RoundCoordinator::Boards() const {
@@ -784,22 +645,18 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
     for (const auto& [id, c] : clients_.all()) {
       BoardFacts facts;
       facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
-      const bool open = state_ == State::kCollecting;
-      facts.training = open && open_.Awaits(id);
-      const AsyncTask* task = versions_ ? versions_->Find(id) : nullptr;
-      if (task != nullptr) facts.training = true;
-      facts.update_refused = open && open_.UpdateRefused(id);
+      const BoardPart part = kind_->PartOf(id);
+      facts.training = part.training;
+      facts.update_refused = part.update_refused;
       facts.evaluating =
-          state_ == State::kEvaluating && evaluation_->Awaits(id);
+          state_ == RoundPhase::kEvaluating && evaluation_->Awaits(id);
       facts.declining = !c.condition.declined().empty();
       facts.heartbeat = c.state;
       BoardRow row;
       row.name = c.name;
       row.state = StateOf(facts);
       row.last_seen = c.last_seen;
-      row.round = task != nullptr  ? task->round
-                  : facts.training ? round_
-                                   : c.last_round;
+      row.round = part.round.value_or(c.last_round);
       if (facts.training) {
         row.steps_done = c.steps_done;
         row.steps_planned = c.steps_planned;
@@ -866,10 +723,12 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  Cohort cohort = DrawCohortLocked(std::move(available), rng);
-  if (!versions_ &&
-      cohort.members.size() <
-          static_cast<size_t>(std::max(1, options_.min_clients_per_round))) {
+  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
+  for (const std::string& id : available) {
+    boards.push_back(clients_.At(id).boards);
+  }
+  Cohort cohort = kind_->Draw(std::move(available), boards, rng);
+  if (kind_->TooFew(cohort)) {
     SkipShortCohortLocked(cohort);
     return false;
   }
@@ -886,56 +745,16 @@ bool RoundCoordinator::TryOpenRoundLocked() {
     return false;
   }
   (*aggregate)->Expect(cohort.expected);
-  if (versions_) {
-    OpenVersionLocked(*std::move(aggregate), now);
-  } else {
-    StartRoundLocked(cohort, *std::move(aggregate), rng, n, now);
-  }
-  return true;
-}
-
-void RoundCoordinator::StartRoundLocked(const Cohort& cohort,
-                                        std::unique_ptr<RoundAggregator> sum,
-                                        std::mt19937_64& rng, int available,
-                                        absl::Time now) {
   if (budget_) budget_->Shape(train_);
-  const int k = static_cast<int>(cohort.members.size());
-  open_.Start(absl::StrFormat("r%d-%08x", round_,
-                              static_cast<uint32_t>(rng() & 0xffffffff)),
-              cohort.members, cohort.needed);
-  // Heartbeats speak of a task: a board still paused says so again in the
-  // new one (at its first batch boundary).
-  clients_.ResetStates();
-  BeginCollectingLocked(std::move(sum), now);
-  pending_.selected = k;
-  PlanRoundLocked();
-  for (const std::string& id : open_.cohort()) polls_.Wake(id);
-  spdlog::info(
-      "round {}/{}: selected {} of {} available clients (task {}){}", round_,
-      total_rounds_, k, available, open_.task_id(),
-      open_.needed() < open_.cohort().size()
-          ? absl::StrCat("; the first ", open_.needed(), " updates close it")
-          : "");
+  BeginCollectingLocked(*std::move(aggregate), now);
+  kind_->Open(cohort, rng, n, *aggregate_);
   changed_.SignalAll();
-}
-
-Cohort RoundCoordinator::DrawCohortLocked(std::vector<std::string> available,
-                                          std::mt19937_64& rng) const {
-  // An asynchronous round draws no cohort: boards take its tasks as they
-  // ask.
-  if (versions_) return Cohort{};
-  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
-  for (const std::string& id : available) {
-    boards.push_back(clients_.At(id).boards);
-  }
-  return selection_->Choose(std::move(available), boards, rng);
+  return true;
 }
 
 void RoundCoordinator::BeginCollectingLocked(
     std::unique_ptr<RoundAggregator> sum, absl::Time now) {
   aggregate_ = std::move(sum);
-  bound_ =
-      std::make_shared<const UpdateBound>(global_, options_.max_update_ratio);
   // Pushes refused while no round collected (a full buffer publishing, or
   // between rounds) count in the next one's report.
   const int rejected_between = pending_.rejected;
@@ -945,47 +764,9 @@ void RoundCoordinator::BeginCollectingLocked(
   pending_.declined = clients_.Declining(now, options_.liveness);
   round_start_ = now;
   if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
-  grace_logged_ = false;
   last_update_ = now;
   upload_start_.clear();
-  state_ = State::kCollecting;
-}
-
-void RoundCoordinator::OpenVersionLocked(std::unique_ptr<RoundAggregator> sum,
-                                         absl::Time now) {
-  if (budget_) budget_->Shape(train_);
-  BeginCollectingLocked(std::move(sum), now);
-  // A site gateway numbers its own versions: its parent's rounds may skip
-  // it or hand the same round down again.
-  versions_->Open(upstream_ ? versions_->open_round() + 1 : round_, global_);
-  // A restarted server's round starts from the updates its buffer held.
-  for (const AsyncState::Buffered& b : versions_->buffer()) {
-    if (absl::Status s = aggregate_->Add(b.update, b.samples); !s.ok()) {
-      spdlog::error("round {}: a checkpointed update cannot be added: {}",
-                    round_, s.ToString());
-    }
-  }
-  if (!versions_->buffer().empty()) {
-    spdlog::info("round {}: resumes with the {} update(s) its buffer held",
-                 round_, versions_->buffer().size());
-  }
-  // Boards waiting between versions (or for a slot) take the new one.
-  polls_.WakeAll();
-  if (upstream_) {
-    spdlog::info(
-        "round {}/{}: the parent's model is this site's version {}; boards "
-        "train on it as they ask ({} training), and the next {} updates go "
-        "to the parent",
-        round_, total_rounds_, versions_->open_round(), versions_->training(),
-        options_.async->buffer);
-  } else {
-    spdlog::info(
-        "round {}/{}: version {} is out; boards train on it as they ask ({} "
-        "training), and the next {} updates make version {}",
-        round_, total_rounds_, round_ - 1, versions_->training(),
-        options_.async->buffer, round_);
-  }
-  changed_.SignalAll();
+  state_ = RoundPhase::kCollecting;
 }
 
 void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
@@ -1008,29 +789,11 @@ void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
 
 void RoundCoordinator::PruneLocked() {
   const int pruned =
-      clients_.Prune(clock_.Now(), options_.liveness, open_.cohort());
+      clients_.Prune(clock_.Now(), options_.liveness, kind_->Members());
   if (pruned > 0) {
     spdlog::info("forgot {} client(s) that joined but never asked for a task",
                  pruned);
   }
-}
-
-void RoundCoordinator::PlanRoundLocked() {
-  std::vector<PlanningMember> members;
-  members.reserve(open_.cohort().size());
-  for (const auto& id : open_.cohort()) {
-    const ClientRecord& c = clients_.At(id);
-    members.push_back(
-        {id, c.name, c.num_samples, c.allow_data_moves, c.sample_bytes});
-  }
-  RoundWork work =
-      PlanRoundWork(planner_.get(), members, train_, round_, open_.task_id());
-  open_.Plan(std::move(work.steps), work.idle);
-  pending_.selected = static_cast<int>(open_.cohort().size());
-  pending_.planner = std::move(work.planner);
-  pending_.planned_makespan_seconds = work.planned_makespan_seconds;
-  pending_.moved_samples = work.moved_samples;
-  relay_.Open(round_, std::move(work.moves));
 }
 
 bool RoundCoordinator::RunOnce() {
@@ -1039,18 +802,17 @@ bool RoundCoordinator::RunOnce() {
   {
     absl::MutexLock lock(&mu_);
     work_pending_ = false;
-    if (state_ == State::kWaiting) {
+    if (state_ == RoundPhase::kWaiting) {
       return options_.evaluate_only ? TryOpenEvaluationOnlyLocked()
                                     : TryOpenRoundLocked();
     }
-    if (state_ == State::kEvaluating) {
+    if (state_ == RoundPhase::kEvaluating) {
       evaluated = BoardEvaluationOverLocked();
       if (!evaluated) return false;
-    } else if (state_ != State::kCollecting ||
-               !(versions_ ? DecideVersionCloseLocked()
-                           : DecideCloseLocked(decision))) {
+    } else if (state_ != RoundPhase::kCollecting || !kind_->Closes(decision)) {
       return false;
     }
+    state_ = RoundPhase::kClosing;
   }
   if (evaluated) {
     FinishBoardEvaluation();
@@ -1059,98 +821,6 @@ bool RoundCoordinator::RunOnce() {
                                                         : nullptr);
   }
   return true;
-}
-
-bool RoundCoordinator::DecideCloseLocked(CloseDecision& decision) {
-  const RoundProgress progress = ProgressLocked();
-  decision = DecideClose(progress, close_options_);
-  if (decision.action == CloseAction::kWait) return false;
-  if (decision.action == CloseAction::kGrace) {
-    LogGraceLocked(progress, decision);
-    return false;
-  }
-  if (decision.complete) {
-    pending_.cut_off = decision.cut_off;
-    if (pending_.cut_off > 0) {
-      spdlog::info(
-          "round {}: closing on its first {} updates; {} over-selected "
-          "board(s) still training are cut off (their updates will be "
-          "refused as late)",
-          round_, open_.reported(), pending_.cut_off);
-    }
-  } else if (decision.late) {
-    CountStragglersLocked(progress);
-  }
-  state_ = State::kClosing;
-  return true;
-}
-
-bool RoundCoordinator::DecideVersionCloseLocked() {
-  // A board not heard from within liveness frees its slot; its update, if
-  // it comes, is refused (it holds no task) and it asks again.
-  const absl::Time now = clock_.Now();
-  for (const std::string& id : versions_->TrainingIds()) {
-    const ClientRecord* c = clients_.Find(id);
-    if (c == nullptr || now - c->last_seen > options_.liveness) {
-      spdlog::info("round {}: {} went silent; its task is given up", round_,
-                   c != nullptr ? c->name : runtime::Printable(id));
-      versions_->Drop(id);
-      if (options_.async->max_concurrency > 0) polls_.WakeAll();
-    }
-  }
-  if (versions_->buffered() < options_.async->buffer) return false;
-  state_ = State::kClosing;
-  return true;
-}
-
-RoundProgress RoundCoordinator::ProgressLocked() const {
-  RoundProgress p;
-  p.selected = pending_.selected;
-  open_.Count(p);
-  // Selected clients that have not reported but say they are paused under
-  // memory pressure, and were heard from recently: alive, not dead. One
-  // that released its memory is silent until restarted, so no liveness
-  // applies to it; the grace bounds the wait.
-  for (const auto& id : open_.cohort()) {
-    if (!open_.Awaits(id)) continue;
-    ++p.outstanding;
-    const ClientRecord* found = clients_.Find(id);
-    if (found == nullptr) continue;
-    const ClientRecord& info = *found;
-    if (info.state == v1::HeartbeatRequest::RELEASED) {
-      ++p.paused;
-      ++p.released;
-    } else if (info.state == v1::HeartbeatRequest::PAUSED &&
-               clock_.Now() - info.last_seen <= options_.liveness) {
-      ++p.paused;
-    }
-  }
-  p.elapsed = clock_.Now() - round_start_;
-  return p;
-}
-
-void RoundCoordinator::LogGraceLocked(const RoundProgress& progress,
-                                      const CloseDecision& decision) {
-  if (grace_logged_) return;
-  spdlog::info(
-      "round {}: deadline passed below the quorum ({} of {} needed) while {} "
-      "selected client(s) are paused under memory pressure; waiting up to {} "
-      "more",
-      round_, progress.reported, decision.quorum, progress.paused,
-      absl::FormatDuration(options_.paused_grace));
-  grace_logged_ = true;
-}
-
-void RoundCoordinator::CountStragglersLocked(const RoundProgress& p) {
-  pending_.stragglers += p.outstanding;
-  pending_.paused_stragglers = p.paused;
-  pending_.released_stragglers = p.released;
-  if (p.paused > 0) {
-    spdlog::info(
-        "round {}: {} straggler(s) are paused under memory pressure (alive; "
-        "{} of them released their memory), {} silent",
-        round_, p.paused, p.released, pending_.stragglers - p.paused);
-  }
 }
 
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
@@ -1206,7 +876,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     // so it grows with rounds, not with boards x rounds.
     history_.push_back(report);
     history_.back().clients.clear();
-    open_.Clear();
+    kind_->Clear();
     ++round_;
     attempt_ = 0;
     snapshot = SnapshotLocked();
@@ -1222,7 +892,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
       // The end of the job is announced only once the last round is
       // durable: clients that hear "done" exit, and a server that crashed
       // before its checkpoint would redo the round without them.
-      state_ = State::kWaiting;
+      state_ = RoundPhase::kWaiting;
     }
     work_pending_ = true;
     changed_.SignalAll();
@@ -1241,7 +911,7 @@ void RoundCoordinator::PublishClosed(const RoundReport& report,
   source_->Closed(report, result.model);
   if (finished) {
     absl::MutexLock lock(&mu_);
-    state_ = State::kDone;
+    state_ = RoundPhase::kDone;
     polls_.WakeAll();
     work_pending_ = true;
     changed_.SignalAll();
@@ -1264,7 +934,7 @@ void RoundCoordinator::OpenBoardEvaluationLocked(uint64_t round) {
       round, asked.size(), task_id);
   evaluation_.emplace(round, std::move(task_id), global_, std::move(asked),
                       now);
-  state_ = State::kEvaluating;
+  state_ = RoundPhase::kEvaluating;
   for (const std::string& id : evaluation_->asked()) polls_.Wake(id);
 }
 
@@ -1310,9 +980,9 @@ void RoundCoordinator::FinishBoardEvaluation() {
     snapshot = SnapshotLocked();
     // The last round's end is announced once it is published (as
     // CloseRound does): kClosing until then.
-    state_ = shutdown_       ? State::kDone
-             : held.finished ? State::kClosing
-                             : State::kWaiting;
+    state_ = shutdown_       ? RoundPhase::kDone
+             : held.finished ? RoundPhase::kClosing
+                             : RoundPhase::kWaiting;
     work_pending_ = true;
     changed_.SignalAll();
   }
@@ -1327,24 +997,10 @@ RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
                 +[](int* adds) { return *adds == 0; }, &adds_in_flight_));
   ClosingRound closing;
   closing.sum = std::move(aggregate_);
-  bound_.reset();
   RoundReport& report = closing.report;
   report = std::move(pending_);
   pending_ = RoundReport{};
-  report.late_updates += late_updates_;
-  late_updates_ = 0;
-  // Selected boards that did not report: what they push now is late.
-  closed_task_ = open_.task_id();
-  closed_round_ = round_;
-  closed_without_ = open_.Unreported();
-  report.participants = static_cast<int>(open_.reported());
-  if (versions_) {
-    report.version = versions_->TakeFigures();
-    report.participants = report.version->updates;
-    report.selected = report.participants;
-  }
-  report.dropped = report.selected - report.participants -
-                   static_cast<int>(open_.declined());
+  kind_->Close(report);
   report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
   report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
   // No round follows the last one to overlap with, and the end of the
@@ -1366,9 +1022,9 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
   FederationSnapshot snapshot;
   {
     absl::MutexLock lock(&mu_);
-    state_ = shutdown_ ? State::kDone : State::kWaiting;
+    state_ = shutdown_ ? RoundPhase::kDone : RoundPhase::kWaiting;
     ++attempt_;
-    open_.Clear();
+    kind_->Clear();
     work_pending_ = true;
     changed_.SignalAll();
     source_->Abandoned(report);
@@ -1396,7 +1052,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
   if (budget_) snapshot.budget_state = budget_->State();
-  if (versions_) snapshot.async = versions_->State();
+  snapshot.async = kind_->State();
   snapshot.sequence = ++snapshot_sequence_;
   snapshot.clients = clients_.Snapshot();
   return snapshot;
@@ -1443,15 +1099,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
           s.message()));
     }
   }
-  if (versions_ && snapshot.async) {
-    versions_->Restore(*snapshot.async);
-  } else if (snapshot.async) {
-    spdlog::warn(
-        "the checkpoint is of asynchronous rounds; this server runs "
-        "synchronous ones (--mode=sync): its buffer of {} update(s) is "
-        "dropped",
-        snapshot.async->buffer.size());
-  }
+  kind_->Restore(snapshot.async);
   global_ = snapshot.global;
   round_ = snapshot.next_round;
   history_ = snapshot.history;
@@ -1467,8 +1115,9 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
                      c.name, c.client_version.empty() ? "?" : c.client_version);
         return false;
       });
-  state_ = source_->EndsBefore(round_) || BudgetSpentLocked() ? State::kDone
-                                                              : State::kWaiting;
+  state_ = source_->EndsBefore(round_) || BudgetSpentLocked()
+               ? RoundPhase::kDone
+               : RoundPhase::kWaiting;
   work_pending_ = true;
   return absl::OkStatus();
 }
@@ -1482,7 +1131,7 @@ void RoundCoordinator::Shutdown() {
   relay_.Close();  // receivers waiting for samples return now
   absl::MutexLock lock(&mu_);
   shutdown_ = true;
-  if (state_ != State::kClosing) state_ = State::kDone;
+  if (state_ != RoundPhase::kClosing) state_ = RoundPhase::kDone;
   polls_.WakeAll();
   changed_.SignalAll();
 }
@@ -1490,15 +1139,15 @@ void RoundCoordinator::Shutdown() {
 const char* RoundCoordinator::phase() const {
   absl::MutexLock lock(&mu_);
   switch (state_) {
-    case State::kWaiting:
+    case RoundPhase::kWaiting:
       return "waiting for boards";
-    case State::kCollecting:
+    case RoundPhase::kCollecting:
       return "training";
-    case State::kClosing:
+    case RoundPhase::kClosing:
       return "aggregating";
-    case State::kEvaluating:
+    case RoundPhase::kEvaluating:
       return "evaluating on the boards";
-    case State::kDone:
+    case RoundPhase::kDone:
       return "done";
   }
   return "unknown";
@@ -1506,7 +1155,7 @@ const char* RoundCoordinator::phase() const {
 
 bool RoundCoordinator::done() const {
   absl::MutexLock lock(&mu_);
-  return state_ == State::kDone;
+  return state_ == RoundPhase::kDone;
 }
 
 uint64_t RoundCoordinator::current_round() const {

@@ -45,8 +45,8 @@
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
 #include "server/round/join_gate.h"
-#include "server/round/open_round.h"
 #include "server/round/round_budget.h"
+#include "server/round/round_kind.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
 #include "server/round/round_types.h"
@@ -331,7 +331,8 @@ class RoundCoordinator {
   uint64_t registered_samples() const;
 
  private:
-  enum class State { kWaiting, kCollecting, kClosing, kEvaluating, kDone };
+  // The kind of round this job runs (synchronous or asynchronous).
+  std::unique_ptr<RoundKind> MakeKind();
   // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
   absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -339,27 +340,10 @@ class RoundCoordinator {
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A board's training task: the round whose model it trains and the task
-  // id its calls name.
-  struct TrainTask {
-    uint64_t round = 0;
-    std::string task_id;
-    std::optional<uint64_t> seed;  // its own data order; else the round's
-  };
-  // `id`'s training task now, if it has one: a place in the open round's
-  // cohort, or (asynchronous rounds) the version it pulled, or a new one
-  // when a slot is free.
-  std::optional<TrainTask> TrainTaskLocked(const std::string& id,
-                                           const ClientRecord& client)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What `id`'s task trains: the round's config with its planned steps
   // (the same when it is handed out and when its update is checked).
   v1::TrainConfig TaskConfigLocked(const std::string& id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The model `id`'s task trains from: the round's, or the version it
-  // pulled. FailedPrecondition when that version is gone.
-  absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> BaseModelLocked(
-      const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // `update` made whole (--trainable) on `base`, checked against its
   // layout and `bound` (may be null); `distance` is the bound's reading.
   absl::StatusOr<runtime::NamedTensors> CheckedWhole(
@@ -375,16 +359,23 @@ class RoundCoordinator {
   std::string CurrentIdLocked(const std::string& id,
                               const std::string& name) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // SubmitUpdate of an asynchronous round: the update, trained on the
-  // version its board pulled, joins the open round's buffer weighted by
-  // its staleness (waiting while a version is published).
-  absl::StatusOr<int> SubmitBufferedUpdate(const v1::UpdateHeader& header,
-                                           const runtime::NamedTensors& update);
-  // The open round's buffer takes a push now (or the job ended).
-  bool BufferTakesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Asynchronous rounds: forgets the tasks of boards gone silent, and
-  // closes the round once its buffer is full.
-  bool DecideVersionCloseLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A claimed update on its way into the sum, outside mu_: the model it is
+  // added to, the sum, its sender's name and the boards it speaks for (a
+  // site gateway's sum is bounded by them), and its staleness.
+  struct Intake {
+    std::shared_ptr<const runtime::NamedTensors> current;
+    RoundAggregator* sum = nullptr;
+    std::string name;
+    uint32_t boards = 0;
+    std::optional<int> staleness;
+  };
+  // Waits while the kind takes no push, re-checks the header and claims
+  // the update of `untrusted`, trained on `base`.
+  absl::StatusOr<Intake> ClaimUpdate(
+      const v1::UpdateHeader& untrusted,
+      const std::shared_ptr<const runtime::NamedTensors>& base);
+  // A push is taken now (or the job ended: it hears so).
+  bool TakesPushLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Books an added update of board `id` (its figures, the planner's
   // capacity reading, the round's report); returns the updates the round
   // holds.
@@ -393,27 +384,11 @@ class RoundCoordinator {
                          const v1::UpdateHeader& untrusted, double distance,
                          std::optional<int> staleness = std::nullopt)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Opens round_ for `cohort` (drawn from `available` boards by `rng`,
-  // which also names the task), collecting into `sum`.
-  void StartRoundLocked(const Cohort& cohort,
-                        std::unique_ptr<RoundAggregator> sum,
-                        std::mt19937_64& rng, int available, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The cohort of the round to open from the `available` boards (none for
-  // an asynchronous round).
-  Cohort DrawCohortLocked(std::vector<std::string> available,
-                          std::mt19937_64& rng) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // An evaluate-only job's one evaluation, once enough boards are there.
+  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What every round's opening sets: its sum, report, clock; collecting.
   void BeginCollectingLocked(std::unique_ptr<RoundAggregator> sum,
                              absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Opens an asynchronous round on global_: boards that ask train it.
-  void OpenVersionLocked(std::unique_ptr<RoundAggregator> sum, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // An evaluate-only job's one evaluation, once enough boards are there.
-  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Plans the open cohort's local steps; drops clients planned no work.
-  void PlanRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes trainable_ for `model` (the initial one) and has the strategy
@@ -425,19 +400,6 @@ class RoundCoordinator {
   // Retires the ids registered under `name` (a board joining again), handing
   // `id` their place in the open round.
   void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether the open round closes now (state_ becomes kClosing), per
-  // DecideClose; logs a grace and counts stragglers.
-  bool DecideCloseLocked(CloseDecision& decision)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Where the open round stands, for DecideClose.
-  RoundProgress ProgressLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Once a round: past its deadline, waiting for paused boards.
-  void LogGraceLocked(const RoundProgress& progress,
-                      const CloseDecision& decision)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Counts a round closed at its deadline's stragglers into its report.
-  void CountStragglersLocked(const RoundProgress& progress)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Closes the open round; `abandon`: gives it up instead, saying why.
   void CloseRound(const char* abandon);
@@ -477,11 +439,8 @@ class RoundCoordinator {
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);
-  // Stops awaiting `id`, a selected board of the open round that has not
-  // reported (its update was refused, or it declined); false when it was
-  // not awaited.
-  bool StopAwaitingLocked(const std::string& id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Something the driver acts on changed (RunOnce runs).
+  void WorkChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps `condition` as the board's; a selected board of the open round
   // that declines is no longer awaited (counted as declined).
   void NoteConditionLocked(const std::string& client_id,
@@ -499,7 +458,7 @@ class RoundCoordinator {
 
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
-  State state_ ABSL_GUARDED_BY(mu_) = State::kWaiting;
+  RoundPhase state_ ABSL_GUARDED_BY(mu_) = RoundPhase::kWaiting;
   uint64_t round_ ABSL_GUARDED_BY(mu_) = 1;
   // What the open round's boards train (the job's config, seeded per
   // round, or the parent's), and the job's rounds as boards are told.
@@ -508,20 +467,10 @@ class RoundCoordinator {
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
   ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
-  // The synchronous round in progress: its task, cohort and what each
-  // selected board did (refused: CountRefusedUpdate; declined:
-  // NoteConditionLocked).
-  OpenRound open_ ABSL_GUARDED_BY(mu_);
   // When this server opened its first round, and the job's elapsed time
   // before it (from the checkpoint): RoundReport::elapsed_seconds.
   absl::Time job_start_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   double elapsed_before_ ABSL_GUARDED_BY(mu_) = 0;
-  // The last closed round's task and the boards it closed without, whose
-  // updates come late.
-  std::string closed_task_ ABSL_GUARDED_BY(mu_);
-  uint64_t closed_round_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<std::string> closed_without_ ABSL_GUARDED_BY(mu_);
-  int late_updates_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<const CohortSelection> selection_;
   const std::shared_ptr<RoundBudget> budget_;  // may be null
   // Boards refused at join, for the fleet page (its own lock).
@@ -536,12 +485,12 @@ class RoundCoordinator {
   // Serializes those adds (an aggregator is not thread-safe); taken
   // without mu_ held.
   absl::Mutex add_mu_;
-  // Immutable once made: SubmitUpdate checks with it outside mu_.
-  std::shared_ptr<const UpdateBound> bound_ ABSL_GUARDED_BY(mu_);
   RoundReport pending_ ABSL_GUARDED_BY(mu_);
-  // Asynchronous rounds' tasks, versions and buffer; null for synchronous
-  // rounds.
-  std::unique_ptr<BufferedVersions> versions_ ABSL_GUARDED_BY(mu_);
+  // How the open round hands out tasks, takes updates and closes; made
+  // once the planner is (its context refers to the members above), then
+  // never replaced. Called under mu_, except Prepare (it reads options
+  // only).
+  std::unique_ptr<RoundKind> kind_;
   // FederationSnapshot::sequence of the last snapshot taken.
   mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   // Serializes the snapshot sink; the sequence it last persisted.
@@ -552,7 +501,6 @@ class RoundCoordinator {
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
   std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
-  bool grace_logged_ ABSL_GUARDED_BY(mu_) = false;
   absl::Time last_begin_error_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;

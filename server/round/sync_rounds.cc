@@ -1,0 +1,288 @@
+#include "server/round/sync_rounds.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "proto/wire.h"
+#include "runtime/log_text.h"
+#include "server/round/round_planning.h"
+
+namespace fedberry::server {
+
+SyncRounds::SyncRounds(RoundContext context, SyncRoundOptions options,
+                       std::shared_ptr<const CohortSelection> selection)
+    : ctx_(context),
+      options_(std::move(options)),
+      selection_(std::move(selection)) {}
+
+Cohort SyncRounds::Draw(std::vector<std::string> available,
+                        const std::vector<uint32_t>& boards,
+                        std::mt19937_64& rng) const {
+  return selection_->Choose(std::move(available), boards, rng);
+}
+
+bool SyncRounds::TooFew(const Cohort& cohort) const {
+  return cohort.members.size() <
+         static_cast<size_t>(std::max(1, options_.min_clients_per_round));
+}
+
+void SyncRounds::Open(const Cohort& cohort, std::mt19937_64& rng, int available,
+                      RoundAggregator& sum) {
+  open_.Start(absl::StrFormat("r%d-%08x", ctx_.round,
+                              static_cast<uint32_t>(rng() & 0xffffffff)),
+              cohort.members, cohort.needed);
+  // Heartbeats speak of a task: a board still paused says so again in the
+  // new one (at its first batch boundary).
+  ctx_.clients.ResetStates();
+  bound_ = std::make_shared<const UpdateBound>(ctx_.global,
+                                               options_.max_update_ratio);
+  opened_ = ctx_.clock.Now();
+  grace_logged_ = false;
+  Plan();
+  for (const std::string& id : open_.cohort()) ctx_.polls.Wake(id);
+  spdlog::info(
+      "round {}/{}: selected {} of {} available clients (task {}){}",
+      ctx_.round, ctx_.total_rounds, cohort.members.size(), available,
+      open_.task_id(),
+      open_.needed() < open_.cohort().size()
+          ? absl::StrCat("; the first ", open_.needed(), " updates close it")
+          : "");
+}
+
+void SyncRounds::Plan() {
+  std::vector<PlanningMember> members;
+  members.reserve(open_.cohort().size());
+  for (const auto& id : open_.cohort()) {
+    const ClientRecord& c = ctx_.clients.At(id);
+    members.push_back(
+        {id, c.name, c.num_samples, c.allow_data_moves, c.sample_bytes});
+  }
+  RoundWork work = PlanRoundWork(ctx_.planner, members, ctx_.train, ctx_.round,
+                                 open_.task_id());
+  open_.Plan(std::move(work.steps), work.idle);
+  ctx_.pending.selected = static_cast<int>(open_.cohort().size());
+  ctx_.pending.planner = std::move(work.planner);
+  ctx_.pending.planned_makespan_seconds = work.planned_makespan_seconds;
+  ctx_.pending.moved_samples = work.moved_samples;
+  ctx_.relay.Open(ctx_.round, std::move(work.moves));
+}
+
+std::optional<TrainTask> SyncRounds::TaskFor(const std::string& id,
+                                             const ClientRecord& client) {
+  if (ctx_.phase != RoundPhase::kCollecting || !open_.Awaits(id)) {
+    return std::nullopt;
+  }
+  return TrainTask{ctx_.round, open_.task_id(), std::nullopt};
+}
+
+absl::Status SyncRounds::CheckTask(const std::string& id, uint64_t round,
+                                   const std::string& task_id) const {
+  const uint64_t open = ctx_.round;
+  if (ctx_.phase == RoundPhase::kClosing && round == open) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", round,
+        " is closing (every selected client reported, or its deadline "
+        "passed); it takes no more updates"));
+  }
+  if (ctx_.phase != RoundPhase::kCollecting || round != open) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", round, " is not open (",
+        ctx_.phase == RoundPhase::kCollecting
+            ? absl::StrCat("the server is collecting round ", open)
+        : ctx_.phase == RoundPhase::kDone
+            ? std::string("the job is done")
+            : absl::StrCat("the server waits to open round ", open),
+        ")"));
+  }
+  if (task_id != open_.task_id()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("task id '", runtime::Printable(task_id),
+                     "' does not match round ", open, "'s task"));
+  }
+  if (!open_.Selected(id)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("client ", id, " was not selected for round ", open));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SyncRounds::CheckNotCounted(const std::string& id,
+                                         uint64_t round) const {
+  if (!open_.HasReported(id)) return absl::OkStatus();
+  return absl::AlreadyExistsError(absl::StrCat(
+      "client ", id, " already sent its update for round ", round));
+}
+
+std::optional<absl::Status> SyncRounds::RefuseLate(
+    const v1::UpdateHeader& header) {
+  if (header.task_id() != closed_task_ ||
+      closed_without_.erase(header.client_id()) == 0) {
+    return std::nullopt;
+  }
+  ++late_updates_;
+  const ClientRecord* late = ctx_.clients.Find(header.client_id());
+  const std::string name =
+      late != nullptr ? late->name : runtime::Printable(header.client_id());
+  spdlog::warn(
+      "round {}: a late update from {} ({} samples) is refused: the round "
+      "closed without it",
+      closed_round_, name, header.num_samples());
+  return wire::WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "late update: round ", closed_round_,
+          " closed before this update arrived (it had the updates it needed, "
+          "or its deadline passed); it is not counted, and the server logged "
+          "it")),
+      wire::kReasonLateUpdate);
+}
+
+absl::StatusOr<std::optional<int>> SyncRounds::Claim(
+    const std::string& id,
+    const std::shared_ptr<const runtime::NamedTensors>& base) {
+  if (ctx_.global != base) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "round ", ctx_.round, " moved on while the update was checked"));
+  }
+  // Claimed before it is added, so a second push of this board is refused
+  // meanwhile; the round waits for its adds before it closes.
+  open_.Report(id);
+  return std::nullopt;
+}
+
+RoundKind::Renamed SyncRounds::Rename(const std::string& id,
+                                      const std::string& new_id) {
+  const OpenRound::Renamed was = open_.Rename(id, new_id);
+  return Renamed{was.selected, was.reported};
+}
+
+bool SyncRounds::StopAwaiting(const std::string& id) {
+  return ctx_.phase == RoundPhase::kCollecting && open_.StopAwaiting(id);
+}
+
+bool SyncRounds::Refused(const v1::UpdateHeader& header) {
+  const std::string& id = header.client_id();
+  if (header.round() != ctx_.round || header.task_id() != open_.task_id() ||
+      !StopAwaiting(id)) {
+    return false;
+  }
+  const ClientRecord* client = ctx_.clients.Find(id);
+  spdlog::info("round {}: not waiting for {} any more (its update was refused)",
+               ctx_.round,
+               client != nullptr ? client->name : runtime::Printable(id));
+  return true;
+}
+
+bool SyncRounds::Declines(const std::string& id) {
+  if (!StopAwaiting(id)) return false;
+  ++ctx_.pending.declined;
+  open_.Decline(id);
+  const ClientRecord& client = ctx_.clients.At(id);
+  spdlog::info("round {}: not waiting for {} (it declines: {})", ctx_.round,
+               client.name, client.condition.declined());
+  return true;
+}
+
+BoardPart SyncRounds::PartOf(const std::string& id) const {
+  const bool open = ctx_.phase == RoundPhase::kCollecting;
+  BoardPart part;
+  part.training = open && open_.Awaits(id);
+  part.update_refused = open && open_.UpdateRefused(id);
+  if (part.training) part.round = ctx_.round;
+  return part;
+}
+
+bool SyncRounds::Closes(CloseDecision& decision) {
+  const RoundProgress progress = Progress();
+  decision = DecideClose(progress, options_.close);
+  if (decision.action == CloseAction::kWait) return false;
+  if (decision.action == CloseAction::kGrace) {
+    if (!grace_logged_) {
+      spdlog::info(
+          "round {}: deadline passed below the quorum ({} of {} needed) while "
+          "{} selected client(s) are paused under memory pressure; waiting up "
+          "to {} more",
+          ctx_.round, progress.reported, decision.quorum, progress.paused,
+          absl::FormatDuration(options_.close.paused_grace));
+      grace_logged_ = true;
+    }
+    return false;
+  }
+  if (decision.complete) {
+    ctx_.pending.cut_off = decision.cut_off;
+    if (decision.cut_off > 0) {
+      spdlog::info(
+          "round {}: closing on its first {} updates; {} over-selected "
+          "board(s) still training are cut off (their updates will be "
+          "refused as late)",
+          ctx_.round, open_.reported(), decision.cut_off);
+    }
+  } else if (decision.late) {
+    CountStragglers(progress);
+  }
+  return true;
+}
+
+RoundProgress SyncRounds::Progress() const {
+  RoundProgress p;
+  p.selected = ctx_.pending.selected;
+  open_.Count(p);
+  // Selected clients that have not reported but say they are paused under
+  // memory pressure, and were heard from recently: alive, not dead. One
+  // that released its memory is silent until restarted, so no liveness
+  // applies to it; the grace bounds the wait.
+  const absl::Time now = ctx_.clock.Now();
+  for (const auto& id : open_.cohort()) {
+    if (!open_.Awaits(id)) continue;
+    ++p.outstanding;
+    const ClientRecord* info = ctx_.clients.Find(id);
+    if (info == nullptr) continue;
+    if (info->state == v1::HeartbeatRequest::RELEASED) {
+      ++p.paused;
+      ++p.released;
+    } else if (info->state == v1::HeartbeatRequest::PAUSED &&
+               now - info->last_seen <= options_.liveness) {
+      ++p.paused;
+    }
+  }
+  p.elapsed = now - opened_;
+  return p;
+}
+
+void SyncRounds::CountStragglers(const RoundProgress& p) {
+  RoundReport& report = ctx_.pending;
+  report.stragglers += p.outstanding;
+  report.paused_stragglers = p.paused;
+  report.released_stragglers = p.released;
+  if (p.paused > 0) {
+    spdlog::info(
+        "round {}: {} straggler(s) are paused under memory pressure (alive; "
+        "{} of them released their memory), {} silent",
+        ctx_.round, p.paused, p.released, report.stragglers - p.paused);
+  }
+}
+
+void SyncRounds::Close(RoundReport& report) {
+  report.late_updates += late_updates_;
+  late_updates_ = 0;
+  // Selected boards that did not report: what they push now is late.
+  closed_task_ = open_.task_id();
+  closed_round_ = ctx_.round;
+  closed_without_ = open_.Unreported();
+  report.participants = static_cast<int>(open_.reported());
+  report.dropped = report.selected - report.participants -
+                   static_cast<int>(open_.declined());
+  bound_.reset();
+}
+
+void SyncRounds::Restore(const std::optional<AsyncState>& state) {
+  if (!state) return;
+  spdlog::warn(
+      "the checkpoint is of asynchronous rounds; this server runs "
+      "synchronous ones (--mode=sync): its buffer of {} update(s) is dropped",
+      state->buffer.size());
+}
+
+}  // namespace fedberry::server
