@@ -14,6 +14,7 @@
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/async_rounds.h"
+#include "server/round/held_evaluation.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
@@ -44,6 +45,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       join_gate_(options_.version_gate, options_.refused_board_sink,
                  budget_.get(), refused_joins_, clock),
       declared_bound_(options_.max_samples_ratio),
+      evaluation_(options_.board_eval, options_.seed),
       publisher_(evaluator_, std::move(sink),
                  [this](const RoundReport& r) { return RecordEvaluation(r); }) {
   auto specs = runtime::SpecsOf(initial);
@@ -228,11 +230,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     }
     return response;
   }
-  if (state_ == RoundPhase::kEvaluating && evaluation_->Awaits(client_id)) {
-    response.set_action(v1::GetTaskResponse::EVALUATE);
-    response.set_round(evaluation_->round());
-    response.set_task_id(evaluation_->task_id());
-    *response.mutable_config() = train_;
+  if (state_ == RoundPhase::kEvaluating &&
+      evaluation_.Task(client_id, train_, response)) {
     return response;
   }
   response.set_action(v1::GetTaskResponse::WAIT);
@@ -309,17 +308,11 @@ absl::Status RoundCoordinator::CheckTaskLocked(
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&mu_);
-  if (evaluation_ && request.task_id() == evaluation_->task_id() &&
-      request.round() == evaluation_->round()) {
+  if (auto model = evaluation_.ModelFor(request)) {
     ASSIGN_OR_RETURN(ClientRecord * client,
                      clients_.Lookup(request.client_id()));
-    if (!evaluation_->Awaits(request.client_id())) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("client ", request.client_id(),
-                       " is not asked to evaluate round ", request.round()));
-    }
-    client->last_seen = clock_.Now();
-    return evaluation_->model();
+    if (model->ok()) client->last_seen = clock_.Now();
+    return *std::move(model);
   }
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
@@ -540,23 +533,8 @@ absl::Status RoundCoordinator::ReportEvaluation(
   absl::MutexLock lock(&mu_);
   ASSIGN_OR_RETURN(ClientRecord * client, clients_.Lookup(report.client_id()));
   client->last_seen = clock_.Now();
-  if (!evaluation_) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "board ", client->name, " was not asked to evaluate round ",
-        report.round(), " (no evaluation is open)"));
-  }
-  RETURN_IF_ERROR(evaluation_->Accept(report.client_id(), client->name,
-                                      client->num_samples, report,
-                                      options_.board_eval));
-  if (!report.declined().empty()) {
-    spdlog::info("round {}: board {} declined to evaluate: {}",
-                 evaluation_->round(), client->name,
-                 runtime::Printable(report.declined()));
-  }
-  if (evaluation_->Complete()) {
-    work_pending_ = true;
-    changed_.SignalAll();
-  }
+  RETURN_IF_ERROR(evaluation_.Accept(report, *client));
+  if (evaluation_.Complete()) WorkChangedLocked();
   return absl::OkStatus();
 }
 
@@ -649,7 +627,7 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
       facts.training = part.training;
       facts.update_refused = part.update_refused;
       facts.evaluating =
-          state_ == RoundPhase::kEvaluating && evaluation_->Awaits(id);
+          state_ == RoundPhase::kEvaluating && evaluation_.Awaits(id);
       facts.declining = !c.condition.declined().empty();
       facts.heartbeat = c.state;
       BoardRow row;
@@ -807,7 +785,7 @@ bool RoundCoordinator::RunOnce() {
                                     : TryOpenRoundLocked();
     }
     if (state_ == RoundPhase::kEvaluating) {
-      evaluated = BoardEvaluationOverLocked();
+      evaluated = evaluation_.Over(clock_.Now(), shutdown_);
       if (!evaluated) return false;
     } else if (state_ != RoundPhase::kCollecting || !kind_->Closes(decision)) {
       return false;
@@ -885,8 +863,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     if (result.model && !shutdown_ &&
         EvaluatesOnBoards(options_.board_eval, report.round, finished)) {
       // The model is durable first; its report waits for the boards.
-      OpenBoardEvaluationLocked(report.round);
-      held_ = HeldRound{report, result, finished};
+      OpenBoardEvaluationLocked({report, result, finished});
       held_round = true;
     } else if (!finished) {
       // The end of the job is announced only once the last round is
@@ -918,24 +895,18 @@ void RoundCoordinator::PublishClosed(const RoundReport& report,
   }
 }
 
-void RoundCoordinator::OpenBoardEvaluationLocked(uint64_t round) {
+void RoundCoordinator::OpenBoardEvaluationLocked(HeldEvaluation::Held held) {
   const absl::Time now = clock_.Now();
   std::set<std::string> asked;
   for (const std::string& id : clients_.Available(now, options_.liveness)) {
     // A site gateway holds no data of its own to evaluate on.
     if (clients_.At(id).boards == 0) asked.insert(id);
   }
-  std::mt19937_64 rng(options_.seed * 1000003u + round * 7919u + 0xe7a1u);
-  std::string task_id = absl::StrFormat(
-      "e%d-%08x", round, static_cast<uint32_t>(rng() & 0xffffffff));
-  spdlog::info(
-      "round {}: asking {} board(s) to evaluate its model on their held-out "
-      "samples (task {})",
-      round, asked.size(), task_id);
-  evaluation_.emplace(round, std::move(task_id), global_, std::move(asked),
-                      now);
   state_ = RoundPhase::kEvaluating;
-  for (const std::string& id : evaluation_->asked()) polls_.Wake(id);
+  for (const std::string& id :
+       evaluation_.Open(std::move(held), global_, std::move(asked), now)) {
+    polls_.Wake(id);
+  }
 }
 
 bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
@@ -949,32 +920,22 @@ bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
   RoundReport report;  // round 0: the model as given
   report.round = 0;
   history_.push_back(report);
-  OpenBoardEvaluationLocked(0);
-  held_ = HeldRound{report, RoundResult{global_, false}, /*finished=*/true};
+  OpenBoardEvaluationLocked(
+      {report, RoundResult{global_, false}, /*finished=*/true});
   return true;
 }
 
-bool RoundCoordinator::BoardEvaluationOverLocked() const {
-  return evaluation_->Complete() || shutdown_ ||
-         evaluation_->PastDeadline(clock_.Now(), options_.board_eval.deadline);
-}
-
 void RoundCoordinator::FinishBoardEvaluation() {
-  HeldRound held;
+  HeldEvaluation::Held held;
   FederationSnapshot snapshot;
   {
     absl::MutexLock lock(&mu_);
-    if (!held_) return;
-    held = *std::move(held_);
-    held_.reset();
-    BoardEvalSummary summary =
-        evaluation_->Summarize(clock_.Now(), options_.board_eval.regression);
-    evaluation_.reset();
-    spdlog::info("round {}: {}", held.report.round,
-                 DescribeBoardEvaluation(summary));
-    held.report.board_eval = summary;
+    std::optional<HeldEvaluation::Held> finished =
+        evaluation_.Finish(clock_.Now());
+    if (!finished) return;
+    held = *std::move(finished);
     if (RoundReport* r = HistoryOfLocked(held.report.round); r != nullptr) {
-      r->board_eval = std::move(summary);
+      r->board_eval = held.report.board_eval;
       r->board_eval->per_board.clear();  // in the report only
     }
     snapshot = SnapshotLocked();
