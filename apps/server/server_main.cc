@@ -1,0 +1,62 @@
+// fedberry-server: the aggregation server of a federated training job, or
+// a site gateway of a parent server (--upstream). Its flags are
+// server_flags.cc's; the programs are run_server.h's.
+#include <spdlog/spdlog.h>
+
+#include <string>
+
+#include "apps/server/run_server.h"
+#include "apps/server/server_config.h"
+#include "apps/server/server_flags.h"
+#include "runtime/command_line.h"
+#include "runtime/compute_kernels.h"
+#include "runtime/heap_tuning.h"
+#include "runtime/lock_checks.h"
+#include "runtime/shutdown_signal.h"
+#include "server/fleet/version_gate.h"
+
+namespace fedberry::apps {
+namespace {
+
+int Run(const ServerConfig& config) {
+  // Before LibTorch's first operation (FEDBERRY_KERNELS).
+  if (auto kernels = runtime::UseComputeKernelsFromEnvironment();
+      !kernels.ok()) {
+    spdlog::error("{}", std::string(kernels.status().message()));
+    return 2;
+  }
+  if (auto gate = server::VersionGate::Parse(config.fleet.min_client_version);
+      !gate.ok()) {
+    spdlog::error("{}", std::string(gate.status().message()));
+    return 2;
+  }
+  runtime::SetComputeThreads(config.threads);
+  spdlog::info("compute: {}", runtime::DescribeComputeKernels());
+  return config.is_gateway() ? RunGateway(config) : RunJob(config);
+}
+
+}  // namespace
+}  // namespace fedberry::apps
+
+int main(int argc, char** argv) {
+  fedberry::runtime::TuneHeapForServing();  // before anything allocates much
+  fedberry::runtime::SkipMutexDeadlockChecks();
+  fedberry::ParseCommandLine(
+      argc, argv,
+      "fedberry aggregation server: runs FedAvg rounds for clients that dial "
+      "in, training a built-in model or the user's TorchScript file.\n"
+      "Usage: fedberry-server --listen=0.0.0.0:50051 --tls_cert=server.crt "
+      "--tls_key=server.key --client_ca=fleet-ca.crt --rounds=5 "
+      "--output=out\n"
+      "       fedberry-server --model=model.pt --eval_data=csv:test.csv "
+      "--label_column=target --optimizer=adam --lr=0.01 ...\n"
+      "       fedberry-server --upstream=central:50051 --listen=0.0.0.0:50051 "
+      "...   (a site gateway of a parent server)",
+      fedberry::apps::kServerFlagsFile);
+  const fedberry::apps::ServerConfig config =
+      fedberry::apps::ServerConfigFromFlags();
+  // Before gRPC's and the driver's threads start, so a signal reaches the
+  // ShutdownSignal made after them instead of killing the process.
+  fedberry::BlockShutdownSignals();
+  return fedberry::apps::Run(config);
+}
