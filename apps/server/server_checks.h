@@ -7,7 +7,7 @@
 
 #include "absl/status/status.h"
 #include "apps/server/server_config.h"
-#include "server/round_coordinator.h"
+#include "server/round/coordinator_options.h"
 
 namespace fedberry::apps {
 

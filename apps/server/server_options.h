@@ -14,7 +14,7 @@
 #include "server/job_plan.h"
 #include "server/privacy/dp_options.h"
 #include "server/round/buffered_versions.h"
-#include "server/round_coordinator.h"
+#include "server/round/coordinator_options.h"
 #include "server/strategy/strategy.h"
 
 namespace fedberry::apps {

@@ -1,0 +1,241 @@
+// The command lines fedberry-sim gives its children, built from plans, and
+// the plans it refuses.
+#include "apps/sim/child_args.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "apps/sim/sim_plan.h"
+
+namespace fedberry::sim {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+SimPlan Plan() {
+  SimPlan plan;
+  plan.job.data = "/data";
+  plan.output.dir = "/out";
+  plan.output.bin_dir = "/bin";
+  return plan;
+}
+
+SimPorts Ports(int gateways = 0) {
+  SimPorts ports;
+  ports.server = 5000;
+  for (int g = 0; g < gateways; ++g) ports.gateways.push_back(6000 + g);
+  return ports;
+}
+
+LocalPki Pki() {
+  LocalPki pki;
+  pki.ca_cert = "/pki/ca.crt";
+  pki.server_cert = "/pki/server.crt";
+  pki.server_key = "/pki/server.key";
+  for (int i = 0; i < 4; ++i) {
+    pki.board_certs.push_back("/pki/board-" + std::to_string(i) + ".crt");
+    pki.board_keys.push_back("/pki/board-" + std::to_string(i) + ".key");
+  }
+  return pki;
+}
+
+// Whether some argument starts with `prefix` (a flag given any value).
+bool HasFlag(const std::vector<std::string>& argv, const std::string& prefix) {
+  return std::any_of(argv.begin(), argv.end(), [&](const std::string& a) {
+    return a.rfind(prefix, 0) == 0;
+  });
+}
+
+TEST(ServerArgs, DefaultPlanGivesTheJobAndNoPassThroughFlags) {
+  EXPECT_THAT(
+      ServerArgs(Plan(), Ports(), nullptr),
+      ElementsAre("/bin/fedberry-server", "--listen=127.0.0.1:5000",
+                  "--output=/out", "--rounds=5", "--fraction=1",
+                  "--min_clients=4", "--min_clients_to_start=4",
+                  "--local_epochs=1", "--local_steps=0", "--batch_size=32",
+                  "--lr=0.05", "--momentum=0.9", "--round_deadline=10m",
+                  "--model=lenet5", "--eval_data=/data", "--seed=1",
+                  "--threads=1", "--planner=uniform", "--planner_max_factor=4",
+                  "--data_moves=0", "--overlap_evaluation=1"));
+}
+
+TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenGivenInTheirOrder) {
+  SimPlan plan = Plan();
+  plan.server.strategy = "fedadam";
+  plan.server.update_encoding = "int8";
+  plan.server.metrics_listen = "9464";
+  plan.job.skip_bad_rows = true;
+  plan.job.eval_data = "";
+  plan.job.min_clients = 3;
+  const auto argv = ServerArgs(plan, Ports(), nullptr);
+  const auto base = ServerArgs(Plan(), Ports(), nullptr);
+  ASSERT_EQ(argv.size(), base.size() + 4);
+  EXPECT_THAT(std::vector<std::string>(argv.end() - 4, argv.end()),
+              ElementsAre("--strategy=fedadam", "--update_encoding=int8",
+                          "--metrics_listen=9464", "--skip_bad_rows"));
+  EXPECT_THAT(argv, Contains("--eval_data="));
+  EXPECT_THAT(argv, Contains("--min_clients=3"));
+  for (const char* empty : {"--optimizer=", "--dp_clip=", "--mode=", "--tau=",
+                            "--trainable=", "--tls_cert=", "--insecure"}) {
+    EXPECT_FALSE(HasFlag(argv, empty)) << empty;
+  }
+}
+
+TEST(ServerArgs, TlsAddsTheServersCertificates) {
+  const LocalPki pki = Pki();
+  const auto argv = ServerArgs(Plan(), Ports(), &pki);
+  EXPECT_THAT(argv, Contains("--tls_cert=/pki/server.crt"));
+  EXPECT_THAT(argv, Contains("--tls_key=/pki/server.key"));
+  EXPECT_THAT(argv, Contains("--client_ca=/pki/ca.crt"));
+  EXPECT_THAT(argv, Not(Contains("--insecure")));
+}
+
+TEST(ServerArgs, ShapedLinksListenBeyondLoopbackInPlaintext) {
+  SimPlan plan = Plan();
+  plan.fleet.boards.resize(2);
+  plan.fleet.boards[1].bandwidth_mbit = 8;
+  const auto argv = ServerArgs(plan, Ports(), nullptr);
+  EXPECT_EQ(argv[1], "--listen=0.0.0.0:5000");
+  EXPECT_THAT(argv, Contains("--min_clients=2"));
+  EXPECT_THAT(argv, Contains("--insecure"));
+}
+
+TEST(ClientArgs, TlsAddsTheBoardsOwnCertificate) {
+  SimPlan plan = Plan();
+  plan.transport.tls = true;
+  const LocalPki pki = Pki();
+  const auto argv = ClientArgs(plan, 2, Ports(), nullptr, &pki);
+  EXPECT_THAT(argv, Contains("--tls_ca=/pki/ca.crt"));
+  EXPECT_THAT(argv, Contains("--tls_cert=/pki/board-2.crt"));
+  EXPECT_THAT(argv, Contains("--tls_key=/pki/board-2.key"));
+  EXPECT_THAT(argv, Contains("--tls_server_name=localhost"));
+  EXPECT_THAT(argv, Not(Contains("--insecure")));
+}
+
+TEST(ClientArgs, DefaultBoardDialsTheServerOnLoopback) {
+  const auto argv = ClientArgs(Plan(), 1, Ports(), nullptr, nullptr);
+  EXPECT_THAT(
+      argv,
+      ElementsAre("/bin/fedberry-emulated-client", "--server=127.0.0.1:5000",
+                  "--data=/data", "--partition_index=1", "--partition_count=4",
+                  "--partition=iid", "--alpha=0.5", "--threads=1",
+                  "--name=sim-client-1", "--give_up_after=60s",
+                  "--server_ready_file=/out/server.addr",
+                  "--checkpoint_dir=/out/client-checkpoints/client-1",
+                  "--checkpoint_every_batches=100"));
+}
+
+TEST(ClientArgs, AttackersAndTheFleetProfileGiveTheTestInstruments) {
+  SimPlan plan = Plan();
+  plan.fleet.attackers = 1;
+  plan.fleet.attack = "signflip";
+  plan.fleet.boards.resize(2);
+  BoardProfile& board = plan.fleet.boards[1];
+  board.data_fraction = 0.5;
+  board.compute_slowdown = 4;
+  board.bandwidth_mbit = 8;
+  board.pause_every = 2;
+  board.pause_seconds = 20;
+  plan.job.data_moves = true;
+  const auto first = ClientArgs(plan, 0, Ports(), nullptr, nullptr);
+  EXPECT_THAT(first, Contains("--attack=signflip"));
+  EXPECT_THAT(first, Contains("--allow_data_moves"));
+  EXPECT_THAT(first, Contains("--partition_count=2"));
+  EXPECT_FALSE(HasFlag(first, "--pause_every"));
+  ShapedLink link;
+  link.netns = "ns-1";
+  link.host_address = "veth-host";
+  const auto second = ClientArgs(plan, 1, Ports(), &link, nullptr);
+  EXPECT_FALSE(HasFlag(second, "--attack"));
+  EXPECT_EQ(second[1], "--server=veth-host:5000");
+  EXPECT_THAT(second, Contains("--insecure"));
+  EXPECT_THAT(std::vector<std::string>(second.end() - 4, second.end()),
+              ElementsAre("--data_fraction=0.5", "--compute_slowdown=4",
+                          "--pause_every=2", "--pause_seconds=20"));
+}
+
+SimPlan TieredPlan() {
+  SimPlan plan = Plan();
+  plan.fleet.clients = 3;
+  plan.tiers.tiers = 2;
+  plan.tiers.gateways = 2;
+  return plan;
+}
+
+TEST(GatewayArgs, EachGatewayJoinsTheServerAndWaitsForItsBoards) {
+  const SimPlan plan = TieredPlan();
+  EXPECT_THAT(GatewayArgs(plan, 0, Ports(2)),
+              ElementsAre("/bin/fedberry-server", "--upstream=127.0.0.1:5000",
+                          "--upstream_name=sim-gateway-0",
+                          "--listen=127.0.0.1:6000", "--output=/out/gateway-0",
+                          "--min_clients=2", "--min_clients_to_start=2",
+                          "--round_deadline=10m", "--seed=1", "--eval_data="));
+  const auto second = GatewayArgs(plan, 1, Ports(2));
+  EXPECT_THAT(second, Contains("--min_clients_to_start=1"));
+  EXPECT_FALSE(HasFlag(second, "--mode="));
+  // The server's boards are the gateways.
+  EXPECT_THAT(ServerArgs(plan, Ports(2), nullptr), Contains("--min_clients=2"));
+}
+
+TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
+  SimPlan plan = TieredPlan();
+  plan.tiers.site_mode = "async";
+  plan.tiers.site_async_buffer = "2";
+  plan.server.dp_noise_multiplier = "1.1";
+  const auto argv = GatewayArgs(plan, 0, Ports(2));
+  EXPECT_THAT(argv, Contains("--min_clients=1"));
+  EXPECT_THAT(argv, Contains("--min_clients_to_start=2"));
+  EXPECT_THAT(std::vector<std::string>(argv.end() - 2, argv.end()),
+              ElementsAre("--mode=async", "--async_buffer=2"));
+}
+
+TEST(ClientArgs, WithTiersBoardIJoinsGatewayIModG) {
+  const SimPlan plan = TieredPlan();
+  const auto second = ClientArgs(plan, 1, Ports(2), nullptr, nullptr);
+  EXPECT_EQ(second[1], "--server=127.0.0.1:6001");
+  EXPECT_THAT(second,
+              Contains("--server_ready_file=/out/gateway-1/server.addr"));
+  const auto third = ClientArgs(plan, 2, Ports(2), nullptr, nullptr);
+  EXPECT_EQ(third[1], "--server=127.0.0.1:6000");
+}
+
+TEST(CheckSimPlan, RefusesWhatTheSimulatorCannotRun) {
+  EXPECT_TRUE(CheckSimPlan(Plan()).ok());
+  EXPECT_TRUE(CheckSimPlan(TieredPlan()).ok());
+  const auto refused = [](void (*edit)(SimPlan&)) {
+    SimPlan plan = Plan();
+    edit(plan);
+    const absl::Status s = CheckSimPlan(plan);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    return std::string(s.message());
+  };
+  EXPECT_THAT(refused([](SimPlan& p) { p.job.rounds = 0; }),
+              HasSubstr("--clients and --rounds must be >= 1"));
+  EXPECT_THAT(refused([](SimPlan& p) { p.fleet.attackers = 5; }),
+              HasSubstr("the number of clients (4)"));
+  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.tiers = 3; }),
+              StartsWith("--tiers is 1 or 2"));
+  EXPECT_THAT(refused([](SimPlan& p) {
+                p.tiers.tiers = 2;
+                p.tiers.gateways = 5;
+              }),
+              StartsWith("--tiers is 1 or 2"));
+  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.site_mode = "async"; }),
+              HasSubstr("they need --tiers=2"));
+  EXPECT_THAT(refused([](SimPlan& p) {
+                p.tiers.tiers = 2;
+                p.transport.tls = true;
+              }),
+              HasSubstr("without TLS or a fleet profile"));
+}
+
+}  // namespace
+}  // namespace fedberry::sim
