@@ -93,9 +93,8 @@ std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
                        global_, pending_, planner_.get()};
   if (options_.async) {
     return std::make_unique<AsyncRounds>(
-        context,
-        AsyncRoundOptions{*options_.async, options_.seed, options_.liveness,
-                          options_.max_update_ratio, options_.relay});
+        context, AsyncRoundOptions{*options_.async, options_.seed,
+                                   options_.liveness, options_.relay});
   }
   return std::make_unique<SyncRounds>(
       context,
@@ -421,6 +420,10 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
     ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
     bound = kind_->BoundFor(base);
+  }
+  if (bound == nullptr) {
+    bound =
+        std::make_shared<const UpdateBound>(base, options_.max_update_ratio);
   }
   // The checks read only the model the board trained on and its bound:
   // outside the lock, so joins, polls and other pushes do not queue behind

@@ -79,13 +79,6 @@ AsyncRounds::BaseModel(const std::string& id) const {
   return model;
 }
 
-std::shared_ptr<const UpdateBound> AsyncRounds::BoundFor(
-    std::shared_ptr<const runtime::NamedTensors> base) const {
-  // Checked against the version the board trained on.
-  return std::make_shared<const UpdateBound>(std::move(base),
-                                             options_.max_update_ratio);
-}
-
 bool AsyncRounds::TakesPush() const {
   return ctx_.phase == RoundPhase::kCollecting && !versions_.Full();
 }

@@ -22,7 +22,6 @@ struct AsyncRoundOptions {
   uint64_t seed = 1;  // names the tasks and draws their data orders
   // A training board not heard from for this long gives its task up.
   absl::Duration liveness = absl::Minutes(2);
-  double max_update_ratio = 1000;  // UpdateBound; <= 0: none
   // A site gateway: its versions are its parent's tasks, numbered by the
   // site (the parent's rounds may skip it or repeat).
   bool site = false;
@@ -58,8 +57,11 @@ class AsyncRounds final : public RoundKind {
       const v1::UpdateHeader& header) override {
     return std::nullopt;  // an unclaimed task stays open across versions
   }
+  // None kept: each push is checked against the version it trained on.
   std::shared_ptr<const UpdateBound> BoundFor(
-      std::shared_ptr<const runtime::NamedTensors> base) const override;
+      std::shared_ptr<const runtime::NamedTensors> base) const override {
+    return nullptr;
+  }
   bool TakesPush() const override;
   absl::StatusOr<std::optional<int>> Claim(
       const std::string& id,

@@ -106,7 +106,9 @@ class RoundKind {
   virtual std::optional<absl::Status> RefuseLate(
       const v1::UpdateHeader& header) = 0;
 
-  // Updates. The bound an update trained on `base` is checked against.
+  // Updates. The bound an update trained on `base` is checked against;
+  // null when the kind keeps none for `base`: one is made on it, outside
+  // the lock (a bound reads the whole model).
   virtual std::shared_ptr<const UpdateBound> BoundFor(
       std::shared_ptr<const runtime::NamedTensors> base) const = 0;
   // A push is taken now (false: it waits while a version is published).

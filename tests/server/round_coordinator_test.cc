@@ -1967,6 +1967,22 @@ class AsyncRoundsTest : public RoundCoordinatorTest {
   }
 };
 
+TEST_F(AsyncRoundsTest, APushBeyondTheUpdateBoundOfItsVersionIsRefused) {
+  max_update_ratio_ = 10;
+  MakeAsync(/*buffer=*/1);
+  const std::string a = Join("a");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse ta = Task(a);
+  ASSERT_EQ(ta.action(), v1::GetTaskResponse::TRAIN);
+  const absl::Status poisoned = Submit(Header(a, ta, 5), Model(1e38f, 1e38f));
+  EXPECT_EQ(poisoned.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(poisoned.message().find("max_update_ratio"), std::string::npos)
+      << poisoned;
+  // Nothing was buffered: the version is not published.
+  EXPECT_FALSE(coordinator_->RunOnce());
+  EXPECT_TRUE(SameModel(*coordinator_->global_model(), Model(0, 0)));
+}
+
 TEST_F(AsyncRoundsTest, BoardsTrainAsTheyAskAndTheBufferMakesAVersion) {
   MakeAsync(/*buffer=*/2);
   const std::string a = Join("a"), b = Join("b");

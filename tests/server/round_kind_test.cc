@@ -76,6 +76,7 @@ TEST_F(RoundKindTest, ASyncRoundClosedOnItsFirstUpdateRefusesTheOtherAsLate) {
   SyncRounds kind(Context(), SyncRoundOptions{}, nullptr);
   const std::string a = Board("a"), b = Board("b");
   Open(kind, Cohort{{a, b}, /*needed=*/1, 2});
+  ASSERT_NE(kind.BoundFor(global_), nullptr);  // made on the round's model
   const std::optional<TrainTask> task = kind.TaskFor(a, clients_.At(a));
   ASSERT_TRUE(task.has_value());
   EXPECT_EQ(task->round, 1u);
@@ -140,6 +141,8 @@ TEST_F(RoundKindTest, AnAsyncVersionTakesUpdatesAsBoardsAskAndClosesWhenFull) {
   ASSERT_TRUE(ta.has_value());
   ASSERT_TRUE(kind.TaskFor(b, clients_.At(b)).has_value());
   EXPECT_EQ(*kind.BaseModel(a), global_);
+  // None kept: the coordinator makes one on the version a push trained on.
+  EXPECT_EQ(kind.BoundFor(global_), nullptr);
   EXPECT_TRUE(kind.TakesPush());
 
   for (const std::string& id : {a, b}) {
