@@ -704,11 +704,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
   std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
-  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
-  for (const std::string& id : available) {
-    boards.push_back(clients_.At(id).boards);
-  }
-  Cohort cohort = kind_->Draw(std::move(available), boards, rng);
+  Cohort cohort = kind_->Draw(std::move(available), rng);
   if (kind_->TooFew(cohort)) {
     SkipShortCohortLocked(cohort);
     return false;

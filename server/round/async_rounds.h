@@ -32,7 +32,6 @@ class AsyncRounds final : public RoundKind {
   AsyncRounds(RoundContext context, AsyncRoundOptions options);
 
   Cohort Draw(std::vector<std::string> available,
-              const std::vector<uint32_t>& boards,
               std::mt19937_64& rng) const override {
     return Cohort{};  // boards take the round's tasks as they ask
   }

@@ -74,10 +74,9 @@ class RoundKind {
  public:
   virtual ~RoundKind() = default;
 
-  // Opening. The cohort of the round to open from the `available` boards
-  // (`boards`: how many each speaks for), drawn with `rng`.
+  // Opening. The cohort of the round to open from the `available` boards,
+  // drawn with `rng`.
   virtual Cohort Draw(std::vector<std::string> available,
-                      const std::vector<uint32_t>& boards,
                       std::mt19937_64& rng) const = 0;
   // The drawn cohort is too small to run (it is charged and drawn again).
   virtual bool TooFew(const Cohort& cohort) const = 0;

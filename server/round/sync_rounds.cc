@@ -19,8 +19,12 @@ SyncRounds::SyncRounds(RoundContext context, SyncRoundOptions options,
       selection_(std::move(selection)) {}
 
 Cohort SyncRounds::Draw(std::vector<std::string> available,
-                        const std::vector<uint32_t>& boards,
                         std::mt19937_64& rng) const {
+  std::vector<uint32_t> boards;  // a site gateway's; 0 for a board
+  boards.reserve(available.size());
+  for (const std::string& id : available) {
+    boards.push_back(ctx_.clients.At(id).boards);
+  }
   return selection_->Choose(std::move(available), boards, rng);
 }
 

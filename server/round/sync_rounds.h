@@ -30,7 +30,6 @@ class SyncRounds final : public RoundKind {
              std::shared_ptr<const CohortSelection> selection);
 
   Cohort Draw(std::vector<std::string> available,
-              const std::vector<uint32_t>& boards,
               std::mt19937_64& rng) const override;
   bool TooFew(const Cohort& cohort) const override;
   void Open(const Cohort& cohort, std::mt19937_64& rng, int available,

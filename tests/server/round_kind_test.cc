@@ -135,7 +135,7 @@ TEST_F(RoundKindTest, AnAsyncVersionTakesUpdatesAsBoardsAskAndClosesWhenFull) {
   AsyncRounds kind(Context(), options);
   const std::string a = Board("a"), b = Board("b");
   std::mt19937_64 rng(7);
-  EXPECT_TRUE(kind.Draw({a, b}, {0, 0}, rng).members.empty());
+  EXPECT_TRUE(kind.Draw({a, b}, rng).members.empty());
   Open(kind, Cohort{});
   const std::optional<TrainTask> ta = kind.TaskFor(a, clients_.At(a));
   ASSERT_TRUE(ta.has_value());
