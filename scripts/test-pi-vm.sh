@@ -29,8 +29,9 @@
 #  identical, bit for bit.
 #
 # Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
-#        scripts/test-pi-vm.sh --compute
+#        scripts/test-pi-vm.sh --compute | --image
 #   --quick    boot, install and one round (what CI runs)
+#   --image    only make (or check) the cached image, then exit
 #   --compute  no job: the board's compute paths compared by instructions
 #              executed (qemu -icount shift=0: the guest clock advances 1 ns
 #              per instruction, so guest seconds are instruction counts).
@@ -53,6 +54,7 @@ for arg in "$@"; do
   case $arg in
     --quick) quick=1; rounds=1; local_steps=20 ;;
     --compute) mode=compute ;;
+    --image) mode=image ;;
     --rounds=*) rounds=${arg#--rounds=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "test-pi-vm: unknown argument $arg" >&2; exit 2 ;;
@@ -183,6 +185,10 @@ boot_board() {
 }
 
 main() {
+  if [[ $mode == image ]]; then
+    build_image
+    return
+  fi
   local deb
   deb=$(ls build-rpi3/fedberry_*_arm64.deb 2>/dev/null | head -1)
   [[ -n $deb ]] || fail "no build-rpi3/fedberry_*_arm64.deb: run scripts/test-rpi3.sh first"
