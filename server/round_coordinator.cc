@@ -14,7 +14,9 @@
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/async_rounds.h"
+#include "server/round/board_messages.h"
 #include "server/round/held_evaluation.h"
+#include "server/round/job_history.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
@@ -136,25 +138,10 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     return bounded;
   }
   RETURN_IF_ERROR(clients_.CheckRoom(request.client_name()));
-  ClientRecord info;
-  info.name = request.client_name();
-  info.num_samples = request.num_samples();
-  info.device = request.device();
-  info.joined = clock_.Now();
-  info.last_seen = info.joined;
-  info.allow_data_moves = request.allow_data_moves();
-  info.sample_bytes = request.sample_bytes();
-  info.boards = request.boards();
-  info.client_version = runtime::Printable(request.client_version(), 64);
-  const std::string id = clients_.Add(info);
+  const ClientRecord record = RecordOfJoin(request, clock_.Now());
+  const std::string id = clients_.Add(record);
   RetireEarlierIdsLocked(request.client_name(), id);
-  spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{}{})",
-               info.name, id, info.num_samples, request.device().cores(),
-               runtime::Printable(request.device().architecture()),
-               info.allow_data_moves ? ", allows data moves" : "",
-               info.boards > 0
-                   ? absl::StrCat(", a gateway for ", info.boards, " boards")
-                   : "");
+  spdlog::info("{}", JoinedLine(record, id));
   work_pending_ = true;
   changed_.SignalAll();
   v1::JoinResponse response;
@@ -215,18 +202,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     response.set_task_id(task->task_id);
     *response.mutable_config() = TaskConfigLocked(client_id);
     if (task->seed) response.mutable_config()->set_seed(*task->seed);
-    for (const PlannedMove& m : relay_.MovesFrom(client.name)) {
-      v1::DataMove* move = response.add_send();
-      move->set_move_id(m.id);
-      move->set_samples(m.samples);
-      move->set_peer(m.to);
-    }
-    for (const PlannedMove& m : relay_.MovesTo(client.name)) {
-      v1::DataMove* move = response.add_receive();
-      move->set_move_id(m.id);
-      move->set_samples(m.samples);
-      move->set_peer(m.from);
-    }
+    relay_.AddMovesTo(client.name, response);
     return response;
   }
   if (state_ == RoundPhase::kEvaluating &&
@@ -554,28 +530,7 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   ClientRecord& info = clients_.At(request.client_id());
   info.last_seen = clock_.Now();
-  // A released board is paused too: it is away, and comes back.
-  const auto paused = [](v1::HeartbeatRequest::State s) {
-    return s == v1::HeartbeatRequest::PAUSED ||
-           s == v1::HeartbeatRequest::RELEASED;
-  };
-  const v1::HeartbeatRequest::State was = info.state;
-  info.state = request.state();
-  info.steps_planned = request.steps_planned();
-  info.steps_done = std::min(request.steps_done(), request.steps_planned());
-  if (info.state == v1::HeartbeatRequest::RELEASED &&
-      was != v1::HeartbeatRequest::RELEASED) {
-    spdlog::warn(
-        "round {}: client {} released its memory under lasting pressure "
-        "(checkpointed; it rejoins and resumes when its supervisor restarts "
-        "it)",
-        round_, info.name);
-  } else if (paused(info.state) != paused(was)) {
-    spdlog::info("round {}: client {} {}", round_, info.name,
-                 paused(info.state)
-                     ? "paused its training under memory pressure"
-                     : "resumed its training");
-  }
+  NoteHeartbeat(info, request, round_);
   work_pending_ = true;
   changed_.SignalAll();
   return absl::OkStatus();
@@ -606,15 +561,7 @@ void RoundCoordinator::NoteConditionLocked(
     const std::string& client_id, const v1::BoardCondition& untrusted) {
   ClientRecord* client = clients_.Find(client_id);
   if (client == nullptr) return;  // TaskLocked says NotFound
-  v1::BoardCondition condition = SanitizeCondition(untrusted);
-  const bool was = !client->condition.declined().empty();
-  const bool declines = !condition.declined().empty();
-  client->condition = std::move(condition);
-  if (declines != was) {
-    spdlog::info("client {} {}{}", client->name,
-                 declines ? "declines rounds: " : "takes rounds again",
-                 client->condition.declined());
-  }
+  const bool declines = NoteCondition(*client, untrusted);
   if (declines && kind_->Declines(client_id)) WorkChangedLocked();
 }
 
@@ -624,30 +571,10 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
     absl::MutexLock lock(&mu_);
     const absl::Time now = clock_.Now();
     for (const auto& [id, c] : clients_.all()) {
-      BoardFacts facts;
-      facts.heard_recently = c.heard && now - c.last_seen <= options_.liveness;
-      const BoardPart part = kind_->PartOf(id);
-      facts.training = part.training;
-      facts.update_refused = part.update_refused;
-      facts.evaluating =
-          state_ == RoundPhase::kEvaluating && evaluation_.Awaits(id);
-      facts.declining = !c.condition.declined().empty();
-      facts.heartbeat = c.state;
-      BoardRow row;
-      row.name = c.name;
-      row.state = StateOf(facts);
-      row.last_seen = c.last_seen;
-      row.round = part.round.value_or(c.last_round);
-      if (facts.training) {
-        row.steps_done = c.steps_done;
-        row.steps_planned = c.steps_planned;
-      }
-      row.client_version = c.client_version;
-      row.architecture = c.device.architecture();
-      row.boards = c.boards;
-      row.condition = c.condition;
-      row.last_refusal = c.last_refusal;
-      rows.push_back(std::move(row));
+      rows.push_back(
+          RowOf(c, kind_->PartOf(id),
+                c.heard && now - c.last_seen <= options_.liveness,
+                state_ == RoundPhase::kEvaluating && evaluation_.Awaits(id)));
     }
   }
   for (BoardRow& row : refused_joins_.Rows()) rows.push_back(std::move(row));
@@ -740,7 +667,7 @@ void RoundCoordinator::BeginCollectingLocked(
   pending_.round = round_;
   pending_.declined = clients_.Declining(now, options_.liveness);
   round_start_ = now;
-  if (job_start_ == absl::InfiniteFuture()) job_start_ = now;
+  history_.Start(now);
   last_update_ = now;
   upload_start_.clear();
   state_ = RoundPhase::kCollecting;
@@ -803,17 +730,7 @@ bool RoundCoordinator::RunOnce() {
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
 
 void RoundCoordinator::SetSnapshotSink(SnapshotSink sink) {
-  if (!sink) {
-    publisher_.SetSnapshotSink(nullptr);
-    return;
-  }
-  publisher_.SetSnapshotSink(
-      [this, sink = std::move(sink)](const FederationSnapshot& snapshot) {
-        absl::MutexLock lock(&persist_mu_);
-        if (snapshot.sequence < persisted_sequence_) return;
-        sink(snapshot);
-        persisted_sequence_ = snapshot.sequence;
-      });
+  publisher_.SetSnapshotSink(std::move(sink));
 }
 
 void RoundCoordinator::FinishPendingEvaluation() {
@@ -839,8 +756,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
   {
     absl::MutexLock lock(&mu_);
     report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-    report.elapsed_seconds =
-        elapsed_before_ + absl::ToDoubleSeconds(clock_.Now() - job_start_);
+    report.elapsed_seconds = history_.ElapsedSeconds(clock_.Now());
     if (result.model) {
       global_ = result.model;
       // Only a published result moves the strategy's state.
@@ -848,11 +764,7 @@ void RoundCoordinator::CloseRound(const char* abandon) {
     }
     closing.sum.reset();
     if (budget_) budget_->Charge(report);
-    // The per-board entries went to the report sink (clients.jsonl): the
-    // history, which every snapshot holds, keeps the round's summary only,
-    // so it grows with rounds, not with boards x rounds.
-    history_.push_back(report);
-    history_.back().clients.clear();
+    history_.Add(report);  // its per-board entries: clients.jsonl only
     kind_->Clear();
     ++round_;
     attempt_ = 0;
@@ -918,7 +830,7 @@ bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
   }
   RoundReport report;  // round 0: the model as given
   report.round = 0;
-  history_.push_back(report);
+  history_.Add(report);
   OpenBoardEvaluationLocked(
       {report, RoundResult{global_, false}, /*finished=*/true});
   return true;
@@ -933,10 +845,7 @@ void RoundCoordinator::FinishBoardEvaluation() {
         evaluation_.Finish(clock_.Now());
     if (!finished) return;
     held = *std::move(finished);
-    if (RoundReport* r = HistoryOfLocked(held.report.round); r != nullptr) {
-      r->board_eval = held.report.board_eval;
-      r->board_eval->per_board.clear();  // in the report only
-    }
+    history_.AddBoardEvaluation(held.report);
     snapshot = SnapshotLocked();
     // The last round's end is announced once it is published (as
     // CloseRound does): kClosing until then.
@@ -1008,7 +917,7 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   FederationSnapshot snapshot;
   snapshot.next_round = round_;
   snapshot.global = global_;
-  snapshot.history = history_;
+  snapshot.history = history_.reports();
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
   if (budget_) snapshot.budget_state = budget_->State();
@@ -1021,50 +930,35 @@ FederationSnapshot RoundCoordinator::SnapshotLocked() const {
 FederationSnapshot RoundCoordinator::RecordEvaluation(
     const RoundReport& report) {
   absl::MutexLock lock(&mu_);
-  if (RoundReport* r = HistoryOfLocked(report.round); r != nullptr) {
-    r->eval = report.eval;
-    r->eval_seconds = report.eval_seconds;
-    r->eval_overlapped = true;
-  }
+  history_.AddEvaluation(report);
   return SnapshotLocked();
-}
-
-RoundReport* RoundCoordinator::HistoryOfLocked(uint64_t round) {
-  // The newest first: a round's entry is near the end.
-  for (auto it = history_.rbegin(); it != history_.rend(); ++it) {
-    if (it->round == round) return &*it;
-  }
-  return nullptr;
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   if (!snapshot.global) {
     return absl::InvalidArgumentError("federation snapshot has no model");
   }
+  // A part of the checkpoint that does not fit this job, saying which.
+  const auto misfit = [](const absl::Status& s, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the checkpointed ", what, ": ", s.message()));
+  };
   absl::MutexLock lock(&mu_);
   if (absl::Status s = CheckUpdateLayout(*global_, *snapshot.global); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the checkpointed global model does not fit this job's model: ",
-        s.message()));
+    return misfit(s, "global model does not fit this job's model");
   }
   if (absl::Status s = strategy_->Restore(snapshot.strategy_state); !s.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the checkpointed strategy state does not fit this job: ",
-                     s.message()));
+    return misfit(s, "strategy state does not fit this job");
   }
-  if (budget_) {
-    if (absl::Status s = budget_->Restore(snapshot.budget_state); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the checkpointed privacy budget does not fit this job: ",
-          s.message()));
-    }
+  if (absl::Status s =
+          budget_ ? budget_->Restore(snapshot.budget_state) : absl::OkStatus();
+      !s.ok()) {
+    return misfit(s, "privacy budget does not fit this job");
   }
   kind_->Restore(snapshot.async);
   global_ = snapshot.global;
   round_ = snapshot.next_round;
-  history_ = snapshot.history;
-  // The job's clock goes on from the last checkpointed round.
-  elapsed_before_ = history_.empty() ? 0 : history_.back().elapsed_seconds;
+  history_.Restore(snapshot.history);
   if (planner_) planner_->estimator().Restore(snapshot.capacities);
   clients_.RestoreFrom(
       snapshot.clients, clock_.Now(), [this](const RegisteredClient& c) {
@@ -1098,19 +992,7 @@ void RoundCoordinator::Shutdown() {
 
 const char* RoundCoordinator::phase() const {
   absl::MutexLock lock(&mu_);
-  switch (state_) {
-    case RoundPhase::kWaiting:
-      return "waiting for boards";
-    case RoundPhase::kCollecting:
-      return "training";
-    case RoundPhase::kClosing:
-      return "aggregating";
-    case RoundPhase::kEvaluating:
-      return "evaluating on the boards";
-    case RoundPhase::kDone:
-      return "done";
-  }
-  return "unknown";
+  return PhaseName(state_);
 }
 
 bool RoundCoordinator::done() const {
@@ -1136,7 +1018,7 @@ std::shared_ptr<const runtime::NamedTensors> RoundCoordinator::global_model()
 
 std::vector<RoundReport> RoundCoordinator::history() const {
   absl::MutexLock lock(&mu_);
-  return history_;
+  return history_.reports();
 }
 
 int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {

@@ -46,6 +46,7 @@
 #include "server/round/cohort_selection.h"
 #include "server/round/coordinator_options.h"
 #include "server/round/held_evaluation.h"
+#include "server/round/job_history.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
 #include "server/round/round_kind.h"
@@ -335,9 +336,6 @@ class RoundCoordinator {
   bool BudgetSpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The history's entry of `round`; null when it has none.
-  RoundReport* HistoryOfLocked(uint64_t round)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);
@@ -369,10 +367,6 @@ class RoundCoordinator {
   std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
   ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
-  // When this server opened its first round, and the job's elapsed time
-  // before it (from the checkpoint): RoundReport::elapsed_seconds.
-  absl::Time job_start_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
-  double elapsed_before_ ABSL_GUARDED_BY(mu_) = 0;
   const std::shared_ptr<const CohortSelection> selection_;
   const std::shared_ptr<RoundBudget> budget_;  // may be null
   // Boards refused at join, for the fleet page (its own lock).
@@ -395,13 +389,10 @@ class RoundCoordinator {
   std::unique_ptr<RoundKind> kind_;
   // FederationSnapshot::sequence of the last snapshot taken.
   mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(mu_) = 0;
-  // Serializes the snapshot sink; the sequence it last persisted.
-  absl::Mutex persist_mu_;
-  uint64_t persisted_sequence_ ABSL_GUARDED_BY(persist_mu_) = 0;
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
   absl::Time round_start_ ABSL_GUARDED_BY(mu_);
-  std::vector<RoundReport> history_ ABSL_GUARDED_BY(mu_);
+  JobHistory history_ ABSL_GUARDED_BY(mu_);
   int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
   absl::Time last_begin_error_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   bool work_pending_ ABSL_GUARDED_BY(mu_) = true;

@@ -51,6 +51,22 @@ std::vector<PlannedMove> SampleRelay::MovesTo(const std::string& name) const {
   return Select([&](const Slot& s) { return s.move.to == name; });
 }
 
+void SampleRelay::AddMovesTo(const std::string& name,
+                             v1::GetTaskResponse& task) const {
+  for (const PlannedMove& m : MovesFrom(name)) {
+    v1::DataMove* move = task.add_send();
+    move->set_move_id(m.id);
+    move->set_samples(m.samples);
+    move->set_peer(m.to);
+  }
+  for (const PlannedMove& m : MovesTo(name)) {
+    v1::DataMove* move = task.add_receive();
+    move->set_move_id(m.id);
+    move->set_samples(m.samples);
+    move->set_peer(m.from);
+  }
+}
+
 void SampleRelay::Cancel(const std::string& sender,
                          const std::string& move_id) {
   absl::MutexLock lock(&mu_);

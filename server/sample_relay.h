@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "fedberry/v1/federation.pb.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::server {
@@ -38,6 +39,8 @@ class SampleRelay {
 
   std::vector<PlannedMove> MovesFrom(const std::string& name) const;
   std::vector<PlannedMove> MovesTo(const std::string& name) const;
+  // Puts the moves `name` sends and receives into its TRAIN `task`.
+  void AddMovesTo(const std::string& name, v1::GetTaskResponse& task) const;
   // The move `move_id` of the open round if `sender` may deposit its
   // samples now (checked before a push is read). NotFound (no such move in
   // the open round), PermissionDenied (`sender` is not the move's sender),

@@ -26,6 +26,7 @@
 #include "runtime/model.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
+#include "server/round/board_messages.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
@@ -38,6 +39,24 @@ namespace fedberry::server {
 
 // What the job does now (the coordinator's state machine).
 enum class RoundPhase { kWaiting, kCollecting, kClosing, kEvaluating, kDone };
+
+// The phase for people: "waiting for boards", "training", "aggregating",
+// "evaluating on the boards" or "done".
+constexpr const char* PhaseName(RoundPhase phase) {
+  switch (phase) {
+    case RoundPhase::kWaiting:
+      return "waiting for boards";
+    case RoundPhase::kCollecting:
+      return "training";
+    case RoundPhase::kClosing:
+      return "aggregating";
+    case RoundPhase::kEvaluating:
+      return "evaluating on the boards";
+    case RoundPhase::kDone:
+      return "done";
+  }
+  return "unknown";
+}
 
 // The coordinator's state a kind reads and changes, by reference; guarded
 // by the coordinator's lock.
@@ -61,13 +80,6 @@ struct TrainTask {
   uint64_t round = 0;
   std::string task_id;
   std::optional<uint64_t> seed;  // its own data order; else the round's
-};
-
-// What the fleet page shows of a board's part in the open round.
-struct BoardPart {
-  bool training = false;
-  bool update_refused = false;
-  std::optional<uint64_t> round;  // the round it trains, when training
 };
 
 class RoundKind {

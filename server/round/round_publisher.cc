@@ -84,6 +84,18 @@ RoundPublisher::RoundPublisher(Evaluator evaluator, ReportSink sink,
 
 RoundPublisher::~RoundPublisher() { FinishPending(); }
 
+void RoundPublisher::SetSnapshotSink(SnapshotSink sink) {
+  absl::MutexLock lock(&persist_mu_);
+  snapshot_sink_ = std::move(sink);
+}
+
+void RoundPublisher::Persist(const FederationSnapshot& snapshot) {
+  absl::MutexLock lock(&persist_mu_);
+  if (!snapshot_sink_ || snapshot.sequence < persisted_sequence_) return;
+  snapshot_sink_(snapshot);
+  persisted_sequence_ = snapshot.sequence;
+}
+
 void RoundPublisher::FinishPending() {
   if (pending_.joinable()) pending_.join();
 }
@@ -93,7 +105,7 @@ void RoundPublisher::Publish(RoundReport report,
                              const RoundResult& result, bool last) {
   // The snapshot is durable before the round is reported: a crash between
   // the two loses no round.
-  if (snapshot_sink_) snapshot_sink_(snapshot);
+  Persist(snapshot);
   if (!result.overlap) {
     if (sink_) sink_(report);
     return;
@@ -142,7 +154,7 @@ void RoundPublisher::EvaluateAndReport(
   const FederationSnapshot snapshot = record_(report);
   // As in Publish: durable (now with the round's figures) before the round
   // is reported.
-  if (snapshot_sink_) snapshot_sink_(snapshot);
+  Persist(snapshot);
   if (sink_) sink_(report);
 }
 

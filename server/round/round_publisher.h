@@ -10,6 +10,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "runtime/model.h"
 #include "server/round/round_types.h"
 #include "server/strategy/strategy.h"
@@ -37,7 +38,8 @@ RoundResult MakeRoundResult(RoundAggregator& sum, const Evaluator& evaluator,
                             bool overlap, RoundReport& report);
 
 // Publishes closed rounds on the driver's thread; an overlapped evaluation
-// runs on a thread of its own. Thread-compatible (one driver).
+// runs on a thread of its own. Thread-compatible (one driver), except
+// Persist, which any thread may call.
 class RoundPublisher {
  public:
   // Records an overlapped evaluation's figures in the server's history and
@@ -49,7 +51,8 @@ class RoundPublisher {
   RoundPublisher(Evaluator evaluator, ReportSink sink, RecordEvaluation record);
   ~RoundPublisher();  // waits for an overlapped evaluation
 
-  void SetSnapshotSink(SnapshotSink sink) { snapshot_sink_ = std::move(sink); }
+  // Set before the first round.
+  void SetSnapshotSink(SnapshotSink sink);
 
   // Persists `snapshot`, then reports `report`. When `result.overlap`, the
   // model's whole evaluation runs first: on a thread of its own (which
@@ -59,10 +62,11 @@ class RoundPublisher {
                const RoundResult& result, bool last);
 
   // Persists `snapshot` only: a closed round whose report waits (for its
-  // evaluation on the boards) is durable meanwhile.
-  void Persist(const FederationSnapshot& snapshot) {
-    if (snapshot_sink_) snapshot_sink_(snapshot);
-  }
+  // evaluation on the boards) is durable meanwhile, and so is each update
+  // an asynchronous buffer takes. One at a time, and a snapshot older than
+  // one already persisted is dropped (the driver, an overlapped evaluation
+  // and RPC threads persist).
+  void Persist(const FederationSnapshot& snapshot);
 
   // Waits until an overlapped evaluation, if one runs, has reported.
   void FinishPending();
@@ -74,7 +78,10 @@ class RoundPublisher {
   const Evaluator evaluator_;
   const ReportSink sink_;
   const RecordEvaluation record_;
-  SnapshotSink snapshot_sink_;
+  absl::Mutex persist_mu_;
+  SnapshotSink snapshot_sink_ ABSL_GUARDED_BY(persist_mu_);
+  // FederationSnapshot::sequence of the last snapshot persisted.
+  uint64_t persisted_sequence_ ABSL_GUARDED_BY(persist_mu_) = 0;
   std::thread pending_;
   bool overlap_logged_ = false;
 };
