@@ -21,7 +21,9 @@ if ((rpi3)); then
 else
   scripts/install-deps.sh --test
 fi
-scripts/configure.sh default -DFEDBERRY_BUILD_TESTS=ON >/dev/null
+# Warnings are errors here (FEDBERRY_WERROR), not in users' own builds,
+# whose compilers may warn about more.
+scripts/configure.sh default -DFEDBERRY_BUILD_TESTS=ON -DFEDBERRY_WERROR=ON >/dev/null
 cmake --build --preset default
 if ((rpi3)); then
   # The emulated board's image (cached once made) is qemu-user running arm64

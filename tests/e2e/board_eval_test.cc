@@ -73,7 +73,9 @@ TEST(BoardEval, TheBoardsFigureAgreesWithTheServersOnTheSameModel) {
                  r["eval_overlapped"].get<bool>());
   }
   for (const auto& j : Lines(out + "/clients.jsonl")) {
-    if (!j.contains("event")) EXPECT_EQ(j["num_samples"].get<int>(), 16000);
+    if (!j.contains("event")) {
+      EXPECT_EQ(j["num_samples"].get<int>(), 16000);
+    }
   }
   EXPECT_EQ(EvaluationLines(out, 2), 3);
   EXPECT_NE(printed.find("boards_eval_accuracy"), std::string::npos) << printed;

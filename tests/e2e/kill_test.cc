@@ -338,7 +338,9 @@ TEST_F(KillTest, ServerKilledUnderDifferentialPrivacyReportsTheSameEpsilons) {
   ASSERT_EQ(reference.size(), static_cast<size_t>(rounds_));
   for (int r = 1; r <= rounds_; ++r) {
     EXPECT_EQ(reference[r - 1].first, r);  // q = 1: no short draw
-    if (r > 1) EXPECT_GT(reference[r - 1].second, reference[r - 2].second);
+    if (r > 1) {
+      EXPECT_GT(reference[r - 1].second, reference[r - 2].second);
+    }
   }
   EXPECT_EQ(spending(dir_ / "kill/rounds.jsonl"), reference);
 }
