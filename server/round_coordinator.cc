@@ -15,13 +15,13 @@
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/async_rounds.h"
 #include "server/round/board_messages.h"
+#include "server/round/coordinator_parts.h"
 #include "server/round/held_evaluation.h"
 #include "server/round/job_history.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
 #include "server/round/sync_rounds.h"
-#include "server/strategy/keep_frozen.h"
 #include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
@@ -54,38 +54,16 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   if (specs.ok()) specs_ = *std::move(specs);
   global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
   train_ = options_.train;
-  if (options_.relay) {
-    auto upstream = std::make_unique<UpstreamRounds>(options_.relay_sink);
-    upstream_ = upstream.get();
-    source_ = std::move(upstream);
-  } else {
-    source_ = std::make_unique<OwnRounds>(options_.rounds, options_.train,
-                                          options_.seed);
-  }
+  source_ = MakeRoundSource(options_);
+  upstream_ = dynamic_cast<UpstreamRounds*>(source_.get());
   // A gateway learns the job's rounds from its parent's first offer.
   total_rounds_ = source_->total_rounds();
   if (source_->EndsBefore(round_)) state_ = RoundPhase::kDone;
-  if (strategy) {
-    strategy_ = std::move(strategy);
-  } else {
-    auto made = MakeStrategy(options_.strategy, *global_);
-    if (!made.ok()) {
-      spdlog::error("aggregation strategy: {}; aggregating with fedavg",
-                    made.status().ToString());
-      made = MakeStrategy(StrategyOptions{}, *global_);
-    }
-    strategy_ = *std::move(made);
-  }
-  if (budget_) strategy_ = budget_->Aggregate(std::move(strategy_));
-  InitTrainable(*global_);
+  trainable_ = MakeTrainableSet(options_, *global_);
+  strategy_ = MakeJobStrategy(options_, *global_, std::move(strategy),
+                              budget_.get(), trainable_);
   close_options_.min_updates = strategy_->MinUpdates();
-  auto planner = planner::RoundPlanner::Create(options_.planning);
-  if (planner.ok()) {
-    planner_ = *std::move(planner);
-  } else {
-    spdlog::error("work planner: {}; every client trains the job's config",
-                  planner.status().ToString());
-  }
+  planner_ = MakePlanner(options_);
   kind_ = MakeKind();
 }
 
@@ -104,22 +82,6 @@ std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
                        options_.min_clients_per_round,
                        options_.max_update_ratio},
       selection_);
-}
-
-// The job's trainable set over its initial model (server_main checked the
-// names against that model); the strategy keeps the frozen tensors exact.
-void RoundCoordinator::InitTrainable(const runtime::NamedTensors& model) {
-  const int parameters = options_.strategy.parameter_count;
-  absl::StatusOr<runtime::TrainableSet> made = runtime::TrainableSet::Make(
-      model, parameters < 0 ? model.size() : static_cast<size_t>(parameters),
-      options_.trainable_tensors);
-  if (!made.ok()) {
-    spdlog::error("--trainable: {}; every parameter trains",
-                  made.status().ToString());
-    return;
-  }
-  trainable_ = *std::move(made);
-  strategy_ = KeepFrozen(std::move(strategy_), trainable_);
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(

@@ -294,9 +294,6 @@ class RoundCoordinator {
                              absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Forgets clients that joined more than `liveness` ago and never polled.
   void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Makes trainable_ for `model` (the initial one) and has the strategy
-  // keep its frozen tensors. Constructor only.
-  void InitTrainable(const runtime::NamedTensors& model);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

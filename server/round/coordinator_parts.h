@@ -1,0 +1,43 @@
+// The parts a RoundCoordinator is made of, made from its options: where its
+// rounds come from, what it trains, how it aggregates and how it plans.
+// A part that cannot be made as asked falls back to the plain one, saying
+// why (the server's checks refuse such options before a job starts).
+// Thread-safety: pure functions.
+#ifndef FEDBERRY_SERVER_ROUND_COORDINATOR_PARTS_H_
+#define FEDBERRY_SERVER_ROUND_COORDINATOR_PARTS_H_
+
+#include <memory>
+
+#include "runtime/model.h"
+#include "runtime/trainable_set.h"
+#include "server/planner/round_planner.h"
+#include "server/round/coordinator_options.h"
+#include "server/round/round_source.h"
+#include "server/strategy/strategy.h"
+
+namespace fedberry::server {
+
+// The job's own rounds, or (options.relay) a gateway's parent's.
+std::unique_ptr<RoundSource> MakeRoundSource(const CoordinatorOptions& options);
+
+// What the job trains of `initial` (options.trainable_tensors); every
+// parameter when the names do not fit it.
+runtime::TrainableSet MakeTrainableSet(const CoordinatorOptions& options,
+                                       const runtime::NamedTensors& initial);
+
+// The job's aggregation: `given`, else the one options.strategy names (else
+// FedAvg), inside the budget's (may be null) and keeping `trainable`'s
+// frozen tensors exact.
+std::unique_ptr<Strategy> MakeJobStrategy(
+    const CoordinatorOptions& options, const runtime::NamedTensors& initial,
+    std::unique_ptr<Strategy> given, RoundBudget* budget,
+    const runtime::TrainableSet& trainable);
+
+// The work planner options.planning asks for; null (every board trains the
+// job's config) when it cannot be made.
+std::unique_ptr<planner::RoundPlanner> MakePlanner(
+    const CoordinatorOptions& options);
+
+}  // namespace fedberry::server
+
+#endif  // FEDBERRY_SERVER_ROUND_COORDINATOR_PARTS_H_
