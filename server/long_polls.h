@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -68,6 +69,23 @@ class LongPolls {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread dispatcher_;
 };
+
+// Blocks the calling thread on a long poll: `start(answer)` returns the
+// answer now, or nullopt and calls `answer` once, later, on another thread.
+template <typename T, typename Start>
+T AwaitAnswer(Start start) {
+  absl::Mutex mu;
+  std::optional<T> result;
+  std::optional<T> now = start([&](T answer) {
+    absl::MutexLock lock(&mu);
+    result = std::move(answer);
+  });
+  if (now) return *std::move(now);
+  absl::MutexLock lock(&mu);
+  mu.Await(absl::Condition(
+      +[](std::optional<T>* r) { return r->has_value(); }, &result));
+  return *std::move(result);
+}
 
 }  // namespace fedberry::server
 

@@ -215,24 +215,12 @@ bool RoundCoordinator::CancelTaskPoll(uint64_t poll_id) {
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
     const std::string& client_id, absl::Duration max_wait,
     const v1::BoardCondition& condition) {
-  absl::Mutex mu;
-  std::optional<absl::StatusOr<v1::GetTaskResponse>> result;
-  uint64_t poll_id = 0;
-  auto now = PollTask(
-      client_id, condition, absl::Now() + max_wait,
-      [&](absl::StatusOr<v1::GetTaskResponse> task) {
-        absl::MutexLock lock(&mu);
-        result = std::move(task);
-      },
-      poll_id);
-  if (now) return *std::move(now);
-  absl::MutexLock lock(&mu);
-  mu.Await(absl::Condition(
-      +[](std::optional<absl::StatusOr<v1::GetTaskResponse>>* r) {
-        return r->has_value();
-      },
-      &result));
-  return *std::move(result);
+  return AwaitAnswer<absl::StatusOr<v1::GetTaskResponse>>(
+      [&](TaskAnswer answer) {
+        uint64_t poll_id = 0;
+        return PollTask(client_id, condition, absl::Now() + max_wait,
+                        std::move(answer), poll_id);
+      });
 }
 
 absl::Status RoundCoordinator::CheckTaskLocked(
@@ -274,21 +262,10 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   }
   RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
-  // their receivers: after a server restart they are not, and the sender
-  // must hand them over again (its receivers are waiting for them).
-  const std::string& sender = clients_.At(header.client_id()).name;
-  for (const std::string& kept : header.kept_moves()) {
-    relay_.Cancel(sender, kept);
-  }
-  if (auto missing = relay_.Undelivered(sender); !missing.empty()) {
-    return wire::WithReason(
-        absl::FailedPreconditionError(absl::StrCat(
-            "data move samples missing: the ", missing.front().samples,
-            " samples of data move ", missing.front().id,
-            " are not on the server (it may have restarted); hand them over "
-            "again, then send the update")),
-        wire::kReasonSamplesMissing);
-  }
+  // their receivers.
+  RETURN_IF_ERROR(relay_.CheckLent(
+      clients_.At(header.client_id()).name,
+      {header.kept_moves().begin(), header.kept_moves().end()}));
   clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
@@ -309,12 +286,10 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   RETURN_IF_ERROR(kind_->CheckNotCounted(header.client_id(), header.round()));
   const ClientRecord& info = clients_.At(header.client_id());
   const v1::TrainConfig task = TaskConfigLocked(header.client_id());
-  uint64_t received = 0;
-  for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
   RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
       MaxUpdateWeight(task, declared_bound_.Cap(info.num_samples, info.boards),
-                      received, info.boards)));
+                      relay_.SamplesTo(info.name), info.boards)));
   return CheckTrainMetrics(header.metrics());
 }
 
@@ -578,12 +553,7 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   total_rounds_ = opening->total_rounds;
   std::vector<std::string> available =
       clients_.Available(now, options_.liveness);
-  std::vector<uint64_t> per_board;  // the fleet's declarations
-  per_board.reserve(clients_.size());
-  for (const auto& [id, info] : clients_.all()) {
-    per_board.push_back(SamplesPerBoard(info.num_samples, info.boards));
-  }
-  declared_bound_.SetFleet(std::move(per_board));
+  declared_bound_.SetFleet(clients_.DeclaredPerBoard());
   const int n = static_cast<int>(available.size());
   if (n < std::max(1, options_.min_clients_to_start) ||
       n < options_.min_clients_per_round) {

@@ -1,6 +1,7 @@
 #include "server/sample_relay.h"
 
 #include "absl/strings/str_cat.h"
+#include "proto/wire.h"
 #include "runtime/log_text.h"
 
 namespace fedberry::server {
@@ -82,6 +83,26 @@ std::vector<PlannedMove> SampleRelay::Undelivered(
   return Select([&](const Slot& s) {
     return s.move.from == sender && !s.samples && !s.cancelled;
   });
+}
+
+absl::Status SampleRelay::CheckLent(const std::string& sender,
+                                    const std::vector<std::string>& kept) {
+  for (const std::string& move_id : kept) Cancel(sender, move_id);
+  const std::vector<PlannedMove> missing = Undelivered(sender);
+  if (missing.empty()) return absl::OkStatus();
+  return wire::WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "data move samples missing: the ", missing.front().samples,
+          " samples of data move ", missing.front().id,
+          " are not on the server (it may have restarted); hand them over "
+          "again, then send the update")),
+      wire::kReasonSamplesMissing);
+}
+
+uint64_t SampleRelay::SamplesTo(const std::string& receiver) const {
+  uint64_t samples = 0;
+  for (const PlannedMove& m : MovesTo(receiver)) samples += m.samples;
+  return samples;
 }
 
 absl::StatusOr<SampleRelay::Slot*> SampleRelay::SlotLocked(

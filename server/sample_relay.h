@@ -70,6 +70,15 @@ class SampleRelay {
   // Moves `sender` must send whose samples are not here (yet, or any more:
   // a restarted server starts empty).
   std::vector<PlannedMove> Undelivered(const std::string& sender) const;
+  // Whether `sender`'s update may count: it cancels the moves the sender
+  // `kept` (trained itself), then FailedPrecondition with reason
+  // wire::kReasonSamplesMissing naming the first move whose samples are not
+  // here, which the sender must hand over again (after a server restart
+  // its receivers wait for them).
+  absl::Status CheckLent(const std::string& sender,
+                         const std::vector<std::string>& kept);
+  // Samples moved to `receiver` in the open round.
+  uint64_t SamplesTo(const std::string& receiver) const;
 
   // Bytes of samples held now.
   uint64_t held_bytes() const;

@@ -11,6 +11,8 @@
 #include "absl/strings/str_format.h"
 #include "runtime/log_text.h"
 #include "runtime/status_macros.h"
+#include "server/declared_size_bound.h"
+#include "server/declared_size_bound.h"
 
 namespace fedberry::server {
 namespace {
@@ -160,6 +162,15 @@ std::vector<std::string> ClientRegistry::Available(
     }
   }
   return ids;
+}
+
+std::vector<uint64_t> ClientRegistry::DeclaredPerBoard() const {
+  std::vector<uint64_t> per_board;
+  per_board.reserve(clients_.size());
+  for (const auto& [id, client] : clients_) {
+    per_board.push_back(SamplesPerBoard(client.num_samples, client.boards));
+  }
+  return per_board;
 }
 
 int ClientRegistry::Declining(absl::Time now, absl::Duration liveness) const {

@@ -114,6 +114,9 @@ class ClientRegistry {
   // do not decline rounds.
   std::vector<std::string> Available(absl::Time now,
                                      absl::Duration liveness) const;
+  // The samples each registered client declared per board it speaks for
+  // (the fleet DeclaredSizeBound takes its median of).
+  std::vector<uint64_t> DeclaredPerBoard() const;
   // Boards heard from within `liveness` whose last poll declined.
   int Declining(absl::Time now, absl::Duration liveness) const;
   // Boards not yet told DONE that asked for a task since this server

@@ -24,6 +24,22 @@ int ThreadCount() {
 const absl::Duration kLong = absl::Hours(1);
 const absl::Duration kWait = absl::Seconds(30);  // only a failure waits this
 
+TEST(LongPolls, AwaitAnswerReturnsAnAnswerGivenNowOrLater) {
+  EXPECT_EQ(AwaitAnswer<int>([](std::function<void(int)>) {
+              return std::optional<int>(7);
+            }),
+            7);
+  LongPolls polls;
+  // Parked, then answered on the dispatcher's thread when woken.
+  const int later = AwaitAnswer<int>([&](std::function<void(int)> answer) {
+    polls.Park("a", absl::Now() + kLong,
+               [answer](bool woken) { answer(woken ? 8 : -1); });
+    polls.Wake("a");
+    return std::optional<int>();
+  });
+  EXPECT_EQ(later, 8);
+}
+
 TEST(LongPolls, AWakeAnswersOnlyThePollsOfItsKey) {
   LongPolls polls;
   absl::Notification a_done;

@@ -4,6 +4,8 @@
 
 #include <thread>
 
+#include "proto/wire.h"
+
 namespace fedberry::server {
 namespace {
 
@@ -30,6 +32,24 @@ TEST(SampleRelay, ReceiverGetsWhatTheSenderDeposited) {
   EXPECT_EQ((*got)->rows, 3);
   // A retried push is recognised; the samples stay as they were.
   EXPECT_TRUE(absl::IsAlreadyExists(relay.Deposit("slow", "m1", Samples(3))));
+}
+
+TEST(SampleRelay, ASendersUpdateWaitsForTheSamplesItLent) {
+  SampleRelay relay;
+  relay.Open(2, {{"m1", "slow", "fast", 3}, {"m2", "slow", "other", 1}});
+  EXPECT_EQ(relay.SamplesTo("fast"), 3u);
+  EXPECT_EQ(relay.SamplesTo("slow"), 0u);
+  // m1's samples are not here (a restarted server): the sender hears which
+  // move to hand over again, with the reason its client acts on.
+  absl::Status missing = relay.CheckLent("slow", {"m2"});
+  EXPECT_TRUE(absl::IsFailedPrecondition(missing)) << missing;
+  EXPECT_NE(missing.message().find("data move m1"), std::string::npos)
+      << missing;
+  EXPECT_EQ(wire::ReasonOf(missing), wire::kReasonSamplesMissing);
+  ASSERT_TRUE(relay.Deposit("slow", "m1", Samples(3)).ok());
+  // m2 was kept (cancelled above): nothing is missing now.
+  EXPECT_TRUE(relay.CheckLent("slow", {}).ok());
+  EXPECT_TRUE(relay.CheckLent("fast", {}).ok());  // lends nothing
 }
 
 TEST(SampleRelay, RefusesStrangersWrongCountsAndUnknownMoves) {
