@@ -36,7 +36,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                      options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
       clock_(clock),
-      clients_(options_.max_clients),
+      job_(options_.max_clients),
       selection_(options_.selection
                      ? options_.selection
                      : std::make_shared<const SharedCohorts>(
@@ -52,15 +52,16 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                  [this](const RoundReport& r) { return RecordEvaluation(r); }) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
-  global_ = std::make_shared<const runtime::NamedTensors>(std::move(initial));
-  train_ = options_.train;
+  job_.global =
+      std::make_shared<const runtime::NamedTensors>(std::move(initial));
+  job_.train = options_.train;
   source_ = MakeRoundSource(options_);
   upstream_ = dynamic_cast<UpstreamRounds*>(source_.get());
   // A gateway learns the job's rounds from its parent's first offer.
-  total_rounds_ = source_->total_rounds();
-  if (source_->EndsBefore(round_)) state_ = RoundPhase::kDone;
-  trainable_ = MakeTrainableSet(options_, *global_);
-  strategy_ = MakeJobStrategy(options_, *global_, std::move(strategy),
+  job_.total_rounds = source_->total_rounds();
+  if (source_->EndsBefore(job_.round)) job_.phase = RoundPhase::kDone;
+  trainable_ = MakeTrainableSet(options_, *job_.global);
+  strategy_ = MakeJobStrategy(options_, *job_.global, std::move(strategy),
                               budget_.get(), trainable_);
   close_options_.min_updates = strategy_->MinUpdates();
   planner_ = MakePlanner(options_);
@@ -68,9 +69,10 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
 }
 
 std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
-  RoundContext context{clock_,  clients_, polls_,        relay_,
-                       state_,  round_,   total_rounds_, train_,
-                       global_, pending_, planner_.get()};
+  RoundContext context{
+      clock_,        job_.clients,      polls_,     relay_,      job_.phase,
+      job_.round,    job_.total_rounds, job_.train, job_.global, job_.pending,
+      planner_.get()};
   if (options_.async) {
     return std::make_unique<AsyncRounds>(
         context, AsyncRoundOptions{*options_.async, options_.seed,
@@ -89,7 +91,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   v1::JoinRequest request = untrusted;
   RETURN_IF_ERROR(CheckJoin(request, options_.limits));
   RETURN_IF_ERROR(join_gate_.Admit(request));
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   PruneLocked();
   if (absl::Status bounded =
           declared_bound_.CheckJoin(request.num_samples(), request.boards());
@@ -99,13 +101,12 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
                  std::string(bounded.message()));
     return bounded;
   }
-  RETURN_IF_ERROR(clients_.CheckRoom(request.client_name()));
+  RETURN_IF_ERROR(job_.clients.CheckRoom(request.client_name()));
   const ClientRecord record = RecordOfJoin(request, clock_.Now());
-  const std::string id = clients_.Add(record);
+  const std::string id = job_.clients.Add(record);
   RetireEarlierIdsLocked(request.client_name(), id);
   spdlog::info("{}", JoinedLine(record, id));
-  work_pending_ = true;
-  changed_.SignalAll();
+  job_.WorkChanged();
   v1::JoinResponse response;
   response.set_client_id(id);
   response.set_job_id(options_.job_id);
@@ -118,7 +119,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
 // round still waits for the other selected boards.
 void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                                               const std::string& id) {
-  for (const std::string& old : clients_.IdsNamed(name)) {
+  for (const std::string& old : job_.clients.IdsNamed(name)) {
     if (old != id) {
       const auto [selected, pushed] = kind_->Rename(old, id);
       if (auto u = upload_start_.find(old); u != upload_start_.end()) {
@@ -130,7 +131,7 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
                    pushed     ? " (its update of the open round stays counted)"
                    : selected ? " (it keeps its place in the open round)"
                               : "");
-      clients_.Remove(old);
+      job_.clients.Remove(old);
       polls_.Wake(old);  // its poll hears the id is gone
     }
   }
@@ -138,22 +139,22 @@ void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
 
 absl::StatusOr<std::string> RoundCoordinator::NameOf(
     const std::string& client_id) const {
-  absl::MutexLock lock(&mu_);
-  return clients_.NameOf(client_id);
+  absl::MutexLock lock(&job_.mu);
+  return job_.clients.NameOf(client_id);
 }
 
 absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     const std::string& client_id) {
-  absl::StatusOr<ClientRecord*> found = clients_.Lookup(client_id);
+  absl::StatusOr<ClientRecord*> found = job_.clients.Lookup(client_id);
   if (!found.ok()) return found.status();
   ClientRecord& client = **found;
   client.last_seen = clock_.Now();
   client.polled = true;
   client.heard = true;
   v1::GetTaskResponse response;
-  response.set_total_rounds(total_rounds_);
-  response.set_round(round_);
-  if (state_ == RoundPhase::kDone) {
+  response.set_total_rounds(job_.total_rounds);
+  response.set_round(job_.round);
+  if (job_.phase == RoundPhase::kDone) {
     client.told_done = true;
     response.set_action(v1::GetTaskResponse::DONE);
     return response;
@@ -167,8 +168,8 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     relay_.AddMovesTo(client.name, response);
     return response;
   }
-  if (state_ == RoundPhase::kEvaluating &&
-      evaluation_.Task(client_id, train_, response)) {
+  if (job_.phase == RoundPhase::kEvaluating &&
+      evaluation_.Task(client_id, job_.train, response)) {
     return response;
   }
   response.set_action(v1::GetTaskResponse::WAIT);
@@ -178,7 +179,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
 
 v1::TrainConfig RoundCoordinator::TaskConfigLocked(
     const std::string& id) const {
-  v1::TrainConfig config = train_;
+  v1::TrainConfig config = job_.train;
   if (std::optional<int64_t> steps = kind_->PlannedSteps(id)) {
     config.set_local_steps(static_cast<uint32_t>(*steps));
   }
@@ -188,19 +189,19 @@ v1::TrainConfig RoundCoordinator::TaskConfigLocked(
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
     const std::string& client_id, const v1::BoardCondition& condition,
     absl::Time deadline, TaskAnswer answer, uint64_t& poll_id) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   NoteConditionLocked(client_id, condition);
   absl::StatusOr<v1::GetTaskResponse> task = TaskLocked(client_id);
   if (!task.ok() || task->action() != v1::GetTaskResponse::WAIT ||
       absl::Now() >= deadline) {
     return task;
   }
-  // Parked under mu_, so no event that would wake it can slip in between.
+  // Parked under job_.mu, so no event that would wake it can slip in between.
   poll_id = polls_.Park(client_id, deadline,
                         [this, client_id, answer = std::move(answer)](bool) {
                           absl::StatusOr<v1::GetTaskResponse> task;
                           {
-                            absl::MutexLock lock(&mu_);
+                            absl::MutexLock lock(&job_.mu);
                             task = TaskLocked(client_id);
                           }
                           answer(std::move(task));
@@ -226,37 +227,37 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
 absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
-  RETURN_IF_ERROR(clients_.Lookup(client_id).status());
+  RETURN_IF_ERROR(job_.clients.Lookup(client_id).status());
   return kind_->CheckTask(client_id, round, task_id);
 }
 
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   if (auto model = evaluation_.ModelFor(request)) {
     ASSIGN_OR_RETURN(ClientRecord * client,
-                     clients_.Lookup(request.client_id()));
+                     job_.clients.Lookup(request.client_id()));
     if (model->ok()) client->last_seen = clock_.Now();
     return *std::move(model);
   }
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  clients_.At(request.client_id()).last_seen = clock_.Now();
+  job_.clients.At(request.client_id()).last_seen = clock_.Now();
   return kind_->BaseModel(request.client_id());
 }
 
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
     const std::string& client_id, uint64_t round, const std::string& task_id) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
-  ClientRecord& info = clients_.At(client_id);
+  ClientRecord& info = job_.clients.At(client_id);
   info.last_seen = clock_.Now();
   return info.name;
 }
 
 absl::StatusOr<RoundCoordinator::UpdateExpectation>
 RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   if (std::optional<absl::Status> late = kind_->RefuseLate(header)) {
     return *std::move(late);
   }
@@ -264,9 +265,9 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   // A sender's update counts only once the samples it lent are here for
   // their receivers.
   RETURN_IF_ERROR(relay_.CheckLent(
-      clients_.At(header.client_id()).name,
+      job_.clients.At(header.client_id()).name,
       {header.kept_moves().begin(), header.kept_moves().end()}));
-  clients_.At(header.client_id()).last_seen = clock_.Now();
+  job_.clients.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
   ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
@@ -284,7 +285,7 @@ absl::Status RoundCoordinator::CheckHeaderLocked(
   RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
   RETURN_IF_ERROR(kind_->CheckNotCounted(header.client_id(), header.round()));
-  const ClientRecord& info = clients_.At(header.client_id());
+  const ClientRecord& info = job_.clients.At(header.client_id());
   const v1::TrainConfig task = TaskConfigLocked(header.client_id());
   RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
@@ -318,9 +319,9 @@ absl::Status RoundCoordinator::AddToSum(RoundAggregator& sum,
 
 std::string RoundCoordinator::CurrentIdLocked(const std::string& id,
                                               const std::string& name) const {
-  if (clients_.Find(id) != nullptr) return id;
+  if (job_.clients.Find(id) != nullptr) return id;
   std::string current = id;
-  for (const std::string& other : clients_.IdsNamed(name)) current = other;
+  for (const std::string& other : job_.clients.IdsNamed(name)) current = other;
   return current;
 }
 
@@ -329,7 +330,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   std::shared_ptr<const runtime::NamedTensors> base;
   std::shared_ptr<const UpdateBound> bound;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&job_.mu);
     RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
     ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
     bound = kind_->BoundFor(base);
@@ -347,22 +348,21 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
   runtime::NamedTensors added = kind_->Prepare(
       std::move(whole), *base, *intake.current, intake.staleness);
-  // The add, the costly part, runs outside mu_: joins, polls and the
+  // The add, the costly part, runs outside job_.mu: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
   const absl::Status status =
       AddToSum(*intake.sum, untrusted, intake.boards, added);
   FederationSnapshot snapshot;
   int held = 0;
   {
-    absl::MutexLock lock(&mu_);
-    --adds_in_flight_;
+    absl::MutexLock lock(&job_.mu);
+    --job_.adds_in_flight;
     // The board may have joined again meanwhile (its claim moved to its new
     // id): what follows names it by its current id.
     const std::string id = CurrentIdLocked(untrusted.client_id(), intake.name);
     if (!status.ok()) {
       kind_->Unclaim(id);
-      work_pending_ = true;
-      changed_.SignalAll();
+      job_.WorkChanged();
       return status;
     }
     kind_->Accept(id, intake.staleness, std::move(added),
@@ -380,9 +380,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
 absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
     const v1::UpdateHeader& untrusted,
     const std::shared_ptr<const runtime::NamedTensors>& base) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   // A full buffer is being published: the push joins the next one.
-  if (!mu_.AwaitWithTimeout(
+  if (!job_.mu.AwaitWithTimeout(
           absl::Condition(this, &RoundCoordinator::TakesPushLocked),
           absl::Minutes(1))) {
     return absl::UnavailableError(
@@ -394,17 +394,17 @@ absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
   ASSIGN_OR_RETURN(intake.staleness, kind_->Claim(untrusted.client_id(), base));
   // The round cannot close while an add is in flight: `current` and `sum`
   // stay.
-  ++adds_in_flight_;
-  intake.current = global_;
-  intake.sum = aggregate_.get();
-  const ClientRecord& client = clients_.At(untrusted.client_id());
+  ++job_.adds_in_flight;
+  intake.current = job_.global;
+  intake.sum = job_.aggregate.get();
+  const ClientRecord& client = job_.clients.At(untrusted.client_id());
   intake.name = client.name;
   intake.boards = client.boards;
   return intake;
 }
 
 bool RoundCoordinator::TakesPushLocked() const {
-  return shutdown_ || state_ == RoundPhase::kDone || kind_->TakesPush();
+  return job_.shutdown || job_.phase == RoundPhase::kDone || kind_->TakesPush();
 }
 
 int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
@@ -413,15 +413,15 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
                                          std::optional<int> staleness) {
   v1::UpdateHeader header = untrusted;
   header.set_client_id(id);
-  ClientRecord& info = clients_.At(id);
+  ClientRecord& info = job_.clients.At(id);
   if (auto cleared = SanitizeResources(*header.mutable_resources());
       !cleared.empty()) {
     spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
-                 round_, info.name, absl::StrJoin(cleared, ", "));
+                 job_.round, info.name, absl::StrJoin(cleared, ", "));
   }
   info.last_seen = clock_.Now();
   info.last_round = header.round();
-  last_update_ = clock_.Now();
+  job_.last_update = clock_.Now();
   if (planner_) {
     std::optional<absl::Duration> upload;
     if (auto u = upload_start_.find(id); u != upload_start_.end()) {
@@ -429,89 +429,83 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
     }
     planner_->estimator().Add(info.name, CapacityOf(header, upload));
   }
-  pending_.clients.push_back({header.client_id(), info.name,
-                              header.num_samples(), header.metrics(),
-                              header.resources(), info.device});
+  job_.pending.clients.push_back({header.client_id(), info.name,
+                                  header.num_samples(), header.metrics(),
+                                  header.resources(), info.device});
   const auto [held, of] = kind_->Held();
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
       "model {:.3f} x its norm{})",
-      round_, held, of, info.name, header.num_samples(),
+      job_.round, held, of, info.name, header.num_samples(),
       header.metrics().train_loss(), distance,
       staleness ? absl::StrCat("; staleness ", *staleness) : "");
-  work_pending_ = true;
-  changed_.SignalAll();
+  job_.WorkChanged();
   return static_cast<int>(held);
 }
 
 absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
-  absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(ClientRecord * client, clients_.Lookup(report.client_id()));
+  absl::MutexLock lock(&job_.mu);
+  ASSIGN_OR_RETURN(ClientRecord * client,
+                   job_.clients.Lookup(report.client_id()));
   client->last_seen = clock_.Now();
   RETURN_IF_ERROR(evaluation_.Accept(report, *client));
-  if (evaluation_.Complete()) WorkChangedLocked();
+  if (evaluation_.Complete()) job_.WorkChanged();
   return absl::OkStatus();
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {
-  absl::MutexLock lock(&mu_);
-  if (ClientRecord* client = clients_.Find(client_id)) {
+  absl::MutexLock lock(&job_.mu);
+  if (ClientRecord* client = job_.clients.Find(client_id)) {
     client->last_seen = clock_.Now();
   }
 }
 
 absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&job_.mu);
   RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  ClientRecord& info = clients_.At(request.client_id());
+  ClientRecord& info = job_.clients.At(request.client_id());
   info.last_seen = clock_.Now();
-  NoteHeartbeat(info, request, round_);
-  work_pending_ = true;
-  changed_.SignalAll();
+  NoteHeartbeat(info, request, job_.round);
+  job_.WorkChanged();
   return absl::OkStatus();
 }
 
 void RoundCoordinator::CountRejected() {
-  absl::MutexLock lock(&mu_);
-  ++pending_.rejected;
+  absl::MutexLock lock(&job_.mu);
+  ++job_.pending.rejected;
 }
 
 void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
                                           const std::string& why) {
-  absl::MutexLock lock(&mu_);
-  ++pending_.rejected;
+  absl::MutexLock lock(&job_.mu);
+  ++job_.pending.rejected;
   const std::string& id = header.client_id();
-  if (ClientRecord* client = clients_.Find(id)) {
+  if (ClientRecord* client = job_.clients.Find(id)) {
     client->last_refusal = runtime::Printable(why, 512);
   }
-  if (kind_->Refused(header)) WorkChangedLocked();
-}
-
-void RoundCoordinator::WorkChangedLocked() {
-  work_pending_ = true;
-  changed_.SignalAll();
+  if (kind_->Refused(header)) job_.WorkChanged();
 }
 
 void RoundCoordinator::NoteConditionLocked(
     const std::string& client_id, const v1::BoardCondition& untrusted) {
-  ClientRecord* client = clients_.Find(client_id);
+  ClientRecord* client = job_.clients.Find(client_id);
   if (client == nullptr) return;  // TaskLocked says NotFound
   const bool declines = NoteCondition(*client, untrusted);
-  if (declines && kind_->Declines(client_id)) WorkChangedLocked();
+  if (declines && kind_->Declines(client_id)) job_.WorkChanged();
 }
 
 std::vector<BoardRow> RoundCoordinator::Boards() const {
   std::vector<BoardRow> rows;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&job_.mu);
     const absl::Time now = clock_.Now();
-    for (const auto& [id, c] : clients_.all()) {
-      rows.push_back(
-          RowOf(c, kind_->PartOf(id),
-                c.heard && now - c.last_seen <= options_.liveness,
-                state_ == RoundPhase::kEvaluating && evaluation_.Awaits(id)));
+    for (const auto& [id, c] : job_.clients.all()) {
+      rows.push_back(RowOf(
+          c, kind_->PartOf(id),
+          c.heard && now - c.last_seen <= options_.liveness,
+          job_.phase == RoundPhase::kEvaluating && evaluation_.Awaits(id)));
     }
   }
   for (BoardRow& row : refused_joins_.Rows()) rows.push_back(std::move(row));
@@ -529,31 +523,33 @@ absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
   if (!round.global) {
     return absl::InvalidArgumentError("the parent's round has no model");
   }
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckUpdateLayout(*global_, *round.global); !s.ok()) {
+  absl::MutexLock lock(&job_.mu);
+  if (absl::Status s = CheckUpdateLayout(*job_.global, *round.global);
+      !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the parent's model does not fit this gateway's plan: ", s.message()));
   }
   upstream_->Offer(std::move(round));
-  work_pending_ = true;
-  changed_.SignalAll();
+  job_.WorkChanged();
   return absl::OkStatus();
 }
 
 bool RoundCoordinator::TryOpenRoundLocked() {
   PruneLocked();
   const absl::Time now = clock_.Now();
-  std::optional<RoundSource::Opening> opening = source_->Next(round_, global_);
+  std::optional<RoundSource::Opening> opening =
+      source_->Next(job_.round, job_.global);
   if (!opening) return false;  // a gateway waiting for its parent's offer
   // A new round, or a new model for it, starts its attempts afresh.
-  if (round_ != opening->round || global_ != opening->global) attempt_ = 0;
-  round_ = opening->round;
-  global_ = std::move(opening->global);
-  train_ = std::move(opening->train);
-  total_rounds_ = opening->total_rounds;
+  if (job_.round != opening->round || job_.global != opening->global)
+    job_.attempt = 0;
+  job_.round = opening->round;
+  job_.global = std::move(opening->global);
+  job_.train = std::move(opening->train);
+  job_.total_rounds = opening->total_rounds;
   std::vector<std::string> available =
-      clients_.Available(now, options_.liveness);
-  declared_bound_.SetFleet(clients_.DeclaredPerBoard());
+      job_.clients.Available(now, options_.liveness);
+  declared_bound_.SetFleet(job_.clients.DeclaredPerBoard());
   const int n = static_cast<int>(available.size());
   if (n < std::max(1, options_.min_clients_to_start) ||
       n < options_.min_clients_per_round) {
@@ -562,47 +558,48 @@ bool RoundCoordinator::TryOpenRoundLocked() {
   // Cohort and task id depend only on (seed, round, attempt): a server that
   // restarts from its checkpoint reopens the round with the same task, so
   // clients that were training it can resume and deliver.
-  std::mt19937_64 rng(options_.seed * 1000003u + round_ * 7919u + attempt_);
+  std::mt19937_64 rng(options_.seed * 1000003u + job_.round * 7919u +
+                      job_.attempt);
   Cohort cohort = kind_->Draw(std::move(available), rng);
   if (kind_->TooFew(cohort)) {
     SkipShortCohortLocked(cohort);
     return false;
   }
   absl::StatusOr<std::unique_ptr<RoundAggregator>> aggregate =
-      strategy_->BeginRound(global_);
+      strategy_->BeginRound(job_.global);
   if (!aggregate.ok()) {
     // The round cannot take updates (e.g. no room for the robust rules'
     // store): try again later, saying why now and then.
     if (now - last_begin_error_ >= absl::Seconds(30)) {
-      spdlog::error("round {}: cannot open: {}", round_,
+      spdlog::error("round {}: cannot open: {}", job_.round,
                     aggregate.status().ToString());
       last_begin_error_ = now;
     }
     return false;
   }
   (*aggregate)->Expect(cohort.expected);
-  if (budget_) budget_->Shape(train_);
+  if (budget_) budget_->Shape(job_.train);
   BeginCollectingLocked(*std::move(aggregate), now);
-  kind_->Open(cohort, rng, n, *aggregate_);
-  changed_.SignalAll();
+  kind_->Open(cohort, rng, n, *job_.aggregate);
+  job_.changed.SignalAll();
   return true;
 }
 
 void RoundCoordinator::BeginCollectingLocked(
     std::unique_ptr<RoundAggregator> sum, absl::Time now) {
-  aggregate_ = std::move(sum);
+  job_.aggregate = std::move(sum);
   // Pushes refused while no round collected (a full buffer publishing, or
   // between rounds) count in the next one's report.
-  const int rejected_between = pending_.rejected;
-  pending_ = RoundReport{};
-  pending_.rejected = rejected_between;
-  pending_.round = round_;
-  pending_.declined = clients_.Declining(now, options_.liveness);
-  round_start_ = now;
-  history_.Start(now);
-  last_update_ = now;
+  const int rejected_between = job_.pending.rejected;
+  job_.pending = RoundReport{};
+  job_.pending.rejected = rejected_between;
+  job_.pending.round = job_.round;
+  job_.pending.declined = job_.clients.Declining(now, options_.liveness);
+  job_.round_start = now;
+  job_.history.Start(now);
+  job_.last_update = now;
   upload_start_.clear();
-  state_ = RoundPhase::kCollecting;
+  job_.phase = RoundPhase::kCollecting;
 }
 
 void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
@@ -610,22 +607,22 @@ void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
   // charged all the same (the budget's accountant assumes every draw), and
   // the next attempt draws again.
   RoundReport skipped;
-  skipped.round = round_;
+  skipped.round = job_.round;
   skipped.selected = static_cast<int>(cohort.members.size());
   if (budget_) budget_->Charge(skipped);
   source_->Abandoned(skipped);
   spdlog::warn(
       "round {}: drew {} board(s) (expected {:.1f}), fewer than "
       "--min_clients={}; drawing again",
-      round_, cohort.members.size(), cohort.expected,
+      job_.round, cohort.members.size(), cohort.expected,
       options_.min_clients_per_round);
-  ++attempt_;
-  work_pending_ = true;
+  ++job_.attempt;
+  job_.work_pending = true;
 }
 
 void RoundCoordinator::PruneLocked() {
   const int pruned =
-      clients_.Prune(clock_.Now(), options_.liveness, kind_->Members());
+      job_.clients.Prune(clock_.Now(), options_.liveness, kind_->Members());
   if (pruned > 0) {
     spdlog::info("forgot {} client(s) that joined but never asked for a task",
                  pruned);
@@ -636,19 +633,20 @@ bool RoundCoordinator::RunOnce() {
   CloseDecision decision;
   bool evaluated = false;
   {
-    absl::MutexLock lock(&mu_);
-    work_pending_ = false;
-    if (state_ == RoundPhase::kWaiting) {
+    absl::MutexLock lock(&job_.mu);
+    job_.work_pending = false;
+    if (job_.phase == RoundPhase::kWaiting) {
       return options_.evaluate_only ? TryOpenEvaluationOnlyLocked()
                                     : TryOpenRoundLocked();
     }
-    if (state_ == RoundPhase::kEvaluating) {
-      evaluated = evaluation_.Over(clock_.Now(), shutdown_);
+    if (job_.phase == RoundPhase::kEvaluating) {
+      evaluated = evaluation_.Over(clock_.Now(), job_.shutdown);
       if (!evaluated) return false;
-    } else if (state_ != RoundPhase::kCollecting || !kind_->Closes(decision)) {
+    } else if (job_.phase != RoundPhase::kCollecting ||
+               !kind_->Closes(decision)) {
       return false;
     }
-    state_ = RoundPhase::kClosing;
+    job_.phase = RoundPhase::kClosing;
   }
   if (evaluated) {
     FinishBoardEvaluation();
@@ -686,24 +684,26 @@ void RoundCoordinator::CloseRound(const char* abandon) {
   bool finished = false;
   bool held_round = false;
   {
-    absl::MutexLock lock(&mu_);
-    report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-    report.elapsed_seconds = history_.ElapsedSeconds(clock_.Now());
+    absl::MutexLock lock(&job_.mu);
+    report.round_seconds =
+        absl::ToDoubleSeconds(clock_.Now() - job_.round_start);
+    report.elapsed_seconds = job_.history.ElapsedSeconds(clock_.Now());
     if (result.model) {
-      global_ = result.model;
+      job_.global = result.model;
       // Only a published result moves the strategy's state.
       strategy_->Commit(*closing.sum);
     }
     closing.sum.reset();
     if (budget_) budget_->Charge(report);
-    history_.Add(report);  // its per-board entries: clients.jsonl only
+    job_.history.Add(report);  // its per-board entries: clients.jsonl only
     kind_->Clear();
-    ++round_;
-    attempt_ = 0;
+    ++job_.round;
+    job_.attempt = 0;
     snapshot = SnapshotLocked();
     // A gateway's job ends when its parent's does (Shutdown).
-    finished = shutdown_ || source_->EndsBefore(round_) || BudgetSpentLocked();
-    if (result.model && !shutdown_ &&
+    finished =
+        job_.shutdown || source_->EndsBefore(job_.round) || BudgetSpentLocked();
+    if (result.model && !job_.shutdown &&
         EvaluatesOnBoards(options_.board_eval, report.round, finished)) {
       // The model is durable first; its report waits for the boards.
       OpenBoardEvaluationLocked({report, result, finished});
@@ -712,10 +712,9 @@ void RoundCoordinator::CloseRound(const char* abandon) {
       // The end of the job is announced only once the last round is
       // durable: clients that hear "done" exit, and a server that crashed
       // before its checkpoint would redo the round without them.
-      state_ = RoundPhase::kWaiting;
+      job_.phase = RoundPhase::kWaiting;
     }
-    work_pending_ = true;
-    changed_.SignalAll();
+    job_.WorkChanged();
   }
   if (held_round) {
     publisher_.Persist(snapshot);
@@ -730,24 +729,23 @@ void RoundCoordinator::PublishClosed(const RoundReport& report,
   publisher_.Publish(report, snapshot, result, finished);
   source_->Closed(report, result.model);
   if (finished) {
-    absl::MutexLock lock(&mu_);
-    state_ = RoundPhase::kDone;
+    absl::MutexLock lock(&job_.mu);
+    job_.phase = RoundPhase::kDone;
     polls_.WakeAll();
-    work_pending_ = true;
-    changed_.SignalAll();
+    job_.WorkChanged();
   }
 }
 
 void RoundCoordinator::OpenBoardEvaluationLocked(HeldEvaluation::Held held) {
   const absl::Time now = clock_.Now();
   std::set<std::string> asked;
-  for (const std::string& id : clients_.Available(now, options_.liveness)) {
+  for (const std::string& id : job_.clients.Available(now, options_.liveness)) {
     // A site gateway holds no data of its own to evaluate on.
-    if (clients_.At(id).boards == 0) asked.insert(id);
+    if (job_.clients.At(id).boards == 0) asked.insert(id);
   }
-  state_ = RoundPhase::kEvaluating;
+  job_.phase = RoundPhase::kEvaluating;
   for (const std::string& id :
-       evaluation_.Open(std::move(held), global_, std::move(asked), now)) {
+       evaluation_.Open(std::move(held), job_.global, std::move(asked), now)) {
     polls_.Wake(id);
   }
 }
@@ -755,16 +753,16 @@ void RoundCoordinator::OpenBoardEvaluationLocked(HeldEvaluation::Held held) {
 bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
   PruneLocked();
   const size_t available =
-      clients_.Available(clock_.Now(), options_.liveness).size();
+      job_.clients.Available(clock_.Now(), options_.liveness).size();
   if (available <
       static_cast<size_t>(std::max(1, options_.min_clients_to_start))) {
     return false;
   }
   RoundReport report;  // round 0: the model as given
   report.round = 0;
-  history_.Add(report);
+  job_.history.Add(report);
   OpenBoardEvaluationLocked(
-      {report, RoundResult{global_, false}, /*finished=*/true});
+      {report, RoundResult{job_.global, false}, /*finished=*/true});
   return true;
 }
 
@@ -772,20 +770,19 @@ void RoundCoordinator::FinishBoardEvaluation() {
   HeldEvaluation::Held held;
   FederationSnapshot snapshot;
   {
-    absl::MutexLock lock(&mu_);
+    absl::MutexLock lock(&job_.mu);
     std::optional<HeldEvaluation::Held> finished =
         evaluation_.Finish(clock_.Now());
     if (!finished) return;
     held = *std::move(finished);
-    history_.AddBoardEvaluation(held.report);
+    job_.history.AddBoardEvaluation(held.report);
     snapshot = SnapshotLocked();
     // The last round's end is announced once it is published (as
     // CloseRound does): kClosing until then.
-    state_ = shutdown_       ? RoundPhase::kDone
-             : held.finished ? RoundPhase::kClosing
-                             : RoundPhase::kWaiting;
-    work_pending_ = true;
-    changed_.SignalAll();
+    job_.phase = job_.shutdown   ? RoundPhase::kDone
+                 : held.finished ? RoundPhase::kClosing
+                                 : RoundPhase::kWaiting;
+    job_.WorkChanged();
   }
   PublishClosed(held.report, snapshot, held.result, held.finished);
 }
@@ -793,24 +790,25 @@ void RoundCoordinator::FinishBoardEvaluation() {
 RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
   // Updates being added are part of the round: wait for them (their adds
   // take milliseconds; no new one starts once the round is closing).
-  absl::MutexLock lock(
-      &mu_, absl::Condition(
-                +[](int* adds) { return *adds == 0; }, &adds_in_flight_));
+  absl::MutexLock lock(&job_.mu, absl::Condition(
+                                     +[](int* adds) { return *adds == 0; },
+                                     &job_.adds_in_flight));
   ClosingRound closing;
-  closing.sum = std::move(aggregate_);
+  closing.sum = std::move(job_.aggregate);
   RoundReport& report = closing.report;
-  report = std::move(pending_);
-  pending_ = RoundReport{};
+  report = std::move(job_.pending);
+  job_.pending = RoundReport{};
   kind_->Close(report);
-  report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - round_start_);
-  report.makespan_seconds = absl::ToDoubleSeconds(last_update_ - round_start_);
+  report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - job_.round_start);
+  report.makespan_seconds =
+      absl::ToDoubleSeconds(job_.last_update - job_.round_start);
   // No round follows the last one to overlap with, and the end of the
   // job is announced only once it is evaluated and durable.
   // A round evaluated on the boards reports once they answered: its
   // server-side evaluation has no next round to overlap with either.
-  closing.overlap = options_.overlap_evaluation && evaluator_ && !shutdown_ &&
-                    source_->MayOverlap(round_) &&
-                    !EvaluatesOnBoards(options_.board_eval, round_, false);
+  closing.overlap = options_.overlap_evaluation && evaluator_ &&
+                    !job_.shutdown && source_->MayOverlap(job_.round) &&
+                    !EvaluatesOnBoards(options_.board_eval, job_.round, false);
   return closing;
 }
 
@@ -822,12 +820,11 @@ void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
       QuorumOf(close_options_, report.selected), close_options_.min_updates);
   FederationSnapshot snapshot;
   {
-    absl::MutexLock lock(&mu_);
-    state_ = shutdown_ ? RoundPhase::kDone : RoundPhase::kWaiting;
-    ++attempt_;
+    absl::MutexLock lock(&job_.mu);
+    job_.phase = job_.shutdown ? RoundPhase::kDone : RoundPhase::kWaiting;
+    ++job_.attempt;
     kind_->Clear();
-    work_pending_ = true;
-    changed_.SignalAll();
+    job_.WorkChanged();
     source_->Abandoned(report);
     if (!budget_) return;
     // The attempt is charged; the charge is durable before the next one.
@@ -841,28 +838,28 @@ bool RoundCoordinator::BudgetSpentLocked() const {
   if (!budget_) return false;
   const std::string why = budget_->EndsBefore();
   if (!why.empty())
-    spdlog::info("the job ends before round {}: {}", round_, why);
+    spdlog::info("the job ends before round {}: {}", job_.round, why);
   return !why.empty();
 }
 
 FederationSnapshot RoundCoordinator::SnapshotLocked() const {
   FederationSnapshot snapshot;
-  snapshot.next_round = round_;
-  snapshot.global = global_;
-  snapshot.history = history_.reports();
+  snapshot.next_round = job_.round;
+  snapshot.global = job_.global;
+  snapshot.history = job_.history.reports();
   if (planner_) snapshot.capacities = planner_->estimator().histories();
   snapshot.strategy_state = strategy_->State();
   if (budget_) snapshot.budget_state = budget_->State();
   snapshot.async = kind_->State();
   snapshot.sequence = ++snapshot_sequence_;
-  snapshot.clients = clients_.Snapshot();
+  snapshot.clients = job_.clients.Snapshot();
   return snapshot;
 }
 
 FederationSnapshot RoundCoordinator::RecordEvaluation(
     const RoundReport& report) {
-  absl::MutexLock lock(&mu_);
-  history_.AddEvaluation(report);
+  absl::MutexLock lock(&job_.mu);
+  job_.history.AddEvaluation(report);
   return SnapshotLocked();
 }
 
@@ -875,8 +872,9 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     return absl::InvalidArgumentError(
         absl::StrCat("the checkpointed ", what, ": ", s.message()));
   };
-  absl::MutexLock lock(&mu_);
-  if (absl::Status s = CheckUpdateLayout(*global_, *snapshot.global); !s.ok()) {
+  absl::MutexLock lock(&job_.mu);
+  if (absl::Status s = CheckUpdateLayout(*job_.global, *snapshot.global);
+      !s.ok()) {
     return misfit(s, "global model does not fit this job's model");
   }
   if (absl::Status s = strategy_->Restore(snapshot.strategy_state); !s.ok()) {
@@ -888,11 +886,11 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
     return misfit(s, "privacy budget does not fit this job");
   }
   kind_->Restore(snapshot.async);
-  global_ = snapshot.global;
-  round_ = snapshot.next_round;
-  history_.Restore(snapshot.history);
+  job_.global = snapshot.global;
+  job_.round = snapshot.next_round;
+  job_.history.Restore(snapshot.history);
   if (planner_) planner_->estimator().Restore(snapshot.capacities);
-  clients_.RestoreFrom(
+  job_.clients.RestoreFrom(
       snapshot.clients, clock_.Now(), [this](const RegisteredClient& c) {
         // A job restarted with a higher --min_client_version: an older
         // board joins again, and is told to upgrade.
@@ -901,71 +899,71 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
                      c.name, c.client_version.empty() ? "?" : c.client_version);
         return false;
       });
-  state_ = source_->EndsBefore(round_) || BudgetSpentLocked()
-               ? RoundPhase::kDone
-               : RoundPhase::kWaiting;
-  work_pending_ = true;
+  job_.phase = source_->EndsBefore(job_.round) || BudgetSpentLocked()
+                   ? RoundPhase::kDone
+                   : RoundPhase::kWaiting;
+  job_.work_pending = true;
   return absl::OkStatus();
 }
 
 void RoundCoordinator::WaitForWork(absl::Duration timeout) {
-  absl::MutexLock lock(&mu_);
-  if (!work_pending_) changed_.WaitWithTimeout(&mu_, timeout);
+  absl::MutexLock lock(&job_.mu);
+  if (!job_.work_pending) job_.changed.WaitWithTimeout(&job_.mu, timeout);
 }
 
 void RoundCoordinator::Shutdown() {
   relay_.Close();  // receivers waiting for samples return now
-  absl::MutexLock lock(&mu_);
-  shutdown_ = true;
-  if (state_ != RoundPhase::kClosing) state_ = RoundPhase::kDone;
+  absl::MutexLock lock(&job_.mu);
+  job_.shutdown = true;
+  if (job_.phase != RoundPhase::kClosing) job_.phase = RoundPhase::kDone;
   polls_.WakeAll();
-  changed_.SignalAll();
+  job_.changed.SignalAll();
 }
 
 const char* RoundCoordinator::phase() const {
-  absl::MutexLock lock(&mu_);
-  return PhaseName(state_);
+  absl::MutexLock lock(&job_.mu);
+  return PhaseName(job_.phase);
 }
 
 bool RoundCoordinator::done() const {
-  absl::MutexLock lock(&mu_);
-  return state_ == RoundPhase::kDone;
+  absl::MutexLock lock(&job_.mu);
+  return job_.phase == RoundPhase::kDone;
 }
 
 uint64_t RoundCoordinator::current_round() const {
-  absl::MutexLock lock(&mu_);
-  return round_;
+  absl::MutexLock lock(&job_.mu);
+  return job_.round;
 }
 
 uint32_t RoundCoordinator::total_rounds() const {
-  absl::MutexLock lock(&mu_);
-  return total_rounds_;
+  absl::MutexLock lock(&job_.mu);
+  return job_.total_rounds;
 }
 
 std::shared_ptr<const runtime::NamedTensors> RoundCoordinator::global_model()
     const {
-  absl::MutexLock lock(&mu_);
-  return global_;
+  absl::MutexLock lock(&job_.mu);
+  return job_.global;
 }
 
 std::vector<RoundReport> RoundCoordinator::history() const {
-  absl::MutexLock lock(&mu_);
-  return history_.reports();
+  absl::MutexLock lock(&job_.mu);
+  return job_.history.reports();
 }
 
 int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
-  absl::MutexLock lock(&mu_);
-  return clients_.AwaitingDone(clock_.Now() - heard_within);
+  absl::MutexLock lock(&job_.mu);
+  return job_.clients.AwaitingDone(clock_.Now() - heard_within);
 }
 
 uint64_t RoundCoordinator::registered_samples() const {
-  absl::MutexLock lock(&mu_);
-  return clients_.samples();
+  absl::MutexLock lock(&job_.mu);
+  return job_.clients.samples();
 }
 
 int RoundCoordinator::registered_clients() const {
-  absl::MutexLock lock(&mu_);
-  return clients_.size();
+  absl::MutexLock lock(&job_.mu);
+  return job_.clients.size();
 }
 
 }  // namespace fedberry::server

@@ -47,6 +47,7 @@
 #include "server/round/coordinator_options.h"
 #include "server/round/held_evaluation.h"
 #include "server/round/job_history.h"
+#include "server/round/job_state.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
 #include "server/round/round_kind.h"
@@ -238,15 +239,15 @@ class RoundCoordinator {
   std::unique_ptr<RoundKind> MakeKind();
   // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
   absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
                                const std::string& task_id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
+  bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // What `id`'s task trains: the round's config with its planned steps
   // (the same when it is handed out and when its update is checked).
   v1::TrainConfig TaskConfigLocked(const std::string& id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // `update` made whole (--trainable) on `base`, checked against its
   // layout and `bound` (may be null); `distance` is the bound's reading.
   absl::StatusOr<runtime::NamedTensors> CheckedWhole(
@@ -254,15 +255,15 @@ class RoundCoordinator {
       const UpdateBound* bound, double& distance) const;
   // Adds `whole`, the update of `header` from a sender that declared
   // `boards`, to `sum` (AddToRound) under the add lock (an aggregator is
-  // not thread-safe), outside mu_.
+  // not thread-safe), outside job_.mu.
   absl::Status AddToSum(RoundAggregator& sum, const v1::UpdateHeader& header,
                         uint32_t boards, const runtime::NamedTensors& whole);
   // The board's id now: it may have joined again while its update was
   // added (`name` is stable). Null when it is gone.
   std::string CurrentIdLocked(const std::string& id,
                               const std::string& name) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A claimed update on its way into the sum, outside mu_: the model it is
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
+  // A claimed update on its way into the sum, outside job_.mu: the model it is
   // added to, the sum, its sender's name and the boards it speaks for (a
   // site gateway's sum is bounded by them), and its staleness.
   struct Intake {
@@ -278,7 +279,7 @@ class RoundCoordinator {
       const v1::UpdateHeader& untrusted,
       const std::shared_ptr<const runtime::NamedTensors>& base);
   // A push is taken now (or the job ended: it hears so).
-  bool TakesPushLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TakesPushLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Books an added update of board `id` (its figures, the planner's
   // capacity reading, the round's report); returns the updates the round
   // holds.
@@ -286,21 +287,22 @@ class RoundCoordinator {
   int AcceptUpdateLocked(const std::string& id,
                          const v1::UpdateHeader& untrusted, double distance,
                          std::optional<int> staleness = std::nullopt)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // An evaluate-only job's one evaluation, once enough boards are there.
-  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // What every round's opening sets: its sum, report, clock; collecting.
   void BeginCollectingLocked(std::unique_ptr<RoundAggregator> sum,
-                             absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+                             absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Forgets clients that joined more than `liveness` ago and never polled.
-  void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Retires the ids registered under `name` (a board joining again), handing
   // `id` their place in the open round.
   void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Closes the open round; `abandon`: gives it up instead, saying why.
   void CloseRound(const char* abandon);
   // The open round as it closes: its sum (once the adds in flight are in),
@@ -319,7 +321,7 @@ class RoundCoordinator {
   // Holds `held` and asks the boards that are there to evaluate its model
   // (global_).
   void OpenBoardEvaluationLocked(HeldEvaluation::Held held)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // The boards' evaluation is over: its figures join the held round, which
   // publishes.
   void FinishBoardEvaluation();
@@ -328,21 +330,20 @@ class RoundCoordinator {
   void AbandonRound(RoundReport report, const char* why);
   // A drawn cohort too small to run: charged, and drawn again.
   void SkipShortCohortLocked(const Cohort& cohort)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Whether the budget ends the job before round_ (saying why).
-  bool BudgetSpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
+  // Whether the budget ends the job before job_.round (saying why).
+  bool BudgetSpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // What the server persists now (see FederationSnapshot).
-  FederationSnapshot SnapshotLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  FederationSnapshot SnapshotLocked() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // An overlapped evaluation's figures into the history (see
   // RoundPublisher); the snapshot to persist with them.
   FederationSnapshot RecordEvaluation(const RoundReport& report);
-  // Something the driver acts on changed (RunOnce runs).
-  void WorkChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Keeps `condition` as the board's; a selected board of the open round
   // that declines is no longer awaited (counted as declined).
   void NoteConditionLocked(const std::string& client_id,
                            const v1::BoardCondition& condition)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
 
   const CoordinatorOptions options_;
   CloseOptions close_options_;  // min_updates set once the strategy is made
@@ -353,60 +354,42 @@ class RoundCoordinator {
   UpstreamRounds* upstream_ = nullptr;
   Clock& clock_;
 
-  mutable absl::Mutex mu_;
-  absl::CondVar changed_;
-  RoundPhase state_ ABSL_GUARDED_BY(mu_) = RoundPhase::kWaiting;
-  uint64_t round_ ABSL_GUARDED_BY(mu_) = 1;
-  // What the open round's boards train (the job's config, seeded per
-  // round, or the parent's), and the job's rounds as boards are told.
-  v1::TrainConfig train_ ABSL_GUARDED_BY(mu_);
-  uint32_t total_rounds_ ABSL_GUARDED_BY(mu_) = 0;
-  std::shared_ptr<const runtime::NamedTensors> global_ ABSL_GUARDED_BY(mu_);
-  std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(mu_);
-  ClientRegistry clients_ ABSL_GUARDED_BY(mu_);
+  // The job's phase, round, model, boards and round in progress; its lock
+  // guards what the parts below say is under mu.
+  JobState job_;
+  std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(job_.mu);
   const std::shared_ptr<const CohortSelection> selection_;
   const std::shared_ptr<RoundBudget> budget_;  // may be null
   // Boards refused at join, for the fleet page (its own lock).
   RefusedJoins refused_joins_{1024};
   JoinGate join_gate_;
-  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu_
+  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu
   runtime::TrainableSet trainable_;     // immutable once made
-  std::unique_ptr<RoundAggregator> aggregate_ ABSL_GUARDED_BY(mu_);
-  // Updates claimed (in reported_) whose add into aggregate_ runs outside
-  // mu_; CloseRound takes aggregate_ only when none is left.
-  int adds_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
-  // Serializes those adds (an aggregator is not thread-safe); taken
-  // without mu_ held.
+  // Serializes adds into job_.aggregate (an aggregator is not
+  // thread-safe); taken without job_.mu held.
   absl::Mutex add_mu_;
-  RoundReport pending_ ABSL_GUARDED_BY(mu_);
   // How the open round hands out tasks, takes updates and closes; made
   // once the planner is (its context refers to the members above), then
-  // never replaced. Called under mu_, except Prepare (it reads options
+  // never replaced. Called under mu, except Prepare (it reads options
   // only).
   std::unique_ptr<RoundKind> kind_;
   // FederationSnapshot::sequence of the last snapshot taken.
-  mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(mu_) = 0;
+  mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(job_.mu) = 0;
   // The fleet's median declaration, taken when a round opens.
-  DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(mu_);
-  absl::Time round_start_ ABSL_GUARDED_BY(mu_);
-  JobHistory history_ ABSL_GUARDED_BY(mu_);
-  int attempt_ ABSL_GUARDED_BY(mu_) = 0;  // restarts of the current round
-  absl::Time last_begin_error_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
-  bool work_pending_ ABSL_GUARDED_BY(mu_) = true;
-  bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
+  DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(job_.mu);
+  absl::Time last_begin_error_ ABSL_GUARDED_BY(job_.mu) = absl::InfinitePast();
   // Work planning: capacity estimates are keyed by client name (stable
   // across rejoins); the open round keeps each board's planned steps.
-  std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(mu_);
-  absl::Time last_update_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(job_.mu);
+  std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(job_.mu);
   // The open evaluation on the boards, and the closed round whose report
   // waits for it (kEvaluating).
-  HeldEvaluation evaluation_ ABSL_GUARDED_BY(mu_);
-  SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu_
+  HeldEvaluation evaluation_ ABSL_GUARDED_BY(job_.mu);
+  SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu
   // Publishes closed rounds (and runs the overlapped evaluation); the
   // driver's.
   RoundPublisher publisher_;
-  // Parked task polls, woken (under mu_) by the events that concern them.
+  // Parked task polls, woken (under mu) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;
 };
