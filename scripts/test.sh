@@ -18,24 +18,27 @@ if ((rpi3)); then
   mkdir -p build
   scripts/make-sysroot.sh >build/make-sysroot.log 2>&1 &
   sysroot_pid=$!
+  # The emulated board's image (cached once made) too: beside the build, not
+  # the host tests, some of which compare how fleets of processes fare.
+  scripts/test-pi-vm.sh --image >build/pi-vm-image.log 2>&1 &
+  image_pid=$!
 else
   scripts/install-deps.sh --test
 fi
 # Warnings are errors here (FEDBERRY_WERROR), not in users' own builds,
 # whose compilers may warn about more.
 scripts/configure.sh default -DFEDBERRY_BUILD_TESTS=ON -DFEDBERRY_WERROR=ON >/dev/null
+t=$SECONDS
 cmake --build --preset default
-if ((rpi3)); then
-  # The emulated board's image (cached once made) is qemu-user running arm64
-  # maintainer scripts: make it while the host tests, which wait on sockets
-  # and child processes more than they compute, leave a core free.
-  scripts/test-pi-vm.sh --image >build/pi-vm-image.log 2>&1 &
-  image_pid=$!
-fi
+echo "test.sh: host build done in $((SECONDS - t)) s"
+t=$SECONDS
 ctest --preset default -j2 -LE soak "$@"
+echo "test.sh: host tests done in $((SECONDS - t)) s"
 # Every RPC handler under libFuzzer for a bounded time (FUZZ_SECONDS each).
 if [[ ${FEDBERRY_SKIP_FUZZ:-0} != 1 ]]; then
+  t=$SECONDS
   scripts/fuzz.sh
+  echo "test.sh: fuzzing done in $((SECONDS - t)) s"
 fi
 if ((rpi3)); then
   if ! wait "$sysroot_pid"; then
