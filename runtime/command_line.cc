@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "absl/flags/internal/parse.h"
 #include "absl/flags/internal/usage.h"
@@ -17,11 +18,21 @@ namespace fedberry {
 std::vector<char*> ParseCommandLine(int argc, char** argv,
                                     absl::string_view usage,
                                     absl::string_view main_file) {
+  return ParseCommandLine(argc, argv, usage,
+                          std::vector<std::string>{std::string(main_file)});
+}
+
+std::vector<char*> ParseCommandLine(int argc, char** argv,
+                                    absl::string_view usage,
+                                    std::vector<std::string> flag_files) {
   absl::SetProgramUsageMessage(usage);
   absl::FlagsUsageConfig config;
   config.contains_help_flags =
-      [file = std::string(main_file)](absl::string_view path) {
-        return absl::StrContains(path, file);
+      [files = std::move(flag_files)](absl::string_view path) {
+        for (const std::string& file : files) {
+          if (absl::StrContains(path, file)) return true;
+        }
+        return false;
       };
   config.contains_helpshort_flags = config.contains_help_flags;
   config.version_string = [] {

@@ -7,6 +7,7 @@
 #ifndef FEDBERRY_RUNTIME_COMMAND_LINE_H_
 #define FEDBERRY_RUNTIME_COMMAND_LINE_H_
 
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -20,6 +21,11 @@ namespace fedberry {
 std::vector<char*> ParseCommandLine(int argc, char** argv,
                                     absl::string_view usage,
                                     absl::string_view main_file);
+// The same, for a binary whose flags are defined in several files: --help
+// lists the flags of files whose path contains any of `flag_files`.
+std::vector<char*> ParseCommandLine(int argc, char** argv,
+                                    absl::string_view usage,
+                                    std::vector<std::string> flag_files);
 
 }  // namespace fedberry
 

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "apps/server/server_args.h"
 
 namespace fedberry::sim {
 namespace {
@@ -16,55 +17,6 @@ void AddGivenFlags(
   for (const auto& [name, value] : flags) {
     if (!value.empty()) argv.push_back(absl::StrCat("--", name, "=", value));
   }
-}
-
-// The pass-through flags, in the order the server has always been given
-// them.
-std::vector<std::pair<const char*, std::string>> PassThroughFlags(
-    const ServerPassThrough& s) {
-  return {{"optimizer", s.optimizer},
-          {"loss", s.loss},
-          {"task", s.task},
-          {"weight_decay", s.weight_decay},
-          {"input_shape", s.input_shape},
-          {"num_outputs", s.num_outputs},
-          {"input_mean", s.input_mean},
-          {"input_std", s.input_std},
-          {"label_column", s.label_column},
-          {"feature_columns", s.feature_columns},
-          {"strategy", s.strategy},
-          {"proximal_mu", s.proximal_mu},
-          {"server_lr", s.server_lr},
-          {"beta1", s.beta1},
-          {"beta2", s.beta2},
-          {"tau", s.tau},
-          {"trim_fraction", s.trim_fraction},
-          {"byzantine", s.byzantine},
-          {"krum_keep", s.krum_keep},
-          {"target_updates", s.target_updates},
-          {"over_select", s.over_select},
-          {"quorum", s.quorum},
-          {"mode", s.mode},
-          {"async_buffer", s.async_buffer},
-          {"staleness_weight", s.staleness_weight},
-          {"max_staleness", s.max_staleness},
-          {"max_concurrency", s.max_concurrency},
-          {"update_encoding", s.update_encoding},
-          {"topk_fraction", s.topk_fraction},
-          {"model_encoding", s.model_encoding},
-          {"evaluate_on_boards", s.evaluate_on_boards},
-          {"board_eval_every", s.board_eval_every},
-          {"personalize_steps", s.personalize_steps},
-          {"dp_noise_multiplier", s.dp_noise_multiplier},
-          {"dp_clip", s.dp_clip},
-          {"dp_delta", s.dp_delta},
-          {"dp_adaptive_clip", s.dp_adaptive_clip},
-          {"dp_target_quantile", s.dp_target_quantile},
-          {"dp_local", s.dp_local},
-          {"dp_target_epsilon", s.dp_target_epsilon},
-          {"dp_noise_seed", s.dp_noise_seed},
-          {"trainable", s.trainable},
-          {"metrics_listen", s.metrics_listen}};
 }
 
 // The job's flags that the server always gets.
@@ -128,7 +80,9 @@ std::vector<std::string> ServerArgs(const SimPlan& plan, const SimPorts& ports,
           "--listen=", shaped ? "0.0.0.0:" : "127.0.0.1:", ports.server),
       absl::StrCat("--output=", plan.output.dir)};
   for (std::string& arg : ServerJobArgs(plan)) argv.push_back(std::move(arg));
-  AddGivenFlags(argv, PassThroughFlags(plan.server));
+  for (std::string& arg : apps::ServerArgsFrom(plan.server)) {
+    argv.push_back(std::move(arg));
+  }
   if (plan.job.skip_bad_rows) argv.push_back("--skip_bad_rows");
   if (pki != nullptr) {
     argv.push_back(absl::StrCat("--tls_cert=", pki->server_cert));
@@ -146,7 +100,7 @@ std::vector<std::string> GatewayArgs(const SimPlan& plan, int g,
   const int boards = GatewayBoards(plan, g);
   // Under DP a gateway draws its boards with the root's q: a draw of any
   // size runs (a smaller one than --min_clients would be forwarded empty).
-  const bool dp = !plan.server.dp_noise_multiplier.empty();
+  const bool dp = plan.server.dp.noise_multiplier > 0;
   std::vector<std::string> argv = {
       plan.output.bin_dir + "/fedberry-server",
       absl::StrCat("--upstream=127.0.0.1:", ports.server),

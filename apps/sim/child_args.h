@@ -1,7 +1,8 @@
 // The command lines fedberry-sim gives its children, built from the plan:
 // the server, the site gateways (fedberry-server --upstream) and the
-// boards (fedberry-emulated-client). Flags the plan passes through as
-// strings appear only when given.
+// boards (fedberry-emulated-client). The server's settings the plan passes
+// through (plan.server) become flags with apps::ServerArgsFrom: those that
+// differ from the server's defaults.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_APPS_SIM_CHILD_ARGS_H_
 #define FEDBERRY_APPS_SIM_CHILD_ARGS_H_

@@ -4,10 +4,13 @@
 // and --pause_seconds) on loopback, shows progress, and ends with a
 // per-round table, each process's peak memory, a per-client resource table,
 // and writes report.html into the output folder. The program is
-// apps/sim/run_sim.h's; its flags are apps/sim/sim_flags.cc's.
+// apps/sim/run_sim.h's; its flags are apps/sim/sim_flags.cc's and the
+// server's it passes through, apps/server/server_flags_shared.cc's.
 #include <cstdio>
 #include <string>
+#include <vector>
 
+#include "apps/server/server_flags_shared.h"
 #include "apps/sim/run_sim.h"
 #include "apps/sim/sim_flags.h"
 #include "runtime/command_line.h"
@@ -20,7 +23,8 @@ int main(int argc, char** argv) {
       "--clients=4 --rounds=5 --output=out\n"
       "       fedberry-sim --tiers=2 --gateways=2 --clients=4   (boards join "
       "site gateways, which join the server)",
-      fedberry::sim::kSimFlagsFile);
+      std::vector<std::string>{fedberry::sim::kSimFlagsFile,
+                               fedberry::apps::kServerSharedFlagsFile});
   auto plan = fedberry::sim::SimPlanFromFlags();
   if (!plan.ok()) {
     std::fprintf(stderr, "fedberry-sim: %s\n",

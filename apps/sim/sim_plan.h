@@ -14,6 +14,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "apps/server/server_args.h"
+#include "apps/server/server_config.h"
 #include "sim/fleet_profile.h"
 
 namespace fedberry::sim {
@@ -42,62 +44,6 @@ struct SimJob {
   bool overlap_evaluation = true;
   bool skip_bad_rows = false;  // the server's and every client's
   bool resume = false;         // keep the checkpoints in the output folder
-};
-
-// fedberry-server's flags that fedberry-sim forwards as given, each only
-// when non-empty (empty: the server's default), so the server alone parses
-// and checks them.
-struct ServerPassThrough {
-  // The training plan.
-  std::string optimizer;
-  std::string loss;
-  std::string task;
-  std::string weight_decay;
-  std::string input_shape;
-  std::string num_outputs;
-  std::string input_mean;
-  std::string input_std;
-  std::string label_column;
-  std::string feature_columns;
-  // Aggregation.
-  std::string strategy;
-  std::string proximal_mu;
-  std::string server_lr;
-  std::string beta1;
-  std::string beta2;
-  std::string tau;
-  std::string trim_fraction;
-  std::string byzantine;
-  std::string krum_keep;
-  // How rounds close, and asynchronous rounds.
-  std::string target_updates;
-  std::string over_select;
-  std::string quorum;
-  std::string mode;
-  std::string async_buffer;
-  std::string staleness_weight;
-  std::string max_staleness;
-  std::string max_concurrency;
-  // Wire encodings.
-  std::string update_encoding;
-  std::string topk_fraction;
-  std::string model_encoding;
-  // Evaluation on the boards.
-  std::string evaluate_on_boards;
-  std::string board_eval_every;
-  std::string personalize_steps;
-  // Differential privacy.
-  std::string dp_noise_multiplier;
-  std::string dp_clip;
-  std::string dp_delta;
-  std::string dp_adaptive_clip;
-  std::string dp_target_quantile;
-  std::string dp_local;
-  std::string dp_target_epsilon;
-  std::string dp_noise_seed;
-  // What a job trains, and the live fleet page.
-  std::string trainable;
-  std::string metrics_listen;
 };
 
 // The emulated boards (fedberry-emulated-client processes).
@@ -133,7 +79,11 @@ struct SimOutput {
 
 struct SimPlan {
   SimJob job;
-  ServerPassThrough server;
+  // fedberry-server's settings that fedberry-sim passes through as the
+  // server's own flags (apps/server/server_flags_shared.h: --strategy,
+  // --dp_*, --mode, ...); the rest stays at the server's defaults, and
+  // what SimJob says (rounds, model, ...) is given from the job.
+  apps::ServerConfig server = apps::ServerFlagDefaults();
   SimFleet fleet;
   SimTiers tiers;
   SimTransport transport;

@@ -67,11 +67,11 @@ TEST(ServerArgs, DefaultPlanGivesTheJobAndNoPassThroughFlags) {
                   "--data_moves=0", "--overlap_evaluation=1"));
 }
 
-TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenGivenInTheirOrder) {
+TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenNotDefaultInTheirOrder) {
   SimPlan plan = Plan();
-  plan.server.strategy = "fedadam";
-  plan.server.update_encoding = "int8";
-  plan.server.metrics_listen = "9464";
+  plan.server.strategy.name = "fedadam";
+  plan.server.plan.update_encoding = "int8";
+  plan.server.transport.metrics_listen = "9464";
   plan.job.skip_bad_rows = true;
   plan.job.eval_data = "";
   plan.job.min_clients = 3;
@@ -189,7 +189,7 @@ TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
   SimPlan plan = TieredPlan();
   plan.tiers.site_mode = "async";
   plan.tiers.site_async_buffer = "2";
-  plan.server.dp_noise_multiplier = "1.1";
+  plan.server.dp.noise_multiplier = 1.1;
   const auto argv = GatewayArgs(plan, 0, Ports(2));
   EXPECT_THAT(argv, Contains("--min_clients=1"));
   EXPECT_THAT(argv, Contains("--min_clients_to_start=2"));
