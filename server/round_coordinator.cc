@@ -19,6 +19,7 @@
 #include "server/round/held_evaluation.h"
 #include "server/round/job_history.h"
 #include "server/round/join_gate.h"
+#include "server/round/round_closing.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
 #include "server/round/sync_rounds.h"
@@ -46,10 +47,7 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       budget_(options_.budget),
       join_gate_(options_.version_gate, options_.refused_board_sink,
                  budget_.get(), refused_joins_, clock),
-      declared_bound_(options_.max_samples_ratio),
-      evaluation_(options_.board_eval, options_.seed),
-      publisher_(evaluator_, std::move(sink),
-                 [this](const RoundReport& r) { return RecordEvaluation(r); }) {
+      declared_bound_(options_.max_samples_ratio) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
   job_.global =
@@ -66,6 +64,11 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   close_options_.min_updates = strategy_->MinUpdates();
   planner_ = MakePlanner(options_);
   kind_ = MakeKind();
+  closing_ = std::make_unique<RoundClosing>(
+      ClosingParts{options_, close_options_, evaluator_, clock_, job_, *source_,
+                   *kind_, *strategy_, budget_.get(), planner_.get(), polls_,
+                   relay_},
+      std::move(sink));
 }
 
 std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
@@ -169,7 +172,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
     return response;
   }
   if (job_.phase == RoundPhase::kEvaluating &&
-      evaluation_.Task(client_id, job_.train, response)) {
+      closing_->evaluation().Task(client_id, job_.train, response)) {
     return response;
   }
   response.set_action(v1::GetTaskResponse::WAIT);
@@ -234,7 +237,7 @@ absl::Status RoundCoordinator::CheckTaskLocked(
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&job_.mu);
-  if (auto model = evaluation_.ModelFor(request)) {
+  if (auto model = closing_->evaluation().ModelFor(request)) {
     ASSIGN_OR_RETURN(ClientRecord * client,
                      job_.clients.Lookup(request.client_id()));
     if (model->ok()) client->last_seen = clock_.Now();
@@ -369,11 +372,11 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
                   untrusted.num_samples());
     held = AcceptUpdateLocked(id, untrusted, distance, intake.staleness);
     if (!kind_->PersistsEachUpdate()) return held;
-    snapshot = SnapshotLocked();
+    snapshot = closing_->Snapshot();
   }
   // Durable before the board hears it counted: a server killed now
   // resumes with it in the buffer.
-  publisher_.Persist(snapshot);
+  closing_->Persist(snapshot);
   return held;
 }
 
@@ -449,8 +452,8 @@ absl::Status RoundCoordinator::ReportEvaluation(
   ASSIGN_OR_RETURN(ClientRecord * client,
                    job_.clients.Lookup(report.client_id()));
   client->last_seen = clock_.Now();
-  RETURN_IF_ERROR(evaluation_.Accept(report, *client));
-  if (evaluation_.Complete()) job_.WorkChanged();
+  RETURN_IF_ERROR(closing_->evaluation().Accept(report, *client));
+  if (closing_->evaluation().Complete()) job_.WorkChanged();
   return absl::OkStatus();
 }
 
@@ -502,10 +505,10 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
     absl::MutexLock lock(&job_.mu);
     const absl::Time now = clock_.Now();
     for (const auto& [id, c] : job_.clients.all()) {
-      rows.push_back(RowOf(
-          c, kind_->PartOf(id),
-          c.heard && now - c.last_seen <= options_.liveness,
-          job_.phase == RoundPhase::kEvaluating && evaluation_.Awaits(id)));
+      rows.push_back(RowOf(c, kind_->PartOf(id),
+                           c.heard && now - c.last_seen <= options_.liveness,
+                           job_.phase == RoundPhase::kEvaluating &&
+                               closing_->evaluation().Awaits(id)));
     }
   }
   for (BoardRow& row : refused_joins_.Rows()) rows.push_back(std::move(row));
@@ -640,7 +643,7 @@ bool RoundCoordinator::RunOnce() {
                                     : TryOpenRoundLocked();
     }
     if (job_.phase == RoundPhase::kEvaluating) {
-      evaluated = evaluation_.Over(clock_.Now(), job_.shutdown);
+      evaluated = closing_->evaluation().Over(clock_.Now(), job_.shutdown);
       if (!evaluated) return false;
     } else if (job_.phase != RoundPhase::kCollecting ||
                !kind_->Closes(decision)) {
@@ -649,10 +652,10 @@ bool RoundCoordinator::RunOnce() {
     job_.phase = RoundPhase::kClosing;
   }
   if (evaluated) {
-    FinishBoardEvaluation();
+    closing_->FinishBoardEvaluation();
   } else {
-    CloseRound(decision.action == CloseAction::kAbandon ? decision.why
-                                                        : nullptr);
+    closing_->Close(decision.action == CloseAction::kAbandon ? decision.why
+                                                             : nullptr);
   }
   return true;
 }
@@ -660,95 +663,10 @@ bool RoundCoordinator::RunOnce() {
 RoundCoordinator::~RoundCoordinator() { FinishPendingEvaluation(); }
 
 void RoundCoordinator::SetSnapshotSink(SnapshotSink sink) {
-  publisher_.SetSnapshotSink(std::move(sink));
+  closing_->SetSnapshotSink(std::move(sink));
 }
 
-void RoundCoordinator::FinishPendingEvaluation() {
-  FinishBoardEvaluation();  // a job stopped while its boards evaluated
-  publisher_.FinishPending();
-}
-
-void RoundCoordinator::CloseRound(const char* abandon) {
-  // The previous round reports before this one.
-  FinishPendingEvaluation();
-  relay_.Close();  // moved samples serve their round only
-  ClosingRound closing = TakeClosingRound();
-  if (abandon != nullptr) {
-    AbandonRound(closing.report, abandon);
-    return;
-  }
-  RoundReport& report = closing.report;
-  const RoundResult result =
-      MakeRoundResult(*closing.sum, evaluator_, closing.overlap, report);
-  FederationSnapshot snapshot;
-  bool finished = false;
-  bool held_round = false;
-  {
-    absl::MutexLock lock(&job_.mu);
-    report.round_seconds =
-        absl::ToDoubleSeconds(clock_.Now() - job_.round_start);
-    report.elapsed_seconds = job_.history.ElapsedSeconds(clock_.Now());
-    if (result.model) {
-      job_.global = result.model;
-      // Only a published result moves the strategy's state.
-      strategy_->Commit(*closing.sum);
-    }
-    closing.sum.reset();
-    if (budget_) budget_->Charge(report);
-    job_.history.Add(report);  // its per-board entries: clients.jsonl only
-    kind_->Clear();
-    ++job_.round;
-    job_.attempt = 0;
-    snapshot = SnapshotLocked();
-    // A gateway's job ends when its parent's does (Shutdown).
-    finished =
-        job_.shutdown || source_->EndsBefore(job_.round) || BudgetSpentLocked();
-    if (result.model && !job_.shutdown &&
-        EvaluatesOnBoards(options_.board_eval, report.round, finished)) {
-      // The model is durable first; its report waits for the boards.
-      OpenBoardEvaluationLocked({report, result, finished});
-      held_round = true;
-    } else if (!finished) {
-      // The end of the job is announced only once the last round is
-      // durable: clients that hear "done" exit, and a server that crashed
-      // before its checkpoint would redo the round without them.
-      job_.phase = RoundPhase::kWaiting;
-    }
-    job_.WorkChanged();
-  }
-  if (held_round) {
-    publisher_.Persist(snapshot);
-    return;
-  }
-  PublishClosed(report, snapshot, result, finished);
-}
-
-void RoundCoordinator::PublishClosed(const RoundReport& report,
-                                     const FederationSnapshot& snapshot,
-                                     const RoundResult& result, bool finished) {
-  publisher_.Publish(report, snapshot, result, finished);
-  source_->Closed(report, result.model);
-  if (finished) {
-    absl::MutexLock lock(&job_.mu);
-    job_.phase = RoundPhase::kDone;
-    polls_.WakeAll();
-    job_.WorkChanged();
-  }
-}
-
-void RoundCoordinator::OpenBoardEvaluationLocked(HeldEvaluation::Held held) {
-  const absl::Time now = clock_.Now();
-  std::set<std::string> asked;
-  for (const std::string& id : job_.clients.Available(now, options_.liveness)) {
-    // A site gateway holds no data of its own to evaluate on.
-    if (job_.clients.At(id).boards == 0) asked.insert(id);
-  }
-  job_.phase = RoundPhase::kEvaluating;
-  for (const std::string& id :
-       evaluation_.Open(std::move(held), job_.global, std::move(asked), now)) {
-    polls_.Wake(id);
-  }
-}
+void RoundCoordinator::FinishPendingEvaluation() { closing_->FinishPending(); }
 
 bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
   PruneLocked();
@@ -761,106 +679,9 @@ bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
   RoundReport report;  // round 0: the model as given
   report.round = 0;
   job_.history.Add(report);
-  OpenBoardEvaluationLocked(
+  closing_->HoldForBoards(
       {report, RoundResult{job_.global, false}, /*finished=*/true});
   return true;
-}
-
-void RoundCoordinator::FinishBoardEvaluation() {
-  HeldEvaluation::Held held;
-  FederationSnapshot snapshot;
-  {
-    absl::MutexLock lock(&job_.mu);
-    std::optional<HeldEvaluation::Held> finished =
-        evaluation_.Finish(clock_.Now());
-    if (!finished) return;
-    held = *std::move(finished);
-    job_.history.AddBoardEvaluation(held.report);
-    snapshot = SnapshotLocked();
-    // The last round's end is announced once it is published (as
-    // CloseRound does): kClosing until then.
-    job_.phase = job_.shutdown   ? RoundPhase::kDone
-                 : held.finished ? RoundPhase::kClosing
-                                 : RoundPhase::kWaiting;
-    job_.WorkChanged();
-  }
-  PublishClosed(held.report, snapshot, held.result, held.finished);
-}
-
-RoundCoordinator::ClosingRound RoundCoordinator::TakeClosingRound() {
-  // Updates being added are part of the round: wait for them (their adds
-  // take milliseconds; no new one starts once the round is closing).
-  absl::MutexLock lock(&job_.mu, absl::Condition(
-                                     +[](int* adds) { return *adds == 0; },
-                                     &job_.adds_in_flight));
-  ClosingRound closing;
-  closing.sum = std::move(job_.aggregate);
-  RoundReport& report = closing.report;
-  report = std::move(job_.pending);
-  job_.pending = RoundReport{};
-  kind_->Close(report);
-  report.round_seconds = absl::ToDoubleSeconds(clock_.Now() - job_.round_start);
-  report.makespan_seconds =
-      absl::ToDoubleSeconds(job_.last_update - job_.round_start);
-  // No round follows the last one to overlap with, and the end of the
-  // job is announced only once it is evaluated and durable.
-  // A round evaluated on the boards reports once they answered: its
-  // server-side evaluation has no next round to overlap with either.
-  closing.overlap = options_.overlap_evaluation && evaluator_ &&
-                    !job_.shutdown && source_->MayOverlap(job_.round) &&
-                    !EvaluatesOnBoards(options_.board_eval, job_.round, false);
-  return closing;
-}
-
-void RoundCoordinator::AbandonRound(RoundReport report, const char* why) {
-  spdlog::warn(
-      "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
-      "minimum {}); the round starts over with the same global model",
-      report.round, report.participants, report.selected, why,
-      QuorumOf(close_options_, report.selected), close_options_.min_updates);
-  FederationSnapshot snapshot;
-  {
-    absl::MutexLock lock(&job_.mu);
-    job_.phase = job_.shutdown ? RoundPhase::kDone : RoundPhase::kWaiting;
-    ++job_.attempt;
-    kind_->Clear();
-    job_.WorkChanged();
-    source_->Abandoned(report);
-    if (!budget_) return;
-    // The attempt is charged; the charge is durable before the next one.
-    budget_->Charge(report);
-    snapshot = SnapshotLocked();
-  }
-  publisher_.Persist(snapshot);
-}
-
-bool RoundCoordinator::BudgetSpentLocked() const {
-  if (!budget_) return false;
-  const std::string why = budget_->EndsBefore();
-  if (!why.empty())
-    spdlog::info("the job ends before round {}: {}", job_.round, why);
-  return !why.empty();
-}
-
-FederationSnapshot RoundCoordinator::SnapshotLocked() const {
-  FederationSnapshot snapshot;
-  snapshot.next_round = job_.round;
-  snapshot.global = job_.global;
-  snapshot.history = job_.history.reports();
-  if (planner_) snapshot.capacities = planner_->estimator().histories();
-  snapshot.strategy_state = strategy_->State();
-  if (budget_) snapshot.budget_state = budget_->State();
-  snapshot.async = kind_->State();
-  snapshot.sequence = ++snapshot_sequence_;
-  snapshot.clients = job_.clients.Snapshot();
-  return snapshot;
-}
-
-FederationSnapshot RoundCoordinator::RecordEvaluation(
-    const RoundReport& report) {
-  absl::MutexLock lock(&job_.mu);
-  job_.history.AddEvaluation(report);
-  return SnapshotLocked();
 }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
@@ -899,7 +720,7 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
                      c.name, c.client_version.empty() ? "?" : c.client_version);
         return false;
       });
-  job_.phase = source_->EndsBefore(job_.round) || BudgetSpentLocked()
+  job_.phase = source_->EndsBefore(job_.round) || closing_->BudgetSpent()
                    ? RoundPhase::kDone
                    : RoundPhase::kWaiting;
   job_.work_pending = true;

@@ -50,6 +50,7 @@
 #include "server/round/job_state.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
+#include "server/round/round_closing.h"
 #include "server/round/round_kind.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
@@ -303,42 +304,9 @@ class RoundCoordinator {
   // `id` their place in the open round.
   void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Closes the open round; `abandon`: gives it up instead, saying why.
-  void CloseRound(const char* abandon);
-  // The open round as it closes: its sum (once the adds in flight are in),
-  // its report so far, and whether its evaluation overlaps the next round.
-  struct ClosingRound {
-    std::unique_ptr<RoundAggregator> sum;
-    RoundReport report;
-    bool overlap = false;
-  };
-  ClosingRound TakeClosingRound();
-  // Persists, reports and hands a closed round to its source; ends the job
-  // after the `finished` one.
-  void PublishClosed(const RoundReport& report,
-                     const FederationSnapshot& snapshot,
-                     const RoundResult& result, bool finished);
-  // Holds `held` and asks the boards that are there to evaluate its model
-  // (global_).
-  void OpenBoardEvaluationLocked(HeldEvaluation::Held held)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // The boards' evaluation is over: its figures join the held round, which
-  // publishes.
-  void FinishBoardEvaluation();
-  // Gives the closing round up (`why`): it starts over with the same model.
-  // Gives the round up; a budget is charged for it, durably.
-  void AbandonRound(RoundReport report, const char* why);
   // A drawn cohort too small to run: charged, and drawn again.
   void SkipShortCohortLocked(const Cohort& cohort)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Whether the budget ends the job before job_.round (saying why).
-  bool BudgetSpentLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // What the server persists now (see FederationSnapshot).
-  FederationSnapshot SnapshotLocked() const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // An overlapped evaluation's figures into the history (see
-  // RoundPublisher); the snapshot to persist with them.
-  FederationSnapshot RecordEvaluation(const RoundReport& report);
   // Keeps `condition` as the board's; a selected board of the open round
   // that declines is no longer awaited (counted as declined).
   void NoteConditionLocked(const std::string& client_id,
@@ -373,8 +341,6 @@ class RoundCoordinator {
   // never replaced. Called under mu, except Prepare (it reads options
   // only).
   std::unique_ptr<RoundKind> kind_;
-  // FederationSnapshot::sequence of the last snapshot taken.
-  mutable uint64_t snapshot_sequence_ ABSL_GUARDED_BY(job_.mu) = 0;
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(job_.mu);
   absl::Time last_begin_error_ ABSL_GUARDED_BY(job_.mu) = absl::InfinitePast();
@@ -382,13 +348,10 @@ class RoundCoordinator {
   // across rejoins); the open round keeps each board's planned steps.
   std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(job_.mu);
   std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(job_.mu);
-  // The open evaluation on the boards, and the closed round whose report
-  // waits for it (kEvaluating).
-  HeldEvaluation evaluation_ ABSL_GUARDED_BY(job_.mu);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu
-  // Publishes closed rounds (and runs the overlapped evaluation); the
-  // driver's.
-  RoundPublisher publisher_;
+  // Closes, publishes and snapshots rounds, and holds one while the boards
+  // evaluate it; the driver's. Made once kind_ is.
+  std::unique_ptr<RoundClosing> closing_;
   // Parked task polls, woken (under mu) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;
