@@ -13,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 
 namespace fedberry::client {
 

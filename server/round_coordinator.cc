@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/async_rounds.h"
@@ -123,19 +123,19 @@ void RoundCoordinator::InitTrainable(const runtime::NamedTensors& model) {
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     const v1::JoinRequest& untrusted) {
   v1::JoinRequest request = untrusted;
-  RETURN_IF_ERROR(CheckJoin(request, options_.limits));
-  RETURN_IF_ERROR(join_gate_.Admit(request));
+  FEDBERRY_RETURN_IF_ERROR(CheckJoin(request, options_.limits));
+  FEDBERRY_RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&mu_);
   PruneLocked();
   if (absl::Status bounded =
           declared_bound_.CheckJoin(request.num_samples(), request.boards());
       !bounded.ok()) {
     spdlog::warn("refused the join of '{}': {}",
-                 runtime::Printable(request.client_name()),
+                 base::Printable(request.client_name()),
                  std::string(bounded.message()));
     return bounded;
   }
-  RETURN_IF_ERROR(clients_.CheckRoom(request.client_name()));
+  FEDBERRY_RETURN_IF_ERROR(clients_.CheckRoom(request.client_name()));
   ClientRecord info;
   info.name = request.client_name();
   info.num_samples = request.num_samples();
@@ -145,12 +145,12 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   info.allow_data_moves = request.allow_data_moves();
   info.sample_bytes = request.sample_bytes();
   info.boards = request.boards();
-  info.client_version = runtime::Printable(request.client_version(), 64);
+  info.client_version = base::Printable(request.client_version(), 64);
   const std::string id = clients_.Add(info);
   RetireEarlierIdsLocked(request.client_name(), id);
   spdlog::info("client '{}' joined as {} ({} samples, {} cores, {}{}{})",
                info.name, id, info.num_samples, request.device().cores(),
-               runtime::Printable(request.device().architecture()),
+               base::Printable(request.device().architecture()),
                info.allow_data_moves ? ", allows data moves" : "",
                info.boards > 0
                    ? absl::StrCat(", a gateway for ", info.boards, " boards")
@@ -300,7 +300,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
 absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
-  RETURN_IF_ERROR(clients_.Lookup(client_id).status());
+  FEDBERRY_RETURN_IF_ERROR(clients_.Lookup(client_id).status());
   return kind_->CheckTask(client_id, round, task_id);
 }
 
@@ -308,12 +308,12 @@ absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&mu_);
   if (auto model = evaluation_.ModelFor(request)) {
-    ASSIGN_OR_RETURN(ClientRecord * client,
-                     clients_.Lookup(request.client_id()));
+    FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
+                              clients_.Lookup(request.client_id()));
     if (model->ok()) client->last_seen = clock_.Now();
     return *std::move(model);
   }
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   clients_.At(request.client_id()).last_seen = clock_.Now();
   return kind_->BaseModel(request.client_id());
@@ -322,7 +322,7 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
     const std::string& client_id, uint64_t round, const std::string& task_id) {
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
+  FEDBERRY_RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
   ClientRecord& info = clients_.At(client_id);
   info.last_seen = clock_.Now();
   return info.name;
@@ -334,7 +334,7 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   if (std::optional<absl::Status> late = kind_->RefuseLate(header)) {
     return *std::move(late);
   }
-  RETURN_IF_ERROR(CheckHeaderLocked(header));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
   // their receivers: after a server restart they are not, and the sender
   // must hand them over again (its receivers are waiting for them).
@@ -354,8 +354,8 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   clients_.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
-  ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
-                   kind_->BaseModel(header.client_id()));
+  FEDBERRY_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
+                            kind_->BaseModel(header.client_id()));
   return UpdateExpectation{
       runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
@@ -366,14 +366,15 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
 
 absl::Status RoundCoordinator::CheckHeaderLocked(
     const v1::UpdateHeader& header) const {
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
-  RETURN_IF_ERROR(kind_->CheckNotCounted(header.client_id(), header.round()));
+  FEDBERRY_RETURN_IF_ERROR(
+      kind_->CheckNotCounted(header.client_id(), header.round()));
   const ClientRecord& info = clients_.At(header.client_id());
   const v1::TrainConfig task = TaskConfigLocked(header.client_id());
   uint64_t received = 0;
   for (const PlannedMove& m : relay_.MovesTo(info.name)) received += m.samples;
-  RETURN_IF_ERROR(CheckUpdateWeight(
+  FEDBERRY_RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
       MaxUpdateWeight(task, declared_bound_.Cap(info.num_samples, info.boards),
                       received, info.boards)));
@@ -385,12 +386,12 @@ absl::StatusOr<runtime::NamedTensors> RoundCoordinator::CheckedWhole(
     const UpdateBound* bound, double& distance) const {
   // A partial update (--trainable) becomes whole with the base model's
   // frozen tensors: the checks and the strategy see the model's layout.
-  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
-                   trainable_.Complete(update, base));
-  RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                            trainable_.Complete(update, base));
+  FEDBERRY_RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
   distance = 0;
   if (bound != nullptr) {
-    ASSIGN_OR_RETURN(distance, bound->Check(whole));
+    FEDBERRY_ASSIGN_OR_RETURN(distance, bound->Check(whole));
   }
   return whole;
 }
@@ -417,8 +418,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   std::shared_ptr<const UpdateBound> bound;
   {
     absl::MutexLock lock(&mu_);
-    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
+    FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    FEDBERRY_ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
     bound = kind_->BoundFor(base);
   }
   if (bound == nullptr) {
@@ -429,9 +430,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   // outside the lock, so joins, polls and other pushes do not queue behind
   // a large update's.
   double distance = 0;
-  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
-                   CheckedWhole(update, *base, bound.get(), distance));
-  ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                            CheckedWhole(update, *base, bound.get(), distance));
+  FEDBERRY_ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
   runtime::NamedTensors added = kind_->Prepare(
       std::move(whole), *base, *intake.current, intake.staleness);
   // The add, the costly part, runs outside mu_: joins, polls and the
@@ -476,9 +477,10 @@ absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
         "the server is still publishing a model version; push again");
   }
   // The round may have closed (or the board rejoined) meanwhile.
-  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
   Intake intake;
-  ASSIGN_OR_RETURN(intake.staleness, kind_->Claim(untrusted.client_id(), base));
+  FEDBERRY_ASSIGN_OR_RETURN(intake.staleness,
+                            kind_->Claim(untrusted.client_id(), base));
   // The round cannot close while an add is in flight: `current` and `sum`
   // stay.
   ++adds_in_flight_;
@@ -534,9 +536,10 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
 absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
   absl::MutexLock lock(&mu_);
-  ASSIGN_OR_RETURN(ClientRecord * client, clients_.Lookup(report.client_id()));
+  FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
+                            clients_.Lookup(report.client_id()));
   client->last_seen = clock_.Now();
-  RETURN_IF_ERROR(evaluation_.Accept(report, *client));
+  FEDBERRY_RETURN_IF_ERROR(evaluation_.Accept(report, *client));
   if (evaluation_.Complete()) WorkChangedLocked();
   return absl::OkStatus();
 }
@@ -550,7 +553,7 @@ void RoundCoordinator::Seen(const std::string& client_id) {
 
 absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   ClientRecord& info = clients_.At(request.client_id());
   info.last_seen = clock_.Now();
@@ -592,7 +595,7 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   ++pending_.rejected;
   const std::string& id = header.client_id();
   if (ClientRecord* client = clients_.Find(id)) {
-    client->last_refusal = runtime::Printable(why, 512);
+    client->last_refusal = base::Printable(why, 512);
   }
   if (kind_->Refused(header)) WorkChangedLocked();
 }

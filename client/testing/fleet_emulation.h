@@ -26,8 +26,8 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "client/local_trainer.h"
-#include "runtime/clock.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::client {

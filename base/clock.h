@@ -1,10 +1,10 @@
 // A clock seam: code that measures time or checks deadlines takes a Clock&
-// so tests can drive it with SimulatedClock (runtime/testing/) instead of
+// so tests can drive it with SimulatedClock (base/testing/) instead of
 // waiting.
 // (Abseil 20220623 has no absl::Clock; this mirrors its shape.)
 // Thread-safe: both implementations may be used from several threads.
-#ifndef FEDBERRY_RUNTIME_CLOCK_H_
-#define FEDBERRY_RUNTIME_CLOCK_H_
+#ifndef FEDBERRY_BASE_CLOCK_H_
+#define FEDBERRY_BASE_CLOCK_H_
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -21,4 +21,4 @@ class Clock {
 
 }  // namespace fedberry
 
-#endif  // FEDBERRY_RUNTIME_CLOCK_H_
+#endif  // FEDBERRY_BASE_CLOCK_H_

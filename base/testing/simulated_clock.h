@@ -1,11 +1,11 @@
 // A clock that only moves when told to: the test side of the Clock seam.
 // Thread-safe.
-#ifndef FEDBERRY_RUNTIME_TESTING_SIMULATED_CLOCK_H_
-#define FEDBERRY_RUNTIME_TESTING_SIMULATED_CLOCK_H_
+#ifndef FEDBERRY_BASE_TESTING_SIMULATED_CLOCK_H_
+#define FEDBERRY_BASE_TESTING_SIMULATED_CLOCK_H_
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 
 namespace fedberry {
 
@@ -29,4 +29,4 @@ class SimulatedClock : public Clock {
 
 }  // namespace fedberry
 
-#endif  // FEDBERRY_RUNTIME_TESTING_SIMULATED_CLOCK_H_
+#endif  // FEDBERRY_BASE_TESTING_SIMULATED_CLOCK_H_
