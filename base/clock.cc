@@ -5,6 +5,12 @@ namespace {
 class RealClock : public Clock {
  public:
   absl::Time Now() override { return absl::Now(); }
+  void SleepFor(absl::Duration d) override { absl::SleepFor(d); }
+  bool AwaitWithDeadline(absl::Mutex& mu, const absl::Condition& cond,
+                         absl::Time deadline) override
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+    return mu.AwaitWithDeadline(cond, deadline);
+  }
 };
 }  // namespace
 

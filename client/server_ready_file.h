@@ -19,7 +19,7 @@ namespace fedberry::client {
 
 // Returns once `path` holds something. DeadlineExceeded when `timeout`
 // (> 0; 0: no limit) passes on `clock` first, Cancelled once `stopped`
-// says so. Looks every `poll` (real time).
+// says so. Looks every `poll`, sleeping on `clock` in between.
 absl::Status WaitForServerReadyFile(
     const std::string& path, absl::Duration timeout,
     const std::function<bool()>& stopped, Clock& clock = Clock::Real(),

@@ -470,9 +470,9 @@ absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
     const std::shared_ptr<const runtime::NamedTensors>& base) {
   absl::MutexLock lock(&mu_);
   // A full buffer is being published: the push joins the next one.
-  if (!mu_.AwaitWithTimeout(
-          absl::Condition(this, &RoundCoordinator::TakesPushLocked),
-          absl::Minutes(1))) {
+  if (!clock_.AwaitWithDeadline(
+          mu_, absl::Condition(this, &RoundCoordinator::TakesPushLocked),
+          clock_.Now() + absl::Minutes(1))) {
     return absl::UnavailableError(
         "the server is still publishing a model version; push again");
   }
