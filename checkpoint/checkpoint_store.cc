@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "checkpoint/kill_point.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::checkpoint {
 namespace {
@@ -52,16 +52,17 @@ absl::StatusOr<std::vector<ManifestEntry>> DecodeManifest(
         absl::StrCat(where, ": MANIFEST checksum does not match its content"));
   }
   auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || j.value("format", "") != kFormatName) {
-    return absl::DataLossError(
-        absl::StrCat(where, ": MANIFEST is not a fedberry checkpoint manifest"));
+  if (j.is_discarded() || !j.is_object() ||
+      j.value("format", "") != kFormatName) {
+    return absl::DataLossError(absl::StrCat(
+        where, ": MANIFEST is not a fedberry checkpoint manifest"));
   }
   const int version = j.value("version", -1);
   if (version != kFormatVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        where, ": checkpoint format version ", version,
-        " is not supported by this build (it reads version ", kFormatVersion,
-        ")"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(where, ": checkpoint format version ", version,
+                     " is not supported by this build (it reads version ",
+                     kFormatVersion, ")"));
   }
   std::vector<ManifestEntry> out;
   for (const auto& f : j.value("files", nlohmann::json::array())) {
@@ -86,7 +87,7 @@ std::string Checksum(absl::string_view data) {
   return absl::StrFormat("%016x", XXH3_64bits(data.data(), data.size()));
 }
 
-CheckpointStore::CheckpointStore(std::string root, FileSystem& fs,
+CheckpointStore::CheckpointStore(std::string root, base::FileSystem& fs,
                                  StoreOptions options)
     : root_(std::move(root)), fs_(fs), options_(options) {
   options_.keep = std::max(1, options_.keep);
@@ -116,22 +117,26 @@ CheckpointStore::Scan(bool include_tmp) {
 absl::Status CheckpointStore::WriteCheckpoint(
     const std::string& tmp, const std::string& dir,
     const std::vector<CheckpointFile>& files) {
-  RETURN_IF_ERROR(Annotate(fs_.CreateDir(tmp), "creating the checkpoint"));
+  FEDBERRY_RETURN_IF_ERROR(
+      Annotate(fs_.CreateDir(tmp), "creating the checkpoint"));
   std::vector<ManifestEntry> entries;
   for (const auto& f : files) {
     KillPoint("ckpt.before_file");
-    RETURN_IF_ERROR(Annotate(
-        WriteFileSynced(fs_, absl::StrCat(tmp, "/", f.name), f.bytes),
+    FEDBERRY_RETURN_IF_ERROR(Annotate(
+        base::WriteFileSynced(fs_, absl::StrCat(tmp, "/", f.name), f.bytes),
         absl::StrCat("writing ", f.name)));
     entries.push_back({f.name, f.bytes.size(), Checksum(f.bytes)});
   }
   KillPoint("ckpt.before_manifest");
-  RETURN_IF_ERROR(Annotate(WriteFileSynced(fs_, absl::StrCat(tmp, "/", kManifest),
-                                           EncodeManifest(entries)),
-                           "writing the manifest"));
-  RETURN_IF_ERROR(Annotate(fs_.SyncDir(tmp), "syncing the checkpoint folder"));
+  FEDBERRY_RETURN_IF_ERROR(
+      Annotate(base::WriteFileSynced(fs_, absl::StrCat(tmp, "/", kManifest),
+                                     EncodeManifest(entries)),
+               "writing the manifest"));
+  FEDBERRY_RETURN_IF_ERROR(
+      Annotate(fs_.SyncDir(tmp), "syncing the checkpoint folder"));
   KillPoint("ckpt.before_rename");
-  RETURN_IF_ERROR(Annotate(fs_.Rename(tmp, dir), "renaming into place"));
+  FEDBERRY_RETURN_IF_ERROR(
+      Annotate(fs_.Rename(tmp, dir), "renaming into place"));
   KillPoint("ckpt.before_sync_root");
   return Annotate(fs_.SyncDir(root_), "syncing the checkpoint root");
 }
@@ -139,7 +144,7 @@ absl::Status CheckpointStore::WriteCheckpoint(
 absl::Status CheckpointStore::PointLatestTo(const std::string& name) {
   const std::string tmp = Path(absl::StrCat(kLatest, kTmpSuffix));
   KillPoint("ckpt.before_latest");
-  absl::Status s = WriteFileSynced(fs_, tmp, name + "\n");
+  absl::Status s = base::WriteFileSynced(fs_, tmp, name + "\n");
   if (s.ok()) s = fs_.Rename(tmp, Path(kLatest));
   if (s.ok()) {
     KillPoint("ckpt.before_latest_sync");
@@ -152,19 +157,19 @@ absl::Status CheckpointStore::PointLatestTo(const std::string& name) {
 absl::StatusOr<std::string> CheckpointStore::Save(
     const std::vector<CheckpointFile>& files) {
   for (const auto& f : files) {
-    if (f.name.empty() || absl::StrContains(f.name, "/") || f.name == kManifest ||
-        f.name == "." || f.name == "..") {
+    if (f.name.empty() || absl::StrContains(f.name, "/") ||
+        f.name == kManifest || f.name == "." || f.name == "..") {
       return absl::InvalidArgumentError(
           absl::StrCat("invalid checkpoint file name '", f.name, "'"));
     }
   }
   if (absl::Status s = fs_.CreateDir(root_); !s.ok()) {
-    return absl::Status(s.code(),
-                        absl::StrCat("checkpoint in ", root_,
-                                     " abandoned while creating the folder: ",
-                                     s.message()));
+    return absl::Status(
+        s.code(),
+        absl::StrCat("checkpoint in ", root_,
+                     " abandoned while creating the folder: ", s.message()));
   }
-  ASSIGN_OR_RETURN(auto existing, Scan(/*include_tmp=*/true));
+  FEDBERRY_ASSIGN_OR_RETURN(auto existing, Scan(/*include_tmp=*/true));
   const uint64_t seq = existing.empty() ? 1 : existing.front().first + 1;
   const std::string name = absl::StrFormat("%s%08d", kPrefix, seq);
   const std::string tmp = Path(name + kTmpSuffix), dir = Path(name);
@@ -174,9 +179,9 @@ absl::StatusOr<std::string> CheckpointStore::Save(
     // Abandon it whole, so the previous checkpoint stays the newest.
     fs_.RemoveAll(tmp).IgnoreError();
     fs_.RemoveAll(dir).IgnoreError();
-    return absl::Status(s.code(), absl::StrCat("checkpoint ", name, " in ",
-                                               root_, " abandoned while ",
-                                               s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat("checkpoint ", name, " in ", root_,
+                                     " abandoned while ", s.message()));
   }
   Retain(seq);
   return name;
@@ -195,7 +200,8 @@ void CheckpointStore::Retain(uint64_t newest) {
   }
 }
 
-absl::StatusOr<LoadedCheckpoint> CheckpointStore::Load(const std::string& name) {
+absl::StatusOr<LoadedCheckpoint> CheckpointStore::Load(
+    const std::string& name) {
   const std::string dir = Path(name);
   const std::string where = absl::StrCat("checkpoint ", dir);
   auto manifest_text = fs_.ReadFile(absl::StrCat(dir, "/", kManifest));
@@ -203,12 +209,12 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::Load(const std::string& name) 
     if (absl::IsNotFound(manifest_text.status()) && !fs_.Exists(dir)) {
       return absl::NotFoundError(absl::StrCat(where, " does not exist"));
     }
-    return absl::DataLossError(absl::StrCat(
-        where, " has no readable MANIFEST (torn write?): ",
-        manifest_text.status().message()));
+    return absl::DataLossError(
+        absl::StrCat(where, " has no readable MANIFEST (torn write?): ",
+                     manifest_text.status().message()));
   }
-  ASSIGN_OR_RETURN(std::vector<ManifestEntry> entries,
-                   DecodeManifest(*manifest_text, where));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<ManifestEntry> entries,
+                            DecodeManifest(*manifest_text, where));
   LoadedCheckpoint out;
   out.name = name;
   bool tmp;
@@ -216,18 +222,18 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::Load(const std::string& name) 
   for (const auto& e : entries) {
     auto bytes = fs_.ReadFile(absl::StrCat(dir, "/", e.name));
     if (!bytes.ok()) {
-      return absl::DataLossError(absl::StrCat(where, ": file ", e.name,
-                                              " is missing or unreadable: ",
-                                              bytes.status().message()));
+      return absl::DataLossError(absl::StrCat(
+          where, ": file ", e.name,
+          " is missing or unreadable: ", bytes.status().message()));
     }
     if (bytes->size() != e.size) {
-      return absl::DataLossError(absl::StrCat(where, ": file ", e.name, " has ",
-                                              bytes->size(), " bytes; the manifest says ",
-                                              e.size, " (truncated?)"));
+      return absl::DataLossError(
+          absl::StrCat(where, ": file ", e.name, " has ", bytes->size(),
+                       " bytes; the manifest says ", e.size, " (truncated?)"));
     }
     if (Checksum(*bytes) != e.xxh3) {
-      return absl::DataLossError(absl::StrCat(
-          where, ": file ", e.name, " fails its checksum (corrupt)"));
+      return absl::DataLossError(absl::StrCat(where, ": file ", e.name,
+                                              " fails its checksum (corrupt)"));
     }
     out.files[e.name] = *std::move(bytes);
   }
@@ -235,7 +241,7 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::Load(const std::string& name) 
 }
 
 absl::StatusOr<LoadedCheckpoint> CheckpointStore::LoadLatest() {
-  ASSIGN_OR_RETURN(auto all, Scan(/*include_tmp=*/false));
+  FEDBERRY_ASSIGN_OR_RETURN(auto all, Scan(/*include_tmp=*/false));
   std::vector<absl::Status> skipped;
   for (const auto& [seq, name] : all) {
     auto loaded = Load(name);
@@ -255,7 +261,7 @@ absl::StatusOr<LoadedCheckpoint> CheckpointStore::LoadLatest() {
 }
 
 absl::StatusOr<std::vector<CheckpointInfo>> CheckpointStore::List() {
-  ASSIGN_OR_RETURN(auto all, Scan(/*include_tmp=*/false));
+  FEDBERRY_ASSIGN_OR_RETURN(auto all, Scan(/*include_tmp=*/false));
   std::string latest;
   if (auto l = fs_.ReadFile(Path(kLatest)); l.ok()) {
     latest = *l;
@@ -269,7 +275,8 @@ absl::StatusOr<std::vector<CheckpointInfo>> CheckpointStore::List() {
     info.latest = name == latest;
     auto loaded = Load(name);
     info.integrity = loaded.status();
-    if (auto m = fs_.ReadFile(absl::StrCat(Path(name), "/", kManifest)); m.ok()) {
+    if (auto m = fs_.ReadFile(absl::StrCat(Path(name), "/", kManifest));
+        m.ok()) {
       if (auto entries = DecodeManifest(*m, name); entries.ok()) {
         info.files = *entries;
         for (const auto& e : info.files) info.bytes += e.size;

@@ -23,14 +23,14 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "checkpoint/file_system.h"
+#include "base/file_system.h"
 
 namespace fedberry::checkpoint {
 
 inline constexpr int kFormatVersion = 1;
 
 struct CheckpointFile {
-  std::string name;   // a plain file name, no '/'
+  std::string name;  // a plain file name, no '/'
   std::string bytes;
 };
 
@@ -44,8 +44,8 @@ struct CheckpointInfo {
   std::string name;  // e.g. "ckpt-00000012"
   uint64_t seq = 0;
   uint64_t bytes = 0;
-  bool latest = false;          // LATEST points here
-  absl::Status integrity;       // OK, or what is wrong with it
+  bool latest = false;     // LATEST points here
+  absl::Status integrity;  // OK, or what is wrong with it
   std::vector<ManifestEntry> files;
 };
 
@@ -63,7 +63,8 @@ struct StoreOptions {
 
 class CheckpointStore {
  public:
-  CheckpointStore(std::string root, FileSystem& fs = FileSystem::Default(),
+  CheckpointStore(std::string root,
+                  base::FileSystem& fs = base::FileSystem::Default(),
                   StoreOptions options = {});
 
   const std::string& root() const { return root_; }
@@ -96,7 +97,7 @@ class CheckpointStore {
   std::string Path(const std::string& name) const;
 
   std::string root_;
-  FileSystem& fs_;
+  base::FileSystem& fs_;
   StoreOptions options_;
 };
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace fedberry::checkpoint {
 namespace {
@@ -86,7 +86,7 @@ nlohmann::json InfoJson(const CheckpointInfo& info,
 // state.json says nothing trustworthy).
 absl::StatusOr<std::vector<std::pair<CheckpointInfo, nlohmann::json>>> Scan(
     CheckpointStore& store) {
-  ASSIGN_OR_RETURN(std::vector<CheckpointInfo> infos, store.List());
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<CheckpointInfo> infos, store.List());
   std::vector<std::pair<CheckpointInfo, nlohmann::json>> out;
   for (auto& info : infos) {
     nlohmann::json state = nlohmann::json::object();
@@ -104,7 +104,7 @@ absl::StatusOr<std::vector<std::pair<CheckpointInfo, nlohmann::json>>> Scan(
 
 absl::Status ListCheckpoints(CheckpointStore& store, const InspectOptions& o,
                              std::ostream& out) {
-  ASSIGN_OR_RETURN(auto all, Scan(store));
+  FEDBERRY_ASSIGN_OR_RETURN(auto all, Scan(store));
   if (all.empty()) {
     return absl::NotFoundError(
         absl::StrCat("no checkpoints in ", store.root()));
@@ -130,7 +130,7 @@ absl::Status ListCheckpoints(CheckpointStore& store, const InspectOptions& o,
 
 absl::Status VerifyCheckpoints(CheckpointStore& store, const std::string& name,
                                const InspectOptions& o, std::ostream& out) {
-  ASSIGN_OR_RETURN(auto all, Scan(store));
+  FEDBERRY_ASSIGN_OR_RETURN(auto all, Scan(store));
   std::vector<std::string> bad;
   std::string newest_valid;
   nlohmann::json j = nlohmann::json::array();
@@ -172,7 +172,7 @@ absl::Status VerifyCheckpoints(CheckpointStore& store, const std::string& name,
 
 absl::Status ShowCheckpoint(CheckpointStore& store, const std::string& name,
                             const InspectOptions& o, std::ostream& out) {
-  ASSIGN_OR_RETURN(auto all, Scan(store));
+  FEDBERRY_ASSIGN_OR_RETURN(auto all, Scan(store));
   const std::pair<CheckpointInfo, nlohmann::json>* pick = nullptr;
   for (const auto& entry : all) {
     const bool match =

@@ -5,17 +5,17 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
+#include "base/version.h"
 #include "client/data_loan.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
 #include "client/model_file_cache.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
 #include "runtime/sample_codec.h"
-#include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/training_plan.h"
-#include "runtime/version.h"
 
 namespace fedberry::client {
 namespace {
@@ -198,7 +198,7 @@ absl::Status ClientAgent::PreparePlan() {
   absl::Status s =
       wire::FromGrpcStatus(stub_->GetPlan(&context, request, &response));
   Track(nullptr);
-  RETURN_IF_ERROR(s);
+  FEDBERRY_RETURN_IF_ERROR(s);
   const v1::TrainingPlan& plan = response.plan();
   if (absl::Status valid = runtime::ValidatePlan(plan); !valid.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -210,8 +210,8 @@ absl::Status ClientAgent::PreparePlan() {
         plan.model_sha256() != options_.required_model_sha256) {
       // The board's own refusal, not the server's: not an identity matter.
       return absl::FailedPreconditionError(absl::StrCat(
-          "job '", runtime::Printable(response.job_id()), "' trains model ",
-          runtime::Printable(plan.model_name()), " with SHA-256 ",
+          "job '", base::Printable(response.job_id()), "' trains model ",
+          base::Printable(plan.model_name()), " with SHA-256 ",
           plan.model_sha256(), "; this board accepts only ",
           options_.required_model_sha256, " (--model_sha256)"));
     }
@@ -220,12 +220,12 @@ absl::Status ClientAgent::PreparePlan() {
     if (model_file) {
       spdlog::info("model file {} is cached", model_file->path());
     } else {
-      ASSIGN_OR_RETURN(model_file, FetchModelFile(plan));
+      FEDBERRY_ASSIGN_OR_RETURN(model_file, FetchModelFile(plan));
     }
   } else if (!options_.required_model_sha256.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "job '", runtime::Printable(response.job_id()),
-        "' trains built-in model ", runtime::Printable(plan.model_name()),
+        "job '", base::Printable(response.job_id()), "' trains built-in model ",
+        base::Printable(plan.model_name()),
         "; this board accepts only the model file with SHA-256 ",
         options_.required_model_sha256, " (--model_sha256)"));
   }
@@ -234,11 +234,11 @@ absl::Status ClientAgent::PreparePlan() {
   if (!bound.ok()) {
     plan_error_ = std::string(bound.message());
     spdlog::error("this board cannot take part in job '{}': {}",
-                  runtime::Printable(response.job_id()), plan_error_);
+                  base::Printable(response.job_id()), plan_error_);
     return absl::OkStatus();
   }
   plan_error_.clear();
-  spdlog::info("job '{}' plan: {}", runtime::Printable(response.job_id()),
+  spdlog::info("job '{}' plan: {}", base::Printable(response.job_id()),
                runtime::DescribePlan(plan));
   if (options_.allow_data_moves && trainer_.sample_bytes() == 0) {
     spdlog::warn(
@@ -251,7 +251,8 @@ absl::Status ClientAgent::PreparePlan() {
 absl::StatusOr<runtime::VerifiedModelFile> ClientAgent::FetchModelFile(
     const v1::TrainingPlan& plan) {
   ModelFileCache cache(options_.model_cache_dir);
-  RETURN_IF_ERROR(cache.Begin(plan.model_sha256(), plan.model_bytes()));
+  FEDBERRY_RETURN_IF_ERROR(
+      cache.Begin(plan.model_sha256(), plan.model_bytes()));
   v1::PullModelFileRequest request;
   request.set_model_sha256(plan.model_sha256());
   grpc::ClientContext context;
@@ -273,8 +274,8 @@ absl::StatusOr<runtime::VerifiedModelFile> ClientAgent::FetchModelFile(
   absl::Status s = wire::FromGrpcStatus(reader->Finish());
   Track(nullptr);
   if (!appended.ok()) return appended;
-  RETURN_IF_ERROR(s);
-  ASSIGN_OR_RETURN(runtime::VerifiedModelFile stored, cache.Commit());
+  FEDBERRY_RETURN_IF_ERROR(s);
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::VerifiedModelFile stored, cache.Commit());
   spdlog::info("fetched model file {} ({} bytes, SHA-256 verified)",
                stored.path(), plan.model_bytes());
   return stored;
@@ -300,7 +301,7 @@ absl::Status ClientAgent::Join() {
   absl::Status s =
       wire::FromGrpcStatus(stub_->Join(&context, request, &response));
   Track(nullptr);
-  RETURN_IF_ERROR(s);
+  FEDBERRY_RETURN_IF_ERROR(s);
   client_id_ = response.client_id();
   declared_samples_ = samples;
   declared_boards_ = boards;
@@ -324,7 +325,7 @@ absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
   absl::Status s =
       wire::FromGrpcStatus(stub_->GetTask(&context, request, &response));
   Track(nullptr);
-  RETURN_IF_ERROR(s);
+  FEDBERRY_RETURN_IF_ERROR(s);
   task_sent_bytes_ = request.ByteSizeLong();
   task_received_bytes_ = response.ByteSizeLong();
   return response;
@@ -334,10 +335,10 @@ void ClientAgent::NoteCondition(const v1::BoardCondition& condition) {
   // Once per change, not per poll: the reason's figures move every poll.
   if (declined_.empty() && !condition.declined().empty()) {
     spdlog::warn("this board sits rounds out: {}",
-                 runtime::Printable(condition.declined()));
+                 base::Printable(condition.declined()));
   } else if (!declined_.empty() && condition.declined().empty()) {
     spdlog::info("this board takes part in rounds again (it declined: {})",
-                 runtime::Printable(declined_));
+                 base::Printable(declined_));
   }
   declined_ = condition.declined();
 }
@@ -360,7 +361,7 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
         return assembler.Add(chunk);
       });
   Track(nullptr);
-  RETURN_IF_ERROR(s);
+  FEDBERRY_RETURN_IF_ERROR(s);
   return assembler.Finish();
 }
 
@@ -406,7 +407,7 @@ absl::StatusOr<runtime::ImageDataset> ClientAgent::PullSamples(
         return assembler.Add(chunk);
       });
   Track(nullptr);
-  RETURN_IF_ERROR(s);
+  FEDBERRY_RETURN_IF_ERROR(s);
   return assembler.Finish();
 }
 
@@ -548,7 +549,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   v1::ResourceMetrics moved;  // stays empty without data moves
   RoundData data;
   if (task.send_size() > 0) HandOverSamples(task, &data, &moved);
-  ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
   if (task.receive_size() > 0) FetchSamples(task, &data, &moved);
   {
     absl::MutexLock lock(&mu_);
@@ -567,7 +568,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
     absl::MutexLock lock(&mu_);
     current_.Clear();
   }
-  ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
+  FEDBERRY_ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
   meter_.AddSent(EncodedBytes(outcome, task.round(), task.task_id()));
@@ -623,7 +624,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
 absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {
   spdlog::info("round {}: evaluating its model on the held-out samples",
                task.round());
-  ASSIGN_OR_RETURN(runtime::NamedTensors model, PullModel(task));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors model, PullModel(task));
   absl::StatusOr<BoardEvalOutcome> outcome = trainer_.Evaluate(
       TaskRef{task.round(), task.task_id(), nullptr, task.total_rounds()},
       task.config(), model, stop_);
@@ -683,7 +684,7 @@ absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
     spdlog::error(
         "the server refuses this fedberry-client {}: {}; upgrade "
         "fedberry-client on this board (asking again in {})",
-        std::string(FedberryVersion()), runtime::Printable(joined.message()),
+        std::string(FedberryVersion()), base::Printable(joined.message()),
         absl::FormatDuration(options_.unfit_wait));
     return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
   }
@@ -777,7 +778,7 @@ absl::Status ClientAgent::RunUntilDone() {
             task->round() - 1, rounds_trained_.load());
         return absl::OkStatus();
       case v1::GetTaskResponse::TRAIN:
-        RETURN_IF_ERROR(TrainTask(*task));
+        FEDBERRY_RETURN_IF_ERROR(TrainTask(*task));
         break;
       case v1::GetTaskResponse::EVALUATE:
         if (absl::Status s = DoEvaluation(*task); !s.ok() && !stop_.load()) {

@@ -17,11 +17,11 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "client/backoff.h"
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
-#include "runtime/clock.h"
 #include "runtime/model_file.h"
 
 namespace fedberry::client {

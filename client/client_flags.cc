@@ -6,10 +6,10 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/sha256.h"
-#include "runtime/status_macros.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
@@ -190,18 +190,21 @@ absl::StatusOr<runtime::MemoryLevel> LevelFlag(
 
 absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
   runtime::WatchdogOptions o;
-  ASSIGN_OR_RETURN(o.soft_available, LevelFlag(FLAGS_watchdog_soft_available,
-                                               "watchdog_soft_available"));
-  ASSIGN_OR_RETURN(o.pause_available, LevelFlag(FLAGS_watchdog_pause_available,
-                                                "watchdog_pause_available"));
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
+      o.soft_available,
+      LevelFlag(FLAGS_watchdog_soft_available, "watchdog_soft_available"));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      o.pause_available,
+      LevelFlag(FLAGS_watchdog_pause_available, "watchdog_pause_available"));
+  FEDBERRY_ASSIGN_OR_RETURN(
       o.resume_available,
       LevelFlag(FLAGS_watchdog_resume_available, "watchdog_resume_available"));
-  ASSIGN_OR_RETURN(o.critical_available,
-                   LevelFlag(FLAGS_watchdog_critical_available,
-                             "watchdog_critical_available"));
-  ASSIGN_OR_RETURN(runtime::MemoryLevel rss,
-                   LevelFlag(FLAGS_watchdog_pause_rss, "watchdog_pause_rss"));
+  FEDBERRY_ASSIGN_OR_RETURN(o.critical_available,
+                            LevelFlag(FLAGS_watchdog_critical_available,
+                                      "watchdog_critical_available"));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      runtime::MemoryLevel rss,
+      LevelFlag(FLAGS_watchdog_pause_rss, "watchdog_pause_rss"));
   if (rss.fraction) {
     return absl::InvalidArgumentError("--watchdog_pause_rss takes a size");
   }
@@ -217,7 +220,7 @@ absl::StatusOr<runtime::WatchdogOptions> WatchdogOptionsFromFlags() {
   o.release_after = absl::GetFlag(FLAGS_watchdog_release_after);
   o.report_every = absl::GetFlag(FLAGS_watchdog_report_every);
   o.soft_micro_batches = absl::GetFlag(FLAGS_watchdog_micro_batches);
-  RETURN_IF_ERROR(runtime::ValidateWatchdogOptions(o));
+  FEDBERRY_RETURN_IF_ERROR(runtime::ValidateWatchdogOptions(o));
   return o;
 }
 
@@ -236,15 +239,16 @@ absl::StatusOr<EligibilityOptions> EligibilityOptionsFromFlags() {
         absl::StrCat("--train_window: ", window.status().message()));
   }
   o.train_window = *window;
-  RETURN_IF_ERROR(ValidateEligibilityOptions(o));
+  FEDBERRY_RETURN_IF_ERROR(ValidateEligibilityOptions(o));
   return o;
 }
 
 // This board's data and shard; the cache folder resolved.
 absl::Status ReadBoardFlags(ClientConfig& c) {
   runtime::PartitionSpec& partition = c.data.partition;
-  ASSIGN_OR_RETURN(partition.kind,
-                   runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition)));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      partition.kind,
+      runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition)));
   partition.index = absl::GetFlag(FLAGS_partition_index);
   partition.count = absl::GetFlag(FLAGS_partition_count);
   partition.alpha = absl::GetFlag(FLAGS_alpha);
@@ -300,7 +304,7 @@ absl::Status ReadWatchdogFlags(ClientConfig& c) {
   c.supervise = absl::GetFlag(FLAGS_supervise);
   c.supervise_max_restarts = absl::GetFlag(FLAGS_supervise_max_restarts);
   if (c.watchdog || c.supervise) {
-    ASSIGN_OR_RETURN(c.watchdog_options, WatchdogOptionsFromFlags());
+    FEDBERRY_ASSIGN_OR_RETURN(c.watchdog_options, WatchdogOptionsFromFlags());
   }
   return absl::OkStatus();
 }
@@ -310,9 +314,9 @@ absl::Status ReadWatchdogFlags(ClientConfig& c) {
 absl::StatusOr<ClientConfig> ClientConfigFromFlags() {
   ClientConfig config;
   ReadAgentFlags(config);  // first: the data's cache needs checkpoint_dir
-  RETURN_IF_ERROR(ReadBoardFlags(config));
-  RETURN_IF_ERROR(ReadWatchdogFlags(config));
-  ASSIGN_OR_RETURN(config.eligibility, EligibilityOptionsFromFlags());
+  FEDBERRY_RETURN_IF_ERROR(ReadBoardFlags(config));
+  FEDBERRY_RETURN_IF_ERROR(ReadWatchdogFlags(config));
+  FEDBERRY_ASSIGN_OR_RETURN(config.eligibility, EligibilityOptionsFromFlags());
   return config;
 }
 

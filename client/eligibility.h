@@ -21,8 +21,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
-#include "runtime/clock.h"
 #include "runtime/proc_files.h"
 
 namespace fedberry::client {

@@ -6,10 +6,10 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
 #include "runtime/sample_codec.h"
-#include "runtime/status_macros.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
 #include "runtime/update_clip.h"
@@ -34,8 +34,9 @@ absl::Status PrivatizeUpdate(const v1::TrainConfig& config,
                              const runtime::NamedTensors& global,
                              uint64_t noise_seed, TrainOutcome& out) {
   if (config.dp_clip() <= 0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const double norm,
-                   runtime::ClipUpdate(out.model, global, config.dp_clip()));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      const double norm,
+      runtime::ClipUpdate(out.model, global, config.dp_clip()));
   out.metrics.set_update_clipped(norm > config.dp_clip());
   const double z = config.dp_local_noise_multiplier();
   if (z <= 0) return absl::OkStatus();
@@ -85,7 +86,7 @@ absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
     if (topk && model[i].tensor.is_floating_point() && k < residual_in.size()) {
       residual = residual_in[k++].tensor.clone();
     }
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(
         runtime::EncodedTensor e,
         runtime::EncodeTensor(model[i].name, model[i].tensor, encoding,
                               &global[i].tensor, plan.topk_fraction(),
@@ -182,7 +183,7 @@ void PlanTrainer::Save(const TrainingSnapshot& snapshot, runtime::Model& model,
 absl::Status PlanTrainer::UsePlan(
     const v1::TrainingPlan& plan,
     const runtime::VerifiedModelFile* model_file) {
-  RETURN_IF_ERROR(Bind(plan, model_file));
+  FEDBERRY_RETURN_IF_ERROR(Bind(plan, model_file));
   plan_from_server_ = true;
   return absl::OkStatus();
 }
@@ -192,30 +193,32 @@ absl::Status PlanTrainer::Bind(const v1::TrainingPlan& plan,
   std::string key = absl::StrCat(plan.SerializeAsString(), "\n",
                                  model_file ? model_file->path() : "");
   if (plan_ && key == plan_key_) return absl::OkStatus();
-  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  FEDBERRY_RETURN_IF_ERROR(runtime::ValidatePlan(plan));
   std::vector<std::string> warnings;
-  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Model> model,
-                   runtime::MakePlanModel(plan, model_file, &warnings));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<runtime::Model> model,
+      runtime::MakePlanModel(plan, model_file, &warnings));
   for (const auto& w : warnings) spdlog::warn("{}", w);
-  ASSIGN_OR_RETURN(runtime::Objective objective,
-                   runtime::ObjectiveOf(plan, *model));
-  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Dataset> data,
-                   open_data_(runtime::BindingOf(plan, skip_bad_rows_)));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::Objective objective,
+                            runtime::ObjectiveOf(plan, *model));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      std::unique_ptr<runtime::Dataset> data,
+      open_data_(runtime::BindingOf(plan, skip_bad_rows_)));
   if (data->size() == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("this board has no samples: ", data->Describe()));
   }
-  ASSIGN_OR_RETURN(runtime::TrainableSet trainable,
-                   runtime::TrainableSet::OfPlan(plan, *model));
-  RETURN_IF_ERROR(runtime::CheckModelOnData(*model, *data, objective));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::TrainableSet trainable,
+                            runtime::TrainableSet::OfPlan(plan, *model));
+  FEDBERRY_RETURN_IF_ERROR(runtime::CheckModelOnData(*model, *data, objective));
   if (objective.task() == runtime::TaskKind::kClassification &&
       data->label_count() > static_cast<int64_t>(plan.num_outputs())) {
     return absl::InvalidArgumentError(absl::StrCat(
         "this board's data has ", data->label_count(),
         " classes; the plan's model has ", plan.num_outputs(), " outputs"));
   }
-  ASSIGN_OR_RETURN(runtime::HoldoutSplit split,
-                   SplitPerPlan(plan, std::move(data)));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::HoldoutSplit split,
+                            SplitPerPlan(plan, std::move(data)));
   plan_ = plan;
   plan_key_ = std::move(key);
   model_ = std::move(model);
@@ -278,7 +281,8 @@ absl::StatusOr<std::vector<int64_t>> PlanTrainer::LentRowsFor(
 
 absl::StatusOr<runtime::ImageDataset> PlanTrainer::SamplesToLend(
     const TaskRef& task, const v1::TrainConfig& config, uint64_t count) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> rows, LentRowsFor(config, count));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<int64_t> rows,
+                            LentRowsFor(config, count));
   return SelectRows(*data_->lendable(), rows);
 }
 
@@ -356,11 +360,12 @@ absl::StatusOr<std::unique_ptr<runtime::Dataset>> PlanTrainer::RoundDataFor(
       (task.data->lent == 0 && task.data->borrowed.empty())) {
     return nullptr;
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> lent,
-                   LentRowsFor(config, task.data->lent));
-  ASSIGN_OR_RETURN(runtime::ImageDataset rows,
-                   RoundDataset(*data_->lendable(), lent, task.data->borrowed,
-                                static_cast<int>(plan_->num_outputs())));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<int64_t> lent,
+                            LentRowsFor(config, task.data->lent));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      runtime::ImageDataset rows,
+      RoundDataset(*data_->lendable(), lent, task.data->borrowed,
+                   static_cast<int>(plan_->num_outputs())));
   std::unique_ptr<runtime::Dataset> round_data = runtime::MakeImageRowsDataset(
       std::move(rows), runtime::BindingOf(*plan_, skip_bad_rows_));
   spdlog::info(
@@ -395,7 +400,7 @@ runtime::NamedTensors PlanTrainer::ResidualFor(
 absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
-  RETURN_IF_ERROR(EnsurePlan(config));
+  FEDBERRY_RETURN_IF_ERROR(EnsurePlan(config));
   runtime::Model& net = *model_;
   runtime::TrainOptions options = runtime::TrainOptionsOf(*plan_, config);
   options.seed = config.seed() * 1315423911u + seed_salt_;
@@ -431,8 +436,8 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     hooks.proximal_anchor = &anchor;
   }
   if (saved) {
-    RETURN_IF_ERROR(RestoreModel(*resume, net));
-    RETURN_IF_ERROR(RestoreRng(*resume));
+    FEDBERRY_RETURN_IF_ERROR(RestoreModel(*resume, net));
+    FEDBERRY_RETURN_IF_ERROR(RestoreRng(*resume));
     spdlog::info("resuming round {} from checkpoint {} at batch {}/{}",
                  task.round, resume->name, saved->cursor.step,
                  saved->cursor.planned);
@@ -441,7 +446,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
       return saved->finished ? absl::OkStatus() : RestoreOptimizer(*resume, o);
     };
   } else {
-    RETURN_IF_ERROR(net.LoadState(global));
+    FEDBERRY_RETURN_IF_ERROR(net.LoadState(global));
   }
   RunProgress progress;
   progress.last_save = absl::Now();
@@ -456,11 +461,12 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   }
   // With data moves: this round's own samples less those lent, plus those
   // received (a copy for the round; without moves, no copy).
-  ASSIGN_OR_RETURN(std::unique_ptr<runtime::Dataset> round_data,
-                   RoundDataFor(task, config));
+  FEDBERRY_ASSIGN_OR_RETURN(std::unique_ptr<runtime::Dataset> round_data,
+                            RoundDataFor(task, config));
   const runtime::Dataset& data = round_data ? *round_data : *data_;
-  ASSIGN_OR_RETURN(runtime::TrainResult result,
-                   runtime::Train(net, data, *objective_, options, hooks));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      runtime::TrainResult result,
+      runtime::Train(net, data, *objective_, options, hooks));
   snapshot.cursor = progress.final_cursor;
   return Finish(config, result, sent_global, residual_in,
                 saved && saved->finished, snapshot);
@@ -474,14 +480,15 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Finish(
   runtime::Model& net = *model_;
   TrainOutcome out;
   out.model = trainable_.Select(net.State());
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       PrivatizeUpdate(config, sent_global, snapshot.noise_seed, out));
   // The update as the plan sends it; the same from a resumed finished
   // checkpoint (same model, global and leftovers in), so a re-push after a
   // kill sends what the first push did.
   runtime::NamedTensors residual_next;
-  ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, sent_global,
-                                             residual_in, &residual_next));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      out.encoded, EncodeUpdate(*plan_, out.model, sent_global, residual_in,
+                                &residual_next));
   if (store_ && !saved_finished) {
     // End of local training: a kill during the push costs no retraining.
     snapshot.finished = true;
@@ -500,7 +507,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Finish(
 absl::StatusOr<BoardEvalOutcome> PlanTrainer::Evaluate(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
-  RETURN_IF_ERROR(EnsurePlan(config));
+  FEDBERRY_RETURN_IF_ERROR(EnsurePlan(config));
   if (!holdout_) {
     return absl::FailedPreconditionError(
         "this board holds out no samples: the job's plan asks for no "
@@ -512,13 +519,14 @@ absl::StatusOr<BoardEvalOutcome> PlanTrainer::Evaluate(
     }
   }
   const absl::Time start = absl::Now();
-  RETURN_IF_ERROR(model_->LoadState(global));
-  ASSIGN_OR_RETURN(runtime::EvalResult result,
-                   runtime::Evaluate(*model_, *holdout_, *objective_));
+  FEDBERRY_RETURN_IF_ERROR(model_->LoadState(global));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::EvalResult result,
+                            runtime::Evaluate(*model_, *holdout_, *objective_));
   BoardEvalOutcome out;
   out.global = ToMetrics(result);
   if (plan_->personalize_steps() > 0) {
-    ASSIGN_OR_RETURN(out.personalized, Personalize(task, config, stop));
+    FEDBERRY_ASSIGN_OR_RETURN(out.personalized,
+                              Personalize(task, config, stop));
   }
   out.seconds = absl::ToDoubleSeconds(absl::Now() - start);
   return out;
@@ -542,10 +550,10 @@ absl::StatusOr<v1::EvalMetrics> PlanTrainer::Personalize(
   }
   // The model is the global one now; the copy trained here is never sent
   // (every training run loads its round's model or checkpoint first).
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       runtime::Train(*model_, *data_, *objective_, options, hooks).status());
-  ASSIGN_OR_RETURN(runtime::EvalResult result,
-                   runtime::Evaluate(*model_, *holdout_, *objective_));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::EvalResult result,
+                            runtime::Evaluate(*model_, *holdout_, *objective_));
   return ToMetrics(result);
 }
 

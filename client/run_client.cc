@@ -12,6 +12,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/command_line.h"
+#include "base/lock_checks.h"
+#include "base/shutdown_signal.h"
+#include "base/status_macros.h"
 #include "client/board_data.h"
 #include "client/client_agent.h"
 #include "client/client_flags.h"
@@ -26,16 +30,12 @@
 #include "client/supervisor.h"
 #include "client/watchdog_gate.h"
 #include "proto/wire.h"
-#include "runtime/command_line.h"
 #include "runtime/compute_kernels.h"
 #include "runtime/device_facts.h"
 #include "runtime/heap_tuning.h"
-#include "runtime/lock_checks.h"
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
-#include "runtime/shutdown_signal.h"
-#include "runtime/status_macros.h"
 #include "security/transport.h"
 
 namespace fedberry::client {
@@ -151,7 +151,7 @@ std::unique_ptr<checkpoint::CheckpointStore> StoreOf(
   checkpoint::StoreOptions store_options;
   store_options.keep = config.checkpoint_keep;
   return std::make_unique<checkpoint::CheckpointStore>(
-      config.checkpoint_dir, checkpoint::FileSystem::Default(), store_options);
+      config.checkpoint_dir, base::FileSystem::Default(), store_options);
 }
 
 // Whom the watchdog tells of pauses and releases: set once the agent and
@@ -187,7 +187,7 @@ absl::StatusOr<std::unique_ptr<WatchdogGate>> WatchdogOf(
   if (!config.watchdog) return nullptr;
   runtime::WatchdogOptions wopts = config.watchdog_options;
   const std::optional<pid_t> criu_supervisor = CriuSupervisorFromEnv();
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       ReleaseMode release,
       ChooseReleaseMode(config.watchdog_release, can_resume, criu_supervisor));
   wopts.release_enabled = release != ReleaseMode::kOff;
@@ -247,7 +247,7 @@ absl::Status RunAgent(ClientAgent& agent, const ShutdownSignal& signal,
   if (!config.server_ready_file.empty()) {
     spdlog::info("waiting for the server to listen ({})",
                  config.server_ready_file);
-    RETURN_IF_ERROR(
+    FEDBERRY_RETURN_IF_ERROR(
         WaitForServerReadyFile(config.server_ready_file, config.give_up_after,
                                [&signal] { return signal.received(); }));
   }
@@ -384,7 +384,7 @@ int ClientMain(int argc, char** argv, absl::string_view usage,
                absl::string_view flags_file,
                const DecoratorsFromFlags& decorators) {
   runtime::TuneHeapForTraining();  // before anything allocates much
-  runtime::SkipMutexDeadlockChecks();
+  base::SkipMutexDeadlockChecks();
   ParseCommandLine(argc, argv, usage, flags_file);
   // Before any thread starts (gRPC, the samplers, the watchdog's poller).
   BlockShutdownSignals();

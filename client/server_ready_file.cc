@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 
 namespace fedberry::client {
 
@@ -30,7 +29,7 @@ absl::Status WaitForServerReadyFile(const std::string& path,
           "the server's ready file ", path, " did not appear within ",
           absl::FormatDuration(timeout)));
     }
-    absl::SleepFor(poll);
+    clock.SleepFor(poll);
   }
 }
 

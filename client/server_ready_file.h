@@ -13,13 +13,13 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 
 namespace fedberry::client {
 
 // Returns once `path` holds something. DeadlineExceeded when `timeout`
 // (> 0; 0: no limit) passes on `clock` first, Cancelled once `stopped`
-// says so. Looks every `poll` (real time).
+// says so. Looks every `poll`, sleeping on `clock` in between.
 absl::Status WaitForServerReadyFile(
     const std::string& path, absl::Duration timeout,
     const std::function<bool()>& stopped, Clock& clock = Clock::Real(),

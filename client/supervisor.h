@@ -31,8 +31,8 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "client/criu_adapter.h"
-#include "runtime/clock.h"
 #include "runtime/memory_readings.h"
 #include "runtime/watchdog.h"
 

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "checkpoint/torch_archive.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::client {
 namespace {
@@ -69,24 +69,24 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
                          torch::optim::Optimizer* optimizer) {
   std::vector<checkpoint::CheckpointFile> files;
   // Named tensors, whatever built the model (zoo, TorchScript).
-  ASSIGN_OR_RETURN(std::string bytes, TensorsToBytes(model.State()));
+  FEDBERRY_ASSIGN_OR_RETURN(std::string bytes, TensorsToBytes(model.State()));
   files.push_back({kModel, std::move(bytes)});
   if (!s.residual.empty()) {
-    ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual));
+    FEDBERRY_ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual));
     files.push_back({kResidual, std::move(r)});
   }
   if (!s.residual_next.empty()) {
-    ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual_next));
+    FEDBERRY_ASSIGN_OR_RETURN(std::string r, TensorsToBytes(s.residual_next));
     files.push_back({kResidualNext, std::move(r)});
   }
   if (optimizer != nullptr) {
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(
         std::string opt,
         checkpoint::ArchiveToBytes(
             [&](torch::serialize::OutputArchive& a) { optimizer->save(a); }));
     files.push_back({kOptimizer, std::move(opt)});
   }
-  ASSIGN_OR_RETURN(std::string rng, checkpoint::CpuRngStateToBytes());
+  FEDBERRY_ASSIGN_OR_RETURN(std::string rng, checkpoint::CpuRngStateToBytes());
   files.push_back({kRng, std::move(rng)});
   uint64_t loss_bits;
   std::memcpy(&loss_bits, &s.cursor.loss_sum, sizeof(loss_bits));
@@ -116,7 +116,7 @@ EncodeTrainingCheckpoint(const TrainingSnapshot& s, runtime::Model& model,
 
 absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
     const checkpoint::LoadedCheckpoint& loaded) {
-  ASSIGN_OR_RETURN(const std::string* text, File(loaded, kState));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::string* text, File(loaded, kState));
   auto j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || j.value("kind", "") != "client-training") {
     return absl::DataLossError(absl::StrCat(
@@ -147,17 +147,18 @@ absl::StatusOr<TrainingSnapshot> DecodeTrainingSnapshot(
         absl::StrCat("checkpoint ", loaded.name,
                      " has a malformed state record: ", e.what()));
   }
-  RETURN_IF_ERROR(TensorsFromFile(loaded, kResidual, residual, &s.residual));
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
+      TensorsFromFile(loaded, kResidual, residual, &s.residual));
+  FEDBERRY_RETURN_IF_ERROR(
       TensorsFromFile(loaded, kResidualNext, residual_next, &s.residual_next));
   return s;
 }
 
 absl::Status RestoreModel(const checkpoint::LoadedCheckpoint& loaded,
                           runtime::Model& model) {
-  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kModel));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kModel));
   runtime::NamedTensors state = model.State();
-  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+  FEDBERRY_RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       *bytes, absl::StrCat(loaded.name, "/", kModel),
       [&](torch::serialize::InputArchive& a) {
         for (auto& t : state) a.read(t.name, t.tensor);
@@ -172,14 +173,14 @@ absl::Status RestoreModel(const checkpoint::LoadedCheckpoint& loaded,
 
 absl::Status RestoreOptimizer(const checkpoint::LoadedCheckpoint& loaded,
                               torch::optim::Optimizer& optimizer) {
-  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kOptimizer));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kOptimizer));
   return checkpoint::ArchiveFromBytes(
       *bytes, absl::StrCat(loaded.name, "/", kOptimizer),
       [&](torch::serialize::InputArchive& a) { optimizer.load(a); });
 }
 
 absl::Status RestoreRng(const checkpoint::LoadedCheckpoint& loaded) {
-  ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kRng));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::string* bytes, File(loaded, kRng));
   return checkpoint::RestoreCpuRngState(*bytes);
 }
 

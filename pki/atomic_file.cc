@@ -8,12 +8,12 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "checkpoint/file_system.h"
+#include "base/errno_status.h"
 
 namespace fedberry::pki {
 namespace {
 
-using checkpoint::ErrnoStatus;
+using base::ErrnoStatus;
 
 class Fd {
  public:

@@ -20,9 +20,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "runtime/binding_values.h"
 #include "runtime/row_cache.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -215,8 +215,8 @@ absl::Status CsvParse::Run() {
   }
   csv_free(&parser);
   close(fd);
-  RETURN_IF_ERROR(io);
-  RETURN_IF_ERROR(status_);
+  FEDBERRY_RETURN_IF_ERROR(io);
+  FEDBERRY_RETURN_IF_ERROR(status_);
   if (!header_done_) {
     return absl::InvalidArgumentError(
         absl::StrCat("csv file ", file_,
@@ -297,7 +297,7 @@ absl::Status CsvParse::SelectColumns() {
   };
   int label = static_cast<int>(header_.size()) - 1;
   if (!binding_.label_column.empty()) {
-    RETURN_IF_ERROR(find(binding_.label_column, &label));
+    FEDBERRY_RETURN_IF_ERROR(find(binding_.label_column, &label));
   }
   std::vector<int> features;
   if (binding_.feature_columns.empty()) {
@@ -308,7 +308,7 @@ absl::Status CsvParse::SelectColumns() {
     std::set<int> seen;
     for (const std::string& name : binding_.feature_columns) {
       int column = -1;
-      RETURN_IF_ERROR(find(name, &column));
+      FEDBERRY_RETURN_IF_ERROR(find(name, &column));
       if (column == label) {
         return absl::InvalidArgumentError(
             absl::StrCat("csv file ", file_, ": column ", Quote(name),
@@ -420,15 +420,16 @@ absl::StatusOr<std::unique_ptr<RowCache>> BuildCache(
         absl::StatusOr<RowCacheWriter> w = OpenRowCacheWriter(
             places, key, s.features + 1, RowValueType::kFloat32);
         if (!w.ok()) {
-          return WithPrefix(w.status(), absl::StrCat("csv file ", file, ": "));
+          return base::WithPrefix(w.status(),
+                                  absl::StrCat("csv file ", file, ": "));
         }
         writer.emplace(*std::move(w));
         return absl::OkStatus();
       },
       [&](const float* row) { return writer->Append(row); });
-  RETURN_IF_ERROR(parse.Run());
+  FEDBERRY_RETURN_IF_ERROR(parse.Run());
   writer->set_metadata(EncodeSummary(parse.summary()));
-  RETURN_IF_ERROR(writer->Finish());
+  FEDBERRY_RETURN_IF_ERROR(writer->Finish());
   return RowCache::Open(writer->path(), key);
 }
 
@@ -556,7 +557,7 @@ absl::StatusOr<bool> CsvDataset::LoadCache(
   });
   const bool built = cache_ == nullptr;
   if (built) {
-    ASSIGN_OR_RETURN(cache_, BuildCache(file, binding, places, key));
+    FEDBERRY_ASSIGN_OR_RETURN(cache_, BuildCache(file, binding, places, key));
     summary = DecodeSummary(*cache_);
     if (!summary) {
       return absl::InternalError(
@@ -583,9 +584,9 @@ absl::Status CsvDataset::BindValues(const DataBinding& binding,
     }
     shape_ = binding.input_shape;
   }
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       mean_, PerUnit(binding.mean, 0.0f, features, "mean", "feature", source));
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       std_, PerUnit(binding.std, 1.0f, features, "std", "feature", source));
   normalise_ = !binding.mean.empty() || !binding.std.empty();
   return absl::OkStatus();
@@ -618,7 +619,8 @@ absl::StatusOr<std::string> CsvDataset::Partition(
     }
   }
   absl::StatusOr<std::vector<int64_t>> kept = PartitionRows(labels, *partition);
-  if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(source, ": "));
+  if (!kept.ok())
+    return base::WithPrefix(kept.status(), absl::StrCat(source, ": "));
   kept_ = *std::move(kept);
   size_ = static_cast<int64_t>(kept_.size());
   if (classification) {
@@ -668,17 +670,18 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenCsvDataset(
     const std::string& file, const DataBinding& binding,
     const DataOpenOptions& options) {
   const std::string source = absl::StrCat("csv file ", file);
-  RETURN_IF_ERROR(CheckNormalisation(binding, source));
-  ASSIGN_OR_RETURN(const struct stat st, StatCsvFile(file));
+  FEDBERRY_RETURN_IF_ERROR(CheckNormalisation(binding, source));
+  FEDBERRY_ASSIGN_OR_RETURN(const struct stat st, StatCsvFile(file));
   const uint64_t key = CsvCacheKey(file, st, binding);
   const std::vector<std::string> places =
       CsvCachePlaces(file, key, options.cache_dir);
   auto data = std::make_unique<CsvDataset>();
-  ASSIGN_OR_RETURN(const bool built,
-                   data->LoadCache(file, binding, places, key));
-  RETURN_IF_ERROR(data->BindValues(binding, source));
-  ASSIGN_OR_RETURN(const std::string shard,
-                   data->Partition(binding, options.partition, source));
+  FEDBERRY_ASSIGN_OR_RETURN(const bool built,
+                            data->LoadCache(file, binding, places, key));
+  FEDBERRY_RETURN_IF_ERROR(data->BindValues(binding, source));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      const std::string shard,
+      data->Partition(binding, options.partition, source));
   data->SetDescription(file, places[0], binding, options.partition != nullptr,
                        shard, built);
   return data;

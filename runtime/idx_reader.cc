@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -64,7 +64,7 @@ absl::Status ReadExact(gzFile f, const std::string& path, void* out, size_t n,
 absl::StatusOr<std::vector<int64_t>> ReadHeader(gzFile f,
                                                 const std::string& path) {
   uint8_t magic[4];
-  RETURN_IF_ERROR(ReadExact(f, path, magic, 4, "header"));
+  FEDBERRY_RETURN_IF_ERROR(ReadExact(f, path, magic, 4, "header"));
   if (magic[0] != 0 || magic[1] != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "IDX file ", path, " has a wrong magic number (first bytes ",
@@ -85,7 +85,7 @@ absl::StatusOr<std::vector<int64_t>> ReadHeader(gzFile f,
   std::vector<int64_t> dims(ndims);
   for (int i = 0; i < ndims; ++i) {
     uint8_t b[4];
-    RETURN_IF_ERROR(ReadExact(f, path, b, 4, "header"));
+    FEDBERRY_RETURN_IF_ERROR(ReadExact(f, path, b, 4, "header"));
     dims[i] = (int64_t{b[0]} << 24) | (int64_t{b[1]} << 16) |
               (int64_t{b[2]} << 8) | int64_t{b[3]};
     if (dims[i] <= 0 || (i > 0 && dims[i] > 65536)) {
@@ -106,20 +106,20 @@ int64_t IdxArray::row_size() const {
 }
 
 absl::StatusOr<std::vector<int64_t>> ReadIdxDims(const std::string& path) {
-  ASSIGN_OR_RETURN(GzFile f, Open(path));
+  FEDBERRY_ASSIGN_OR_RETURN(GzFile f, Open(path));
   return ReadHeader(f.get(), path);
 }
 
 absl::StatusOr<IdxArray> ReadIdx(const std::string& path,
                                  const std::vector<int64_t>* rows) {
-  ASSIGN_OR_RETURN(GzFile f, Open(path));
+  FEDBERRY_ASSIGN_OR_RETURN(GzFile f, Open(path));
   IdxArray out;
-  ASSIGN_OR_RETURN(out.dims, ReadHeader(f.get(), path));
+  FEDBERRY_ASSIGN_OR_RETURN(out.dims, ReadHeader(f.get(), path));
   const int64_t total_rows = out.dims[0];
   const int64_t row_size = out.row_size();
   if (rows == nullptr) {
     out.data.resize(static_cast<size_t>(total_rows * row_size));
-    RETURN_IF_ERROR(
+    FEDBERRY_RETURN_IF_ERROR(
         ReadExact(f.get(), path, out.data.data(), out.data.size(), "data"));
   } else {
     for (size_t i = 0; i < rows->size(); ++i) {
@@ -138,7 +138,7 @@ absl::StatusOr<IdxArray> ReadIdx(const std::string& path,
     for (int64_t r = 0; r < total_rows; ++r) {
       bool keep = next < rows->size() && (*rows)[next] == r;
       uint8_t* dst = keep ? out.data.data() + next * row_size : skip.data();
-      RETURN_IF_ERROR(ReadExact(f.get(), path, dst, row_size, "data"));
+      FEDBERRY_RETURN_IF_ERROR(ReadExact(f.get(), path, dst, row_size, "data"));
       if (keep) ++next;
     }
   }

@@ -3,8 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "runtime/idx_reader.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::runtime {
 
@@ -24,13 +24,14 @@ absl::StatusOr<ImageDataset> LoadIdxDataset(const std::string& dir, Split split,
                                             const PartitionSpec* partition) {
   const std::string label_path = IdxPath(dir, split, /*images=*/false);
   const std::string image_path = IdxPath(dir, split, /*images=*/true);
-  ASSIGN_OR_RETURN(IdxArray labels, ReadIdx(label_path));
+  FEDBERRY_ASSIGN_OR_RETURN(IdxArray labels, ReadIdx(label_path));
   if (labels.dims.size() != 1) {
     return absl::InvalidArgumentError(absl::StrCat("labels file ", label_path,
                                                    " has ", labels.dims.size(),
                                                    " dimensions; expected 1"));
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> image_dims, ReadIdxDims(image_path));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<int64_t> image_dims,
+                            ReadIdxDims(image_path));
   if (image_dims.size() != 3) {
     return absl::InvalidArgumentError(
         absl::StrCat("images file ", image_path, " has ", image_dims.size(),
@@ -45,10 +46,10 @@ absl::StatusOr<ImageDataset> LoadIdxDataset(const std::string& dir, Split split,
   ImageDataset out;
   std::vector<int64_t> rows;
   if (partition != nullptr) {
-    ASSIGN_OR_RETURN(rows, PartitionRows(labels.data, *partition));
+    FEDBERRY_ASSIGN_OR_RETURN(rows, PartitionRows(labels.data, *partition));
   }
-  ASSIGN_OR_RETURN(IdxArray images,
-                   ReadIdx(image_path, partition ? &rows : nullptr));
+  FEDBERRY_ASSIGN_OR_RETURN(IdxArray images,
+                            ReadIdx(image_path, partition ? &rows : nullptr));
   out.rows = images.rows();
   out.height = images.dims[1];
   out.width = images.dims[2];

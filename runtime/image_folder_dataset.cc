@@ -14,9 +14,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "runtime/binding_values.h"
 #include "runtime/row_cache.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -69,22 +69,23 @@ absl::StatusOr<std::vector<std::string>> ListNames(
 
 absl::StatusOr<std::vector<ClassFolder>> ListClasses(const std::string& dir,
                                                      const std::string& spec) {
-  ASSIGN_OR_RETURN(std::vector<std::string> class_names,
-                   ListNames(dir, [](const fs::directory_entry& e) {
-                     std::error_code ec;
-                     return e.is_directory(ec);  // follows symlinks
-                   }));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<std::string> class_names,
+                            ListNames(dir, [](const fs::directory_entry& e) {
+                              std::error_code ec;
+                              return e.is_directory(ec);  // follows symlinks
+                            }));
   std::vector<ClassFolder> classes;
   for (std::string& name : class_names) {
     ClassFolder c;
     c.name = std::move(name);
     const std::string folder = absl::StrCat(dir, "/", c.name);
-    ASSIGN_OR_RETURN(std::vector<std::string> files,
-                     ListNames(folder, [](const fs::directory_entry& e) {
-                       std::error_code ec;
-                       return e.is_regular_file(ec) &&
-                              IsImageName(e.path().filename().string());
-                     }));
+    FEDBERRY_ASSIGN_OR_RETURN(
+        std::vector<std::string> files,
+        ListNames(folder, [](const fs::directory_entry& e) {
+          std::error_code ec;
+          return e.is_regular_file(ec) &&
+                 IsImageName(e.path().filename().string());
+        }));
     for (std::string& file : files) {
       ImageFile f;
       f.path = absl::StrCat(folder, "/", file);
@@ -238,7 +239,8 @@ absl::StatusOr<std::vector<ClassFolder>> ImageClassesOf(
     return absl::InvalidArgumentError(
         absl::StrCat(spec, ": ", dir, " is not a folder"));
   }
-  ASSIGN_OR_RETURN(std::vector<ClassFolder> classes, ListClasses(dir, spec));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<ClassFolder> classes,
+                            ListClasses(dir, spec));
   if (classes.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         spec,
@@ -299,7 +301,7 @@ absl::StatusOr<bool> ImageFolderDataset::LoadCache(
   absl::StatusOr<RowCacheWriter> writer =
       OpenRowCacheWriter(places, key, values, RowValueType::kUint8);
   if (!writer.ok()) {
-    return WithPrefix(writer.status(), absl::StrCat(spec, ": "));
+    return base::WithPrefix(writer.status(), absl::StrCat(spec, ": "));
   }
   writer->set_metadata(
       EncodeRowCacheFields({{"format", kImageCacheFormat},
@@ -308,13 +310,13 @@ absl::StatusOr<bool> ImageFolderDataset::LoadCache(
   std::vector<uint8_t> interleaved, planar(values);
   for (const ClassFolder& c : classes) {
     for (const ImageFile& f : c.files) {
-      RETURN_IF_ERROR(DecodeImage(f.path, spec, channels, height, width,
-                                  interleaved, planar));
-      RETURN_IF_ERROR(writer->Append(planar.data()));
+      FEDBERRY_RETURN_IF_ERROR(DecodeImage(f.path, spec, channels, height,
+                                           width, interleaved, planar));
+      FEDBERRY_RETURN_IF_ERROR(writer->Append(planar.data()));
     }
   }
-  RETURN_IF_ERROR(writer->Finish());
-  ASSIGN_OR_RETURN(cache_, RowCache::Open(writer->path(), key));
+  FEDBERRY_RETURN_IF_ERROR(writer->Finish());
+  FEDBERRY_ASSIGN_OR_RETURN(cache_, RowCache::Open(writer->path(), key));
   return true;
 }
 
@@ -340,7 +342,8 @@ absl::StatusOr<std::string> ImageFolderDataset::Partition(
     }
   }
   absl::StatusOr<std::vector<int64_t>> kept = PartitionRows(labels, *partition);
-  if (!kept.ok()) return WithPrefix(kept.status(), absl::StrCat(spec, ": "));
+  if (!kept.ok())
+    return base::WithPrefix(kept.status(), absl::StrCat(spec, ": "));
   kept_ = *std::move(kept);
   size_ = static_cast<int64_t>(kept_.size());
   return ShardText(*partition);
@@ -374,17 +377,17 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
     const std::string& dir, const DataBinding& binding,
     const DataOpenOptions& options) {
   const std::string spec = absl::StrCat("images:", dir);
-  RETURN_IF_ERROR(CheckImageBinding(binding, spec));
+  FEDBERRY_RETURN_IF_ERROR(CheckImageBinding(binding, spec));
   const std::vector<int64_t>& shape = binding.input_shape;
   auto data = std::make_unique<ImageFolderDataset>();
   data->shape_ = shape;
-  ASSIGN_OR_RETURN(data->mean_, PerUnit(binding.mean, 0.0f, shape[0], "mean",
-                                        "channel", spec));
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(data->mean_, PerUnit(binding.mean, 0.0f, shape[0],
+                                                 "mean", "channel", spec));
+  FEDBERRY_ASSIGN_OR_RETURN(
       data->std_, PerUnit(binding.std, 1.0f, shape[0], "std", "channel", spec));
-  ASSIGN_OR_RETURN(const std::vector<ClassFolder> classes,
-                   ImageClassesOf(dir, spec));
-  RETURN_IF_ERROR(data->SetClasses(classes, spec));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::vector<ClassFolder> classes,
+                            ImageClassesOf(dir, spec));
+  FEDBERRY_RETURN_IF_ERROR(data->SetClasses(classes, spec));
   std::error_code ec;
   fs::path canonical = fs::canonical(dir, ec);
   if (ec) canonical = fs::absolute(dir, ec);
@@ -398,10 +401,10 @@ absl::StatusOr<std::unique_ptr<Dataset>> OpenImageFolderDataset(
                       absl::StrCat(canonical.filename().string(), name))
                          .string());
   }
-  ASSIGN_OR_RETURN(const bool built,
-                   data->LoadCache(places, key, classes, spec));
-  ASSIGN_OR_RETURN(const std::string shard,
-                   data->Partition(options.partition, spec));
+  FEDBERRY_ASSIGN_OR_RETURN(const bool built,
+                            data->LoadCache(places, key, classes, spec));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::string shard,
+                            data->Partition(options.partition, spec));
   data->SetDescription(dir, name, places[0], options.partition != nullptr,
                        shard, built);
   return data;

@@ -23,7 +23,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 #include "runtime/proc_files.h"
 #include "runtime/proc_parsers.h"
 

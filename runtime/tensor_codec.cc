@@ -7,8 +7,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -77,7 +77,7 @@ absl::StatusOr<std::vector<v1::TensorSpec>> SpecsOf(const NamedTensors& state) {
     v1::TensorSpec spec;
     spec.set_name(t.name);
     for (int64_t d : t.tensor.sizes()) spec.add_shape(d);
-    ASSIGN_OR_RETURN(v1::DType dtype, ToWire(t.tensor.scalar_type()));
+    FEDBERRY_ASSIGN_OR_RETURN(v1::DType dtype, ToWire(t.tensor.scalar_type()));
     spec.set_dtype(dtype);
     spec.set_encoding(v1::ENCODING_RAW);
     specs.push_back(std::move(spec));
@@ -125,8 +125,8 @@ absl::StatusOr<std::vector<EncodedTensor>> EncodeModelTensors(
   std::vector<EncodedTensor> tensors;
   tensors.reserve(state.size());
   for (const auto& t : state) {
-    ASSIGN_OR_RETURN(EncodedTensor e,
-                     EncodeTensor(t.name, t.tensor, encoding, nullptr));
+    FEDBERRY_ASSIGN_OR_RETURN(
+        EncodedTensor e, EncodeTensor(t.name, t.tensor, encoding, nullptr));
     tensors.push_back(std::move(e));
   }
   return tensors;
@@ -136,8 +136,8 @@ absl::Status EncodeModel(const NamedTensors& state, uint64_t round,
                          const std::string& task_id,
                          const std::function<bool(const v1::ModelChunk&)>& sink,
                          int chunk_bytes, v1::Encoding encoding) {
-  ASSIGN_OR_RETURN(std::vector<EncodedTensor> tensors,
-                   EncodeModelTensors(state, encoding));
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<EncodedTensor> tensors,
+                            EncodeModelTensors(state, encoding));
   return EncodeTensors(tensors, round, task_id, sink, chunk_bytes);
 }
 
@@ -193,15 +193,15 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
   if (!v1::Encoding_IsValid(spec.encoding()) ||
       spec.encoding() == v1::ENCODING_UNSPECIFIED) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", Printable(spec.name()), "' uses unsupported encoding ",
-        EncodingText(spec.encoding())));
+        "tensor '", base::Printable(spec.name()),
+        "' uses unsupported encoding ", EncodingText(spec.encoding())));
   }
   if (expected_) {
     const v1::TensorSpec& want = (*expected_)[index];
     if (spec.name() != want.name()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor ", index, " is named '", Printable(spec.name()),
-                       "'; expected '", want.name(), "'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor ", index, " is named '", base::Printable(spec.name()),
+          "'; expected '", want.name(), "'"));
     }
     if (!SameShape(spec, want)) {
       return absl::InvalidArgumentError(
@@ -226,15 +226,15 @@ absl::Status ModelAssembler::StartTensor(const v1::ModelChunk& chunk) {
           " top-k records; the plan's fraction allows ", want.nnz()));
     }
   }
-  ASSIGN_OR_RETURN(uint64_t size, PayloadBytes(spec));
+  FEDBERRY_ASSIGN_OR_RETURN(uint64_t size, PayloadBytes(spec));
   std::vector<int64_t> shape(spec.shape().begin(), spec.shape().end());
   if (spec.delta() && (!reference_ || index >= reference_->size() ||
                        !(*reference_)[index].tensor.sizes().equals(shape))) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tensor '", Printable(spec.name()),
+        "tensor '", base::Printable(spec.name()),
         "' is a difference from a global model this stream has not"));
   }
-  ASSIGN_OR_RETURN(at::ScalarType dtype, FromWire(spec.dtype()));
+  FEDBERRY_ASSIGN_OR_RETURN(at::ScalarType dtype, FromWire(spec.dtype()));
   const bool raw = spec.encoding() == v1::ENCODING_RAW && !spec.delta();
   at::Tensor into;
   if (raw && index < reuse_.size()) {
@@ -261,9 +261,9 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
                      "; this stream is for round ", round_));
   }
   if (chunk.task_id() != task_id_) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model chunk is for task '", Printable(chunk.task_id()),
-                     "'; this stream is for task '", task_id_, "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "model chunk is for task '", base::Printable(chunk.task_id()),
+        "'; this stream is for task '", task_id_, "'"));
   }
   const int64_t count = chunk.tensor_count();
   if (declared_count_ < 0) {
@@ -286,7 +286,7 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
           absl::StrCat("tensor index ", index, " is beyond the declared count ",
                        declared_count_));
     }
-    RETURN_IF_ERROR(StartTensor(chunk));
+    FEDBERRY_RETURN_IF_ERROR(StartTensor(chunk));
   } else if (tensors_.empty() ||
              index != static_cast<int64_t>(tensors_.size()) - 1 ||
              static_cast<int64_t>(chunk.offset()) != filled_) {
@@ -295,8 +295,8 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
     if (!tensors_.empty() && !current_done && chunk.offset() == 0 &&
         index == static_cast<int64_t>(tensors_.size())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor '", tensors_.back().name, "' is short of its spec: ",
-          filled_, " of ", size_, " bytes before tensor ", index, " began"));
+          "tensor '", tensors_.back().name, "' is short of its spec: ", filled_,
+          " of ", size_, " bytes before tensor ", index, " began"));
     }
     // The chunk expected next: the next tensor's first, or more of the
     // current one (none started yet: tensor 0).
@@ -319,7 +319,7 @@ absl::Status ModelAssembler::Add(const v1::ModelChunk& chunk) {
   filled_ += n;
   if (!t.defined() && filled_ == size_) {
     const size_t i = tensors_.size() - 1;
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(
         t, DecodeTensor(spec_, payload_,
                         spec_.delta() ? &(*reference_)[i].tensor : nullptr));
     std::string().swap(payload_);

@@ -9,7 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "checkpoint/atomic_write.h"
+#include "base/atomic_write.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -146,8 +146,8 @@ absl::Status SaveTorchScriptWithState(const std::string& source,
     return absl::InternalError(absl::StrCat("cannot write ", destination, ": ",
                                             DescribeTorchError(e)));
   }
-  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
-                                         destination, bytes.str());
+  return base::WriteFileAtomically(base::FileSystem::Default(), destination,
+                                   bytes.str());
 }
 
 }  // namespace fedberry::runtime

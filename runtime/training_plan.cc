@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/log_text.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "runtime/log_text.h"
 #include "runtime/model_zoo.h"
 #include "runtime/sha256.h"
 #include "runtime/torchscript_model.h"
@@ -62,7 +62,7 @@ absl::Status CheckPlanModel(const v1::TrainingPlan& plan) {
   if (plan.model_format() == kBuiltinFormat) {
     if (!IsZooModel(plan.model_name())) {
       return Bad("model_name",
-                 absl::StrCat("'", Printable(plan.model_name(), 64),
+                 absl::StrCat("'", base::Printable(plan.model_name(), 64),
                               "' is not a built-in model"));
     }
   } else if (plan.model_format() == kTorchScriptFormat) {
@@ -76,7 +76,7 @@ absl::Status CheckPlanModel(const v1::TrainingPlan& plan) {
     }
   } else {
     return Bad("model_format",
-               absl::StrCat("'", Printable(plan.model_format(), 32),
+               absl::StrCat("'", base::Printable(plan.model_format(), 32),
                             "' is unknown (builtin, torchscript)"));
   }
   if (plan.model_name().size() > kMaxColumnName) {
@@ -112,12 +112,13 @@ absl::Status CheckPlanTraining(const v1::TrainingPlan& plan) {
                                            " is outside 1..", kMaxOutputs));
   }
   if (!Known(plan.loss(), LossNames())) {
-    return Bad("loss",
-               absl::StrCat("'", Printable(plan.loss(), 32), "' is unknown"));
+    return Bad("loss", absl::StrCat("'", base::Printable(plan.loss(), 32),
+                                    "' is unknown"));
   }
   if (!Known(plan.optimizer(), OptimizerNames())) {
-    return Bad("optimizer", absl::StrCat("'", Printable(plan.optimizer(), 32),
-                                         "' is unknown"));
+    return Bad("optimizer",
+               absl::StrCat("'", base::Printable(plan.optimizer(), 32),
+                            "' is unknown"));
   }
   if (!(plan.learning_rate() > 0) || !std::isfinite(plan.learning_rate())) {
     return Bad("learning_rate", "is not a positive number");
@@ -158,7 +159,7 @@ absl::Status CheckPlanData(const v1::TrainingPlan& plan, int64_t values) {
 // The strategy, the encodings and what trains.
 absl::Status CheckPlanAggregation(const v1::TrainingPlan& plan) {
   if (plan.strategy().size() > 64 ||
-      FirstUnprintable(plan.strategy()) != absl::string_view::npos) {
+      base::FirstUnprintable(plan.strategy()) != absl::string_view::npos) {
     return Bad("strategy", "is not a short printable name");
   }
   if (!(plan.proximal_mu() >= 0) || !(plan.proximal_mu() <= 1e4)) {
@@ -262,7 +263,7 @@ absl::StatusOr<std::unique_ptr<Model>> MakePlanModel(
   }
   if (model_file == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("the plan's model ", Printable(plan.model_name()),
+        absl::StrCat("the plan's model ", base::Printable(plan.model_name()),
                      " is a file, and none was given"));
   }
   if (model_file->sha256() != plan.model_sha256()) {
@@ -287,25 +288,26 @@ absl::StatusOr<Objective> ObjectiveOf(const v1::TrainingPlan& plan,
 }
 
 std::string DescribePlan(const v1::TrainingPlan& plan) {
-  std::string model = plan.model_format() == kBuiltinFormat
-                          ? plan.model_name()
-                          : absl::StrCat(plan.model_format(), " ",
-                                         Printable(plan.model_name(), 64), " (",
-                                         plan.model_sha256().substr(0, 12),
-                                         ", ", plan.model_bytes(), " bytes)");
+  std::string model =
+      plan.model_format() == kBuiltinFormat
+          ? plan.model_name()
+          : absl::StrCat(plan.model_format(), " ",
+                         base::Printable(plan.model_name(), 64), " (",
+                         plan.model_sha256().substr(0, 12), ", ",
+                         plan.model_bytes(), " bytes)");
   std::string out = absl::StrCat(
       model, ", input ", absl::StrJoin(plan.input_shape(), "x"), ", ",
       plan.task(), " with ", plan.num_outputs(), " outputs, loss ", plan.loss(),
       ", ", plan.optimizer(), " lr ", plan.learning_rate());
   if (!plan.strategy().empty() && plan.strategy() != "fedavg") {
-    absl::StrAppend(&out, ", strategy ", Printable(plan.strategy(), 64));
+    absl::StrAppend(&out, ", strategy ", base::Printable(plan.strategy(), 64));
     // Sorted: the map's own order is not fixed.
     std::map<std::string, double> settings(plan.strategy_parameters().begin(),
                                            plan.strategy_parameters().end());
     if (plan.proximal_mu() > 0) settings["mu"] = plan.proximal_mu();
     std::vector<std::string> parts;
     for (const auto& [k, v] : settings) {
-      parts.push_back(absl::StrCat(Printable(k, 32), " ", v));
+      parts.push_back(absl::StrCat(base::Printable(k, 32), " ", v));
     }
     if (!parts.empty())
       absl::StrAppend(&out, " (", absl::StrJoin(parts, ", "), ")");
@@ -323,7 +325,8 @@ std::string DescribePlan(const v1::TrainingPlan& plan) {
   if (plan.trainable_tensors_size() > 0) {
     absl::StrAppend(
         &out, ", trains ",
-        Printable(absl::StrJoin(plan.trainable_tensors(), " "), 256), " only");
+        base::Printable(absl::StrJoin(plan.trainable_tensors(), " "), 256),
+        " only");
   }
   return out;
 }

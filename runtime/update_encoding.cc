@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -16,7 +16,7 @@ constexpr size_t kTopKRecord = sizeof(uint32_t) + sizeof(float);
 
 absl::Status Bad(const v1::TensorSpec& spec, const std::string& what) {
   return absl::InvalidArgumentError(
-      absl::StrCat("tensor '", Printable(spec.name()), "' ", what));
+      absl::StrCat("tensor '", base::Printable(spec.name()), "' ", what));
 }
 
 absl::StatusOr<int64_t> Elements(const v1::TensorSpec& spec) {
@@ -39,7 +39,7 @@ absl::StatusOr<v1::Encoding> ParseEncoding(const std::string& name) {
   if (name == "int8") return v1::ENCODING_INT8;
   if (name == "topk") return v1::ENCODING_TOPK;
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown encoding '", Printable(name),
+      absl::StrCat("unknown encoding '", base::Printable(name),
                    "' (known: raw, fp16, int8, topk)"));
 }
 

@@ -28,7 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 #include "runtime/memory_readings.h"
 
 namespace fedberry::runtime {

@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::security {
 
@@ -29,7 +29,7 @@ absl::StatusOr<PeerIdentity> AccessPolicy::Admit(
     if (std::optional<std::string> why = revoked_->Revokes(caller)) {
       spdlog::warn("refused {} from {}: {}", call, caller.Describe(), *why);
       return absl::PermissionDeniedError(absl::StrCat(
-          "board '", runtime::Printable(caller.name, 80),
+          "board '", base::Printable(caller.name, 80),
           "' is revoked by the fleet (certificate serial ", caller.serial_hex,
           "): ask the fleet operator for a new certificate"));
     }
@@ -41,11 +41,10 @@ absl::Status AccessPolicy::CheckJoin(const PeerIdentity& caller,
                                      const std::string& board_name) const {
   if (!mutual_tls_ || caller.Names(board_name)) return absl::OkStatus();
   spdlog::warn("refused Join from {}: it asked to join as '{}'",
-               caller.Describe(), runtime::Printable(board_name, 80));
+               caller.Describe(), base::Printable(board_name, 80));
   return absl::PermissionDeniedError(absl::StrCat(
-      "this board's certificate names it '",
-      runtime::Printable(caller.name, 80), "'; it cannot join as '",
-      runtime::Printable(board_name, 80),
+      "this board's certificate names it '", base::Printable(caller.name, 80),
+      "'; it cannot join as '", base::Printable(board_name, 80),
       "' (leave --name empty, or set it to the certificate's name)"));
 }
 
@@ -55,12 +54,12 @@ absl::Status AccessPolicy::CheckOwner(const PeerIdentity& caller,
                                       const char* call) const {
   if (!mutual_tls_ || caller.Names(owner_name)) return absl::OkStatus();
   spdlog::warn("refused {} from {}: client id {} belongs to '{}'", call,
-               caller.Describe(), runtime::Printable(client_id, 80),
-               runtime::Printable(owner_name, 80));
+               caller.Describe(), base::Printable(client_id, 80),
+               base::Printable(owner_name, 80));
   return absl::PermissionDeniedError(
-      absl::StrCat("client id '", runtime::Printable(client_id, 80),
+      absl::StrCat("client id '", base::Printable(client_id, 80),
                    "' was not issued to this board's certificate ('",
-                   runtime::Printable(caller.name, 80), "')"));
+                   base::Printable(caller.name, 80), "')"));
 }
 
 }  // namespace fedberry::security

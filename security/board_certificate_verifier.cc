@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/log_text.h"
 #include "pki/fleet_pki.h"
-#include "runtime/log_text.h"
 #include "security/tls_credentials.h"
 
 namespace fedberry::security {
@@ -58,9 +58,9 @@ absl::Status CheckBoardCertificate(const std::string& chain_pem,
                      facts.status().message(), ")"));
   }
   const std::string who =
-      absl::StrCat("board '", runtime::Printable(facts->common_name, 80),
+      absl::StrCat("board '", base::Printable(facts->common_name, 80),
                    "' (serial ", facts->serial_hex, ", issuer '",
-                   runtime::Printable(facts->issuer, 120), "')");
+                   base::Printable(facts->issuer, 120), "')");
   auto ca = ReadPemFile(client_ca_path, "client_ca");
   if (!ca.ok()) {
     return absl::UnauthenticatedError(absl::StrCat(
@@ -71,7 +71,7 @@ absl::Status CheckBoardCertificate(const std::string& chain_pem,
   if (!verified.ok()) {
     return absl::UnauthenticatedError(
         absl::StrCat("refused a TLS handshake from ", who, ": ",
-                     runtime::Printable(verified.message(), 300)));
+                     base::Printable(verified.message(), 300)));
   }
   return absl::OkStatus();
 }

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/log_text.h"
 #include "pki/fleet_pki.h"
-#include "runtime/log_text.h"
 
 namespace fedberry::security {
 namespace {
@@ -23,9 +23,9 @@ bool PeerIdentity::Names(const std::string& board_name) const {
 }
 
 std::string PeerIdentity::Describe() const {
-  const std::string where = runtime::Printable(address, 80);
+  const std::string where = base::Printable(address, 80);
   if (!authenticated) return where;
-  return absl::StrCat("'", runtime::Printable(name, 80), "' (", where, ")");
+  return absl::StrCat("'", base::Printable(name, 80), "' (", where, ")");
 }
 
 PeerIdentity IdentityOf(const grpc::ServerContextBase& context) {

@@ -12,8 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "base/log_text.h"
 #include "pki/fleet_pki.h"
-#include "runtime/log_text.h"
 
 namespace fedberry::security {
 namespace {
@@ -65,9 +65,9 @@ absl::Status ParseRevokedNames(const std::string& text,
           return absl::ascii_isalnum(c) || c == '.' || c == '-' || c == '_';
         });
     if (!name_like) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "line ", line_number, " ('", runtime::Printable(line, 80),
-          "') is neither a board name nor a SHA-256 fingerprint"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("line ", line_number, " ('", base::Printable(line, 80),
+                       "') is neither a board name nor a SHA-256 fingerprint"));
     }
     names->insert(std::string(line));
   }

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/log_text.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "google/protobuf/descriptor.h"
-#include "runtime/log_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -57,11 +57,11 @@ class DecodeFailureInterceptor : public grpc::experimental::Interceptor {
     if (!IsFederationMethod(method)) {
       return grpc::Status(
           grpc::StatusCode::UNIMPLEMENTED,
-          absl::StrCat("no method ", runtime::Printable(method),
+          absl::StrCat("no method ", base::Printable(method),
                        " here: this server serves fedberry.v1.Federation "
                        "and grpc.health.v1.Health"));
     }
-    const std::string peer = runtime::Printable(
+    const std::string peer = base::Printable(
         info_->server_context() ? info_->server_context()->peer() : "");
     spdlog::warn("refused a {} call from {}: its message does not decode",
                  method, peer);

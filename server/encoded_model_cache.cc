@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "runtime/tensor_codec.h"
 
 namespace fedberry::server {
@@ -24,8 +24,8 @@ EncodedModelCache::Get(
   for (const Entry& e : entries_) {
     if (e.encoding == encoding && SameObject(e.model, model)) return e.encoded;
   }
-  ASSIGN_OR_RETURN(Encoded encoded,
-                   runtime::EncodeModelTensors(*model, encoding));
+  FEDBERRY_ASSIGN_OR_RETURN(Encoded encoded,
+                            runtime::EncodeModelTensors(*model, encoding));
   // The encoded RAW tensors share the model's storage: keep none of a
   // model the coordinator has let go.
   entries_.erase(

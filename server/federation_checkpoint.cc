@@ -9,11 +9,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "checkpoint/torch_archive.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
 #include "runtime/training_plan.h"
 #include "server/json_number.h"
 
@@ -65,7 +65,7 @@ absl::Status EncodeAsync(const AsyncState& async,
                     {"models", models},
                     {"buffer", buffer},
                     {"rng", async.rng}};
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       std::string bytes,
       checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
         for (const auto& [round, model] : async.models) {
@@ -110,7 +110,7 @@ absl::StatusOr<AsyncState> DecodeAsync(
     return absl::DataLossError(
         absl::StrCat("checkpoint ", loaded.name, " lacks ", kVersionsFile));
   }
-  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+  FEDBERRY_RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       it->second, absl::StrCat(loaded.name, "/", kVersionsFile),
       [&](torch::serialize::InputArchive& a) {
         for (uint64_t round : rounds) {
@@ -363,7 +363,7 @@ std::map<std::string, planner::CapacityHistory> CapacitiesFromJson(
 absl::StatusOr<std::vector<checkpoint::CheckpointFile>>
 EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
                            const v1::TrainingPlan& plan) {
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       std::string model,
       checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
         WriteTensors(a, "", *snapshot.global);
@@ -401,12 +401,12 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
   }
   std::vector<checkpoint::CheckpointFile> async_files;
   if (snapshot.async) {
-    RETURN_IF_ERROR(EncodeAsync(*snapshot.async, async_files, state));
+    FEDBERRY_RETURN_IF_ERROR(EncodeAsync(*snapshot.async, async_files, state));
   }
   std::vector<checkpoint::CheckpointFile> files = {
       {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
   if (!snapshot.strategy_state.empty()) {
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(
         std::string strategy,
         checkpoint::ArchiveToBytes([&](torch::serialize::OutputArchive& a) {
           WriteTensors(a, "", snapshot.strategy_state);
@@ -466,7 +466,7 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
                      " has a malformed state record: ", e.what()));
   }
   runtime::NamedTensors model;
-  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+  FEDBERRY_RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       model_it->second, absl::StrCat(loaded.name, "/model.pt"),
       [&](torch::serialize::InputArchive& a) {
         model = ReadTensors(a, "", names);
@@ -474,8 +474,8 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
   out.snapshot.global =
       std::make_shared<const runtime::NamedTensors>(std::move(model));
   if (j.contains("async")) {
-    ASSIGN_OR_RETURN(out.snapshot.async,
-                     DecodeAsync(loaded, j["async"], names));
+    FEDBERRY_ASSIGN_OR_RETURN(out.snapshot.async,
+                              DecodeAsync(loaded, j["async"], names));
   }
   if (!strategy_names.empty()) {
     auto strategy_it = loaded.files.find(kStrategyFile);
@@ -484,7 +484,7 @@ absl::StatusOr<DecodedFederation> DecodeFederationCheckpoint(
           absl::StrCat("checkpoint ", loaded.name, " lacks ", kStrategyFile,
                        ", the state of its aggregation strategy"));
     }
-    RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+    FEDBERRY_RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
         strategy_it->second, absl::StrCat(loaded.name, "/", kStrategyFile),
         [&](torch::serialize::InputArchive& a) {
           out.snapshot.strategy_state = ReadTensors(a, "", strategy_names);
@@ -504,7 +504,7 @@ absl::Status CheckSamePlan(const DecodedFederation& decoded,
     }
     return absl::FailedPreconditionError(absl::StrCat(
         "checkpoint ", decoded.name, " is for model '",
-        runtime::Printable(decoded.model_name, 200),
+        base::Printable(decoded.model_name, 200),
         "', but this job's model is '", runtime::ModelIdOf(plan), "'", hint));
   }
   google::protobuf::util::MessageDifferencer differ;
@@ -516,7 +516,7 @@ absl::Status CheckSamePlan(const DecodedFederation& decoded,
   return absl::FailedPreconditionError(absl::StrCat(
       "checkpoint ", decoded.name,
       " was made under another training plan; checkpoint -> this job: ",
-      runtime::Printable(differences, 2000), hint));
+      base::Printable(differences, 2000), hint));
 }
 
 }  // namespace fedberry::server

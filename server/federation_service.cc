@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/log_text.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
 #include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/training_plan.h"
@@ -134,8 +134,8 @@ grpc::Status FederationService::Authorize(grpc::ServerContextBase* context,
     // emulated on one machine, share it).
     *caller_key =
         caller->authenticated
-            ? absl::StrCat("certificate ", runtime::Printable(caller->name))
-            : absl::StrCat("connection ", runtime::Printable(context->peer()));
+            ? absl::StrCat("certificate ", base::Printable(caller->name))
+            : absl::StrCat("connection ", base::Printable(context->peer()));
   }
   if (client_id.empty() || !access_.requires_identity()) {
     return grpc::Status::OK;
@@ -173,7 +173,7 @@ grpc::ServerWriteReactor<v1::ModelFileChunk>* FederationService::PullModelFile(
       request->model_sha256() != plan_.plan.model_sha256()) {
     return Stream::Refused(wire::ToGrpcStatus(absl::NotFoundError(
         absl::StrCat("this job has no model file with SHA-256 ",
-                     runtime::Printable(request->model_sha256(), 64)))));
+                     base::Printable(request->model_sha256(), 64)))));
   }
   size_t offset = 0;
   auto next = [file = plan_.model_file,
@@ -254,7 +254,7 @@ grpc::ServerWriteReactor<v1::ModelChunk>* FederationService::PullModel(
 grpc::Status FederationService::RefuseUpdate(const v1::UpdateHeader& header,
                                              const absl::Status& status) {
   spdlog::warn("refused update from {} for round {}: {}",
-               runtime::Printable(header.client_id()), header.round(),
+               base::Printable(header.client_id()), header.round(),
                std::string(status.message()));
   if (absl::IsInvalidArgument(status)) {
     // Refused for what it carries (NaN figures or tensors, a weight beyond
@@ -521,8 +521,7 @@ class FederationService::SamplePush final
       return;
     }
     spdlog::info("round {}: data move {}: received {} samples from {}",
-                 ref_.round, runtime::Printable(ref_.move_id), samples_,
-                 sender_);
+                 ref_.round, base::Printable(ref_.move_id), samples_, sender_);
     response_->set_received_samples(samples_);
     Finish(grpc::Status::OK);
   }
@@ -568,8 +567,8 @@ class FederationService::SamplePush final
   void Refuse(const absl::Status& status) {
     if (!absl::IsAlreadyExists(status)) {
       spdlog::warn("refused the samples of data move {} from {}: {}",
-                   runtime::Printable(ref_.move_id),
-                   runtime::Printable(ref_.client_id),
+                   base::Printable(ref_.move_id),
+                   base::Printable(ref_.client_id),
                    std::string(status.message()));
     }
     Finish(wire::ToGrpcStatus(status));
@@ -694,7 +693,7 @@ class FederationService::SamplePull final
       return;
     }
     spdlog::info("round {}: data move {}: {} samples sent to {}",
-                 request_.round(), runtime::Printable(request_.move_id()),
+                 request_.round(), base::Printable(request_.move_id()),
                  samples_->rows, receiver_);
     Finish(grpc::Status::OK);
   }

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "checkpoint/atomic_write.h"
+#include "base/atomic_write.h"
 #include "server/svg_chart.h"
 
 namespace fedberry::server {
@@ -483,8 +483,7 @@ absl::Status WriteHtmlReport(const std::string& job_dir,
   std::string title = std::filesystem::path(job_dir).filename().string();
   if (title.empty()) title = job_dir;
   const std::string html = RenderHtmlReport(*record, title);
-  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
-                                         output, html);
+  return base::WriteFileAtomically(base::FileSystem::Default(), output, html);
 }
 
 }  // namespace fedberry::server

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -40,14 +40,13 @@ absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits) {
     return absl::InvalidArgumentError(
         absl::StrCat("client_name is ", name.size(), " bytes; at most ",
                      limits.max_name_bytes, " are allowed (it starts ",
-                     runtime::Printable(name, 32), ")"));
+                     base::Printable(name, 32), ")"));
   }
-  if (size_t at = runtime::FirstUnprintable(name);
-      at != absl::string_view::npos) {
+  if (size_t at = base::FirstUnprintable(name); at != absl::string_view::npos) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "client_name %s has byte 0x%02x at offset %d; names are printable "
         "ASCII",
-        runtime::Printable(name), static_cast<unsigned char>(name[at]), at));
+        base::Printable(name), static_cast<unsigned char>(name[at]), at));
   }
   if (request.num_samples() > limits.max_declared_samples) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -153,7 +152,7 @@ absl::Status CheckUpdateWeight(uint64_t claimed, uint64_t allowed) {
 
 v1::BoardCondition SanitizeCondition(const v1::BoardCondition& untrusted) {
   v1::BoardCondition condition = untrusted;
-  condition.set_declined(runtime::Printable(untrusted.declined(), 256));
+  condition.set_declined(base::Printable(untrusted.declined(), 256));
   if (condition.has_soc_celsius() &&
       !(std::isfinite(condition.soc_celsius()) &&
         condition.soc_celsius() > -60 && condition.soc_celsius() < 200)) {

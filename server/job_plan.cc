@@ -9,8 +9,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "runtime/model_zoo.h"
-#include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
 #include "runtime/trainable_set.h"
 #include "runtime/trainer.h"
@@ -105,7 +105,8 @@ absl::Status OpenRawEval(const JobPlanRequest& r, runtime::TaskKind task,
   binding.label_column = r.label_column;
   binding.feature_columns = r.feature_columns;
   binding.skip_bad_rows = r.skip_bad_rows;
-  ASSIGN_OR_RETURN(runtime::DataSpec spec, runtime::ParseDataSpec(r.eval_data));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::DataSpec spec,
+                            runtime::ParseDataSpec(r.eval_data));
   eval_kind = spec.kind;
   absl::StatusOr<std::unique_ptr<runtime::Dataset>> raw =
       runtime::OpenDataset(r.eval_data, binding, open);
@@ -149,10 +150,10 @@ absl::Status SetAggregation(const JobPlanRequest& r, v1::TrainingPlan& plan) {
   for (const auto& [k, v] : r.strategy_parameters) {
     (*plan.mutable_strategy_parameters())[k] = v;
   }
-  ASSIGN_OR_RETURN(v1::Encoding update,
-                   runtime::ParseEncoding(r.update_encoding));
-  ASSIGN_OR_RETURN(v1::Encoding model_encoding,
-                   runtime::ParseEncoding(r.model_encoding));
+  FEDBERRY_ASSIGN_OR_RETURN(v1::Encoding update,
+                            runtime::ParseEncoding(r.update_encoding));
+  FEDBERRY_ASSIGN_OR_RETURN(v1::Encoding model_encoding,
+                            runtime::ParseEncoding(r.model_encoding));
   if (model_encoding != v1::ENCODING_RAW &&
       model_encoding != v1::ENCODING_FP16) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -179,7 +180,7 @@ absl::Status SetModel(const JobPlanRequest& r, runtime::TaskKind task,
     plan.set_model_format(runtime::kBuiltinFormat);
     plan.set_model_name(r.model);
   } else {
-    ASSIGN_OR_RETURN(std::string bytes, ReadFile(r.model));
+    FEDBERRY_ASSIGN_OR_RETURN(std::string bytes, ReadFile(r.model));
     plan.set_model_format(runtime::kTorchScriptFormat);
     plan.set_model_name(std::filesystem::path(r.model).filename().string());
     plan.set_model_bytes(bytes.size());
@@ -196,7 +197,7 @@ absl::Status SetModel(const JobPlanRequest& r, runtime::TaskKind task,
     file = runtime::VerifiedModelFile::InMemory(r.model, job.model_file);
     plan.set_model_sha256(file->sha256());
   }
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       job.model,
       runtime::MakePlanModel(plan, file ? &*file : nullptr, &job.warnings));
   std::string loss = r.loss;
@@ -207,7 +208,7 @@ absl::Status SetModel(const JobPlanRequest& r, runtime::TaskKind task,
   }
   plan.set_loss(loss);
   if (!r.trainable.empty()) {
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(
         std::vector<std::string> trainable,
         runtime::ResolveTrainable(job.model->State(),
                                   job.model->Parameters().size(), r.trainable));
@@ -221,7 +222,7 @@ absl::Status SetModel(const JobPlanRequest& r, runtime::TaskKind task,
 absl::Status CheckEvalData(const JobPlanRequest& r, runtime::TaskKind task,
                            const runtime::DataOpenOptions& open, JobPlan& job) {
   if (!job.eval) return absl::OkStatus();
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       job.eval,
       runtime::OpenDataset(
           r.eval_data, runtime::BindingOf(job.plan, r.skip_bad_rows), open));
@@ -248,16 +249,17 @@ absl::Status CheckEvalData(const JobPlanRequest& r, runtime::TaskKind task,
 absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   JobPlan job;
   v1::TrainingPlan& plan = job.plan;
-  ASSIGN_OR_RETURN(runtime::TaskKind task, runtime::ParseTaskKind(r.task));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::TaskKind task,
+                            runtime::ParseTaskKind(r.task));
   plan.set_task(runtime::TaskKindName(task));
   const bool builtin = runtime::IsZooModel(r.model);
   runtime::DataOpenOptions open;
   open.split = runtime::Split::kTest;
   open.cache_dir = r.cache_dir;
   std::string eval_kind;
-  RETURN_IF_ERROR(OpenRawEval(r, task, open, job, eval_kind));
-  ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
-                   PlanShape(r, builtin, job.eval.get()));
+  FEDBERRY_RETURN_IF_ERROR(OpenRawEval(r, task, open, job, eval_kind));
+  FEDBERRY_ASSIGN_OR_RETURN(const std::vector<int64_t> shape,
+                            PlanShape(r, builtin, job.eval.get()));
   for (int64_t d : shape) plan.add_input_shape(d);
   plan.set_num_outputs(PlanOutputs(r, task, job.eval.get()));
   const runtime::InputStats norm = ChooseNormalisation(
@@ -266,26 +268,26 @@ absl::StatusOr<JobPlan> BuildJobPlan(const JobPlanRequest& r) {
   for (float v : norm.std) plan.add_input_std(v);
   plan.set_label_column(r.label_column);
   for (const auto& c : r.feature_columns) plan.add_feature_columns(c);
-  RETURN_IF_ERROR(SetAggregation(r, plan));
-  RETURN_IF_ERROR(SetModel(r, task, builtin, job));
-  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
-  ASSIGN_OR_RETURN(runtime::Objective objective,
-                   runtime::ObjectiveOf(plan, *job.model));
+  FEDBERRY_RETURN_IF_ERROR(SetAggregation(r, plan));
+  FEDBERRY_RETURN_IF_ERROR(SetModel(r, task, builtin, job));
+  FEDBERRY_RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::Objective objective,
+                            runtime::ObjectiveOf(plan, *job.model));
   job.objective = objective;
-  RETURN_IF_ERROR(CheckEvalData(r, task, open, job));
+  FEDBERRY_RETURN_IF_ERROR(CheckEvalData(r, task, open, job));
   return job;
 }
 
 absl::StatusOr<JobPlan> JobPlanFromParent(
     const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file) {
-  RETURN_IF_ERROR(runtime::ValidatePlan(plan));
+  FEDBERRY_RETURN_IF_ERROR(runtime::ValidatePlan(plan));
   JobPlan job;
   job.plan = plan;
   std::optional<runtime::VerifiedModelFile> served;
   if (file != nullptr) {
     std::shared_ptr<const std::string> bytes = file->bytes();
     if (!bytes) {
-      ASSIGN_OR_RETURN(std::string read, ReadFile(file->path()));
+      FEDBERRY_ASSIGN_OR_RETURN(std::string read, ReadFile(file->path()));
       bytes = std::make_shared<const std::string>(std::move(read));
     }
     // What this gateway serves its boards is what it checked.
@@ -297,15 +299,16 @@ absl::StatusOr<JobPlan> JobPlanFromParent(
     }
     job.model_file = std::move(bytes);
   }
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       job.model,
       runtime::MakePlanModel(plan, served ? &*served : nullptr, &job.warnings));
-  ASSIGN_OR_RETURN(runtime::Objective objective,
-                   runtime::ObjectiveOf(plan, *job.model));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::Objective objective,
+                            runtime::ObjectiveOf(plan, *job.model));
   job.objective = std::move(objective);
   // The parent's trainable set must name this model's parameters, as a
   // board checks: the gateway's coordinator expects updates of it.
-  RETURN_IF_ERROR(runtime::TrainableSet::OfPlan(plan, *job.model).status());
+  FEDBERRY_RETURN_IF_ERROR(
+      runtime::TrainableSet::OfPlan(plan, *job.model).status());
   return job;
 }
 

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "checkpoint/atomic_write.h"
-#include "checkpoint/file_system.h"
-#include "runtime/status_macros.h"
+#include "base/atomic_write.h"
+#include "base/file_system.h"
+#include "base/status_macros.h"
 
 namespace fedberry::server {
 namespace {
@@ -184,11 +184,11 @@ absl::StatusOr<std::unique_ptr<MetricsLog>> MetricsLog::Open(
     }
     // Each file is replaced whole and durably (checkpoint/atomic_write.h):
     // a crash leaves the old lines or the new ones, never half of them.
-    checkpoint::FileSystem& fs = checkpoint::FileSystem::Default();
-    RETURN_IF_ERROR(checkpoint::WriteFileAtomically(fs, dir + "/rounds.jsonl",
-                                                    rounds.str()));
-    RETURN_IF_ERROR(checkpoint::WriteFileAtomically(fs, dir + "/clients.jsonl",
-                                                    clients.str()));
+    base::FileSystem& fs = base::FileSystem::Default();
+    FEDBERRY_RETURN_IF_ERROR(
+        base::WriteFileAtomically(fs, dir + "/rounds.jsonl", rounds.str()));
+    FEDBERRY_RETURN_IF_ERROR(
+        base::WriteFileAtomically(fs, dir + "/clients.jsonl", clients.str()));
   }
   log->rounds_.open(dir + "/rounds.jsonl", std::ios::app);
   log->clients_.open(dir + "/clients.jsonl", std::ios::app);

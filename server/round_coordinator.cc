@@ -8,9 +8,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/async_rounds.h"
@@ -92,19 +92,19 @@ std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
     const v1::JoinRequest& untrusted) {
   v1::JoinRequest request = untrusted;
-  RETURN_IF_ERROR(CheckJoin(request, options_.limits));
-  RETURN_IF_ERROR(join_gate_.Admit(request));
+  FEDBERRY_RETURN_IF_ERROR(CheckJoin(request, options_.limits));
+  FEDBERRY_RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&job_.mu);
   PruneLocked();
   if (absl::Status bounded =
           declared_bound_.CheckJoin(request.num_samples(), request.boards());
       !bounded.ok()) {
     spdlog::warn("refused the join of '{}': {}",
-                 runtime::Printable(request.client_name()),
+                 base::Printable(request.client_name()),
                  std::string(bounded.message()));
     return bounded;
   }
-  RETURN_IF_ERROR(job_.clients.CheckRoom(request.client_name()));
+  FEDBERRY_RETURN_IF_ERROR(job_.clients.CheckRoom(request.client_name()));
   const ClientRecord record = RecordOfJoin(request, clock_.Now());
   const std::string id = job_.clients.Add(record);
   RetireEarlierIdsLocked(request.client_name(), id);
@@ -230,7 +230,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
 absl::Status RoundCoordinator::CheckTaskLocked(
     const std::string& client_id, uint64_t round,
     const std::string& task_id) const {
-  RETURN_IF_ERROR(job_.clients.Lookup(client_id).status());
+  FEDBERRY_RETURN_IF_ERROR(job_.clients.Lookup(client_id).status());
   return kind_->CheckTask(client_id, round, task_id);
 }
 
@@ -238,12 +238,12 @@ absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&job_.mu);
   if (auto model = closing_->evaluation().ModelFor(request)) {
-    ASSIGN_OR_RETURN(ClientRecord * client,
-                     job_.clients.Lookup(request.client_id()));
+    FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
+                              job_.clients.Lookup(request.client_id()));
     if (model->ok()) client->last_seen = clock_.Now();
     return *std::move(model);
   }
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   job_.clients.At(request.client_id()).last_seen = clock_.Now();
   return kind_->BaseModel(request.client_id());
@@ -252,7 +252,7 @@ RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
     const std::string& client_id, uint64_t round, const std::string& task_id) {
   absl::MutexLock lock(&job_.mu);
-  RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
+  FEDBERRY_RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
   ClientRecord& info = job_.clients.At(client_id);
   info.last_seen = clock_.Now();
   return info.name;
@@ -264,17 +264,17 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   if (std::optional<absl::Status> late = kind_->RefuseLate(header)) {
     return *std::move(late);
   }
-  RETURN_IF_ERROR(CheckHeaderLocked(header));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(header));
   // A sender's update counts only once the samples it lent are here for
   // their receivers.
-  RETURN_IF_ERROR(relay_.CheckLent(
+  FEDBERRY_RETURN_IF_ERROR(relay_.CheckLent(
       job_.clients.At(header.client_id()).name,
       {header.kept_moves().begin(), header.kept_moves().end()}));
   job_.clients.At(header.client_id()).last_seen = clock_.Now();
   upload_start_[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
-  ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
-                   kind_->BaseModel(header.client_id()));
+  FEDBERRY_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
+                            kind_->BaseModel(header.client_id()));
   return UpdateExpectation{
       runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
@@ -285,12 +285,13 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
 
 absl::Status RoundCoordinator::CheckHeaderLocked(
     const v1::UpdateHeader& header) const {
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
-  RETURN_IF_ERROR(kind_->CheckNotCounted(header.client_id(), header.round()));
+  FEDBERRY_RETURN_IF_ERROR(
+      kind_->CheckNotCounted(header.client_id(), header.round()));
   const ClientRecord& info = job_.clients.At(header.client_id());
   const v1::TrainConfig task = TaskConfigLocked(header.client_id());
-  RETURN_IF_ERROR(CheckUpdateWeight(
+  FEDBERRY_RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
       MaxUpdateWeight(task, declared_bound_.Cap(info.num_samples, info.boards),
                       relay_.SamplesTo(info.name), info.boards)));
@@ -302,12 +303,12 @@ absl::StatusOr<runtime::NamedTensors> RoundCoordinator::CheckedWhole(
     const UpdateBound* bound, double& distance) const {
   // A partial update (--trainable) becomes whole with the base model's
   // frozen tensors: the checks and the strategy see the model's layout.
-  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
-                   trainable_.Complete(update, base));
-  RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                            trainable_.Complete(update, base));
+  FEDBERRY_RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
   distance = 0;
   if (bound != nullptr) {
-    ASSIGN_OR_RETURN(distance, bound->Check(whole));
+    FEDBERRY_ASSIGN_OR_RETURN(distance, bound->Check(whole));
   }
   return whole;
 }
@@ -334,8 +335,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   std::shared_ptr<const UpdateBound> bound;
   {
     absl::MutexLock lock(&job_.mu);
-    RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
+    FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+    FEDBERRY_ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
     bound = kind_->BoundFor(base);
   }
   if (bound == nullptr) {
@@ -346,9 +347,9 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   // outside the lock, so joins, polls and other pushes do not queue behind
   // a large update's.
   double distance = 0;
-  ASSIGN_OR_RETURN(runtime::NamedTensors whole,
-                   CheckedWhole(update, *base, bound.get(), distance));
-  ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
+  FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
+                            CheckedWhole(update, *base, bound.get(), distance));
+  FEDBERRY_ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
   runtime::NamedTensors added = kind_->Prepare(
       std::move(whole), *base, *intake.current, intake.staleness);
   // The add, the costly part, runs outside job_.mu: joins, polls and the
@@ -385,16 +386,17 @@ absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
     const std::shared_ptr<const runtime::NamedTensors>& base) {
   absl::MutexLock lock(&job_.mu);
   // A full buffer is being published: the push joins the next one.
-  if (!job_.mu.AwaitWithTimeout(
-          absl::Condition(this, &RoundCoordinator::TakesPushLocked),
-          absl::Minutes(1))) {
+  if (!clock_.AwaitWithDeadline(
+          job_.mu, absl::Condition(this, &RoundCoordinator::TakesPushLocked),
+          clock_.Now() + absl::Minutes(1))) {
     return absl::UnavailableError(
         "the server is still publishing a model version; push again");
   }
   // The round may have closed (or the board rejoined) meanwhile.
-  RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
   Intake intake;
-  ASSIGN_OR_RETURN(intake.staleness, kind_->Claim(untrusted.client_id(), base));
+  FEDBERRY_ASSIGN_OR_RETURN(intake.staleness,
+                            kind_->Claim(untrusted.client_id(), base));
   // The round cannot close while an add is in flight: `current` and `sum`
   // stay.
   ++job_.adds_in_flight;
@@ -449,10 +451,10 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
 absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
   absl::MutexLock lock(&job_.mu);
-  ASSIGN_OR_RETURN(ClientRecord * client,
-                   job_.clients.Lookup(report.client_id()));
+  FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
+                            job_.clients.Lookup(report.client_id()));
   client->last_seen = clock_.Now();
-  RETURN_IF_ERROR(closing_->evaluation().Accept(report, *client));
+  FEDBERRY_RETURN_IF_ERROR(closing_->evaluation().Accept(report, *client));
   if (closing_->evaluation().Complete()) job_.WorkChanged();
   return absl::OkStatus();
 }
@@ -466,7 +468,7 @@ void RoundCoordinator::Seen(const std::string& client_id) {
 
 absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&job_.mu);
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
   ClientRecord& info = job_.clients.At(request.client_id());
   info.last_seen = clock_.Now();
@@ -486,7 +488,7 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   ++job_.pending.rejected;
   const std::string& id = header.client_id();
   if (ClientRecord* client = job_.clients.Find(id)) {
-    client->last_refusal = runtime::Printable(why, 512);
+    client->last_refusal = base::Printable(why, 512);
   }
   if (kind_->Refused(header)) job_.WorkChanged();
 }

@@ -1,8 +1,8 @@
 #include "server/sample_relay.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/log_text.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -10,7 +10,7 @@ namespace {
 // A move id as it may appear in a refusal: the caller's bytes, escaped and
 // cut, since refusals are logged and sent back.
 std::string Shown(const std::string& move_id) {
-  return runtime::Printable(move_id, 64);
+  return base::Printable(move_id, 64);
 }
 
 }  // namespace

@@ -26,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "runtime/clock.h"
+#include "base/clock.h"
 
 namespace fedberry::server {
 

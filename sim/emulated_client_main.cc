@@ -12,12 +12,12 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "client/client_flags.h"
 #include "client/run_client.h"
 #include "client/testing/fleet_emulation.h"
 #include "client/testing/update_attack.h"
 #include "runtime/dataset.h"
-#include "runtime/status_macros.h"
 
 ABSL_FLAG(std::string, attack, "",
           "Test only, to measure robust aggregation: send poisoned updates, "
@@ -47,8 +47,8 @@ absl::Status AddDataFraction(const ClientConfig& config,
                              ClientDecorators& decorators) {
   const double fraction = absl::GetFlag(FLAGS_data_fraction);
   if (fraction == 1.0) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const runtime::DataSpec spec,
-                   runtime::ParseDataSpec(config.data.spec));
+  FEDBERRY_ASSIGN_OR_RETURN(const runtime::DataSpec spec,
+                            runtime::ParseDataSpec(config.data.spec));
   if (spec.kind != "idx") {
     return absl::InvalidArgumentError(absl::StrCat(
         "--data_fraction applies to idx data only; --data=", config.data.spec));
@@ -112,9 +112,9 @@ void UseMemoryReadings(ClientDecorators& decorators) {
 absl::StatusOr<ClientDecorators> EmulationFromFlags(
     const ClientConfig& config) {
   ClientDecorators decorators;
-  RETURN_IF_ERROR(AddDataFraction(config, decorators));
-  ASSIGN_OR_RETURN(std::optional<UpdateAttack> attack,
-                   ParseUpdateAttack(absl::GetFlag(FLAGS_attack)));
+  FEDBERRY_RETURN_IF_ERROR(AddDataFraction(config, decorators));
+  FEDBERRY_ASSIGN_OR_RETURN(std::optional<UpdateAttack> attack,
+                            ParseUpdateAttack(absl::GetFlag(FLAGS_attack)));
   if (attack) {
     spdlog::warn("--attack={}: this board sends poisoned updates (test only)",
                  attack->spec);
@@ -122,8 +122,8 @@ absl::StatusOr<ClientDecorators> EmulationFromFlags(
       return std::make_unique<AttackingTrainer>(inner, attack);
     });
   }
-  RETURN_IF_ERROR(AddSlowdown(decorators));
-  RETURN_IF_ERROR(AddPause(decorators));
+  FEDBERRY_RETURN_IF_ERROR(AddSlowdown(decorators));
+  FEDBERRY_RETURN_IF_ERROR(AddPause(decorators));
   UseMemoryReadings(decorators);
   return decorators;
 }

@@ -4,9 +4,9 @@
 #include <cstdio>
 
 #include "absl/flags/flag.h"
-#include "runtime/command_line.h"
+#include "base/command_line.h"
+#include "base/lock_checks.h"
 #include "runtime/fd_limit.h"
-#include "runtime/lock_checks.h"
 #include "sim/emulated_fleet.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "The server (host:port).");
@@ -23,7 +23,7 @@ ABSL_FLAG(absl::Duration, progress, absl::Seconds(5),
           "Progress on stderr this often; 0: none.");
 
 int main(int argc, char** argv) {
-  fedberry::runtime::SkipMutexDeadlockChecks();
+  fedberry::base::SkipMutexDeadlockChecks();
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry load generator: emulated boards that join a fedberry-server, "

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "server/privacy/difference_sum.h"
 #include "server/privacy/gaussian_sum.h"
 #include "server/strategy/strategy_decorator.h"
@@ -25,7 +25,7 @@ class ClippedSumRound : public server::RoundDecorator {
   // data's size, and the root divides by its expected cohort.
   absl::Status Add(const runtime::NamedTensors& update,
                    double /*weight*/) override {
-    ASSIGN_OR_RETURN(const double norm, sum_.Norm(update));
+    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(update));
     const bool clip = !round_.local && norm > round_.clip;
     sum_.Add(update, clip ? round_.clip / norm : 1.0);
     ++updates_;
@@ -63,8 +63,8 @@ class ClippedSumStrategy : public server::StrategyDecorator {
 
   absl::StatusOr<std::unique_ptr<server::RoundAggregator>> BeginRound(
       std::shared_ptr<const runtime::NamedTensors> global) override {
-    ASSIGN_OR_RETURN(std::unique_ptr<server::RoundAggregator> round,
-                     rule().BeginRound(global));
+    FEDBERRY_ASSIGN_OR_RETURN(std::unique_ptr<server::RoundAggregator> round,
+                              rule().BeginRound(global));
     const SiteRound settings = privacy_->round();
     if (!settings.forwards()) {
       return std::make_unique<server::RoundDecorator>(std::move(round));

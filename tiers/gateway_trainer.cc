@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "client/plan_trainer.h"
-#include "runtime/status_macros.h"
 #include "runtime/training_plan.h"
 
 namespace fedberry::tiers {
@@ -42,10 +42,11 @@ absl::Status GatewayTrainer::UsePlan(
         "the parent's plan changed (a new job); restart this gateway to serve "
         "it");
   }
-  ASSIGN_OR_RETURN(server::RoundCoordinator * site,
-                   start_(plan, model_file, [this](server::RelayedRound round) {
-                     Deliver(std::move(round));
-                   }));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      server::RoundCoordinator * site,
+      start_(plan, model_file, [this](server::RelayedRound round) {
+        Deliver(std::move(round));
+      }));
   plan_ = plan;
   {
     absl::MutexLock lock(&mu_);
@@ -112,7 +113,7 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
   round.total_rounds = task.total_rounds;
   round.train = config;
   round.global = std::make_shared<const runtime::NamedTensors>(global);
-  RETURN_IF_ERROR(s->OfferRound(std::move(round)));
+  FEDBERRY_RETURN_IF_ERROR(s->OfferRound(std::move(round)));
   spdlog::info(
       "round {}: running the parent's task {} with this gateway's "
       "boards",
@@ -133,7 +134,7 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
     result_.reset();
   }
   if (dp.forwards()) return ForwardSum(task, dp, global, std::move(result));
-  RETURN_IF_ERROR(result.mean.status());
+  FEDBERRY_RETURN_IF_ERROR(result.mean.status());
   client::TrainOutcome out;
   // The parent expects what its plan trains (--trainable), as a board does.
   const runtime::TrainableSet& trainable = s->trainable();
@@ -141,9 +142,10 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
   out.num_samples = result.weight;
   out.metrics = result.metrics;
   runtime::NamedTensors residual_next;
-  ASSIGN_OR_RETURN(out.encoded, client::EncodeUpdate(
-                                    *plan_, out.model, trainable.Select(global),
-                                    residual_, &residual_next));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      out.encoded,
+      client::EncodeUpdate(*plan_, out.model, trainable.Select(global),
+                           residual_, &residual_next));
   residual_ = std::move(residual_next);
   spdlog::info("round {}: {} board(s) of this gateway weigh {} samples",
                task.round, result.participants, result.weight);
@@ -171,8 +173,8 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::ForwardSum(
   // round's sum, beyond its bound.
   residual_.clear();
   runtime::NamedTensors unused;
-  ASSIGN_OR_RETURN(out.encoded,
-                   client::EncodeUpdate(*plan_, out.model,
+  FEDBERRY_ASSIGN_OR_RETURN(
+      out.encoded, client::EncodeUpdate(*plan_, out.model,
                                         trainable.Select(global), {}, &unused));
   spdlog::info(
       "round {}: forwarding the clipped sum of {} board update(s) of this "

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "base/command_line.h"
 #include "checkpoint/inspect.h"
-#include "runtime/command_line.h"
 
 ABSL_FLAG(bool, json, false, "Print JSON instead of text.");
 

@@ -15,8 +15,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/command_line.h"
 #include "privacy/rdp_accountant.h"
-#include "runtime/command_line.h"
 
 // Strings, parsed here, so that a missing flag and a malformed number are
 // both usage errors that name the flag (exit status 2).

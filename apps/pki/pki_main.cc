@@ -16,9 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/command_line.h"
 #include "pki/fleet_folder.h"
 #include "pki/fleet_pki.h"
-#include "runtime/command_line.h"
 
 ABSL_FLAG(std::string, dir, ".",
           "The fleet folder: fleet-ca.crt, fleet-ca.key, revoked.crl, "

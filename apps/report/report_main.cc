@@ -4,7 +4,7 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "runtime/command_line.h"
+#include "base/command_line.h"
 #include "server/html_report.h"
 
 ABSL_FLAG(std::string, input, "",

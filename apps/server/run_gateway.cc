@@ -14,13 +14,13 @@
 #include "apps/server/run_server.h"
 #include "apps/server/server_options.h"
 #include "apps/server/serving.h"
+#include "base/shutdown_signal.h"
+#include "base/status_macros.h"
 #include "client/client_agent.h"
 #include "client/round_meter.h"
 #include "proto/wire.h"
 #include "runtime/device_facts.h"
 #include "runtime/proc_files.h"
-#include "runtime/shutdown_signal.h"
-#include "runtime/status_macros.h"
 #include "runtime/training_plan.h"
 #include "security/transport.h"
 #include "server/job_plan.h"
@@ -67,13 +67,13 @@ tiers::GatewayTrainer::SiteStarter ServeParentPlan(const ServerConfig& config,
       [&config, &site](
           const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
           server::RelaySink sink) -> absl::StatusOr<server::RoundCoordinator*> {
-        ASSIGN_OR_RETURN(server::JobPlan job,
-                         server::JobPlanFromParent(plan, file));
+        FEDBERRY_ASSIGN_OR_RETURN(server::JobPlan job,
+                                  server::JobPlanFromParent(plan, file));
         for (const auto& w : job.warnings) spdlog::warn("{}", w);
         spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
         server::ServerOptions options = ServerOptionsOf(config);
         tiers::ForwardClippedSums(site.privacy, options.coordinator);
-        ASSIGN_OR_RETURN(
+        FEDBERRY_ASSIGN_OR_RETURN(
             site.serving,
             StartServing(std::move(job), config, std::move(options),
                          std::move(sink), file != nullptr ? file->path() : ""));

@@ -7,7 +7,7 @@
 #include "apps/server/run_server.h"
 #include "apps/server/server_options.h"
 #include "apps/server/serving.h"
-#include "runtime/shutdown_signal.h"
+#include "base/shutdown_signal.h"
 #include "runtime/training_plan.h"
 #include "server/job_plan.h"
 

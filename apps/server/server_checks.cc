@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "apps/server/server_options.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "server/planner/round_planner.h"
 #include "server/round/staleness.h"
 
@@ -81,7 +81,7 @@ absl::Status CheckRanges(const ServerConfig& config) {
 }  // namespace
 
 absl::Status CheckServerOptions(const ServerConfig& config) {
-  RETURN_IF_ERROR(CheckBoardEvalOptions(config));
+  FEDBERRY_RETURN_IF_ERROR(CheckBoardEvalOptions(config));
   const RoundsConfig& r = config.rounds;
   if (config.planner.data_moves && config.plan.local_steps > 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -158,8 +158,8 @@ const char* AsyncConflict(const ServerConfig& config) {
 }  // namespace
 
 absl::Status CheckMode(const ServerConfig& config) {
-  ASSIGN_OR_RETURN(std::optional<server::AsyncOptions> async,
-                   AsyncOptionsOf(config));
+  FEDBERRY_ASSIGN_OR_RETURN(std::optional<server::AsyncOptions> async,
+                            AsyncOptionsOf(config));
   if (!async) return absl::OkStatus();
   if (const char* conflict = AsyncConflict(config); conflict != nullptr) {
     return absl::InvalidArgumentError(
@@ -170,8 +170,8 @@ absl::Status CheckMode(const ServerConfig& config) {
 
 absl::Status ApplyMode(const ServerConfig& config,
                        server::CoordinatorOptions& c) {
-  RETURN_IF_ERROR(CheckMode(config));
-  ASSIGN_OR_RETURN(c.async, AsyncOptionsOf(config));
+  FEDBERRY_RETURN_IF_ERROR(CheckMode(config));
+  FEDBERRY_ASSIGN_OR_RETURN(c.async, AsyncOptionsOf(config));
   if (!c.async) return absl::OkStatus();
   const server::AsyncOptions& a = *c.async;
   spdlog::info(

@@ -8,11 +8,11 @@
 #include "apps/server/run_server.h"
 #include "apps/server/server_config.h"
 #include "apps/server/server_flags.h"
-#include "runtime/command_line.h"
+#include "base/command_line.h"
+#include "base/lock_checks.h"
+#include "base/shutdown_signal.h"
 #include "runtime/compute_kernels.h"
 #include "runtime/heap_tuning.h"
-#include "runtime/lock_checks.h"
-#include "runtime/shutdown_signal.h"
 #include "server/fleet/version_gate.h"
 
 namespace fedberry::apps {
@@ -40,7 +40,7 @@ int Run(const ServerConfig& config) {
 
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForServing();  // before anything allocates much
-  fedberry::runtime::SkipMutexDeadlockChecks();
+  fedberry::base::SkipMutexDeadlockChecks();
   fedberry::ParseCommandLine(
       argc, argv,
       "fedberry aggregation server: runs FedAvg rounds for clients that dial "

@@ -5,8 +5,8 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "server/fleet/version_gate.h"
 #include "server/round/staleness.h"
 
@@ -61,12 +61,13 @@ absl::StatusOr<server::JobPlanRequest> PlanRequestOf(
   r.learning_rate = p.lr;
   r.momentum = p.momentum;
   r.weight_decay = p.weight_decay;
-  ASSIGN_OR_RETURN(r.input_shape,
-                   server::ParseShape(p.input_shape, "input_shape"));
+  FEDBERRY_ASSIGN_OR_RETURN(r.input_shape,
+                            server::ParseShape(p.input_shape, "input_shape"));
   r.num_outputs = p.num_outputs;
-  ASSIGN_OR_RETURN(r.input_mean,
-                   server::ParseFloats(p.input_mean, "input_mean"));
-  ASSIGN_OR_RETURN(r.input_std, server::ParseFloats(p.input_std, "input_std"));
+  FEDBERRY_ASSIGN_OR_RETURN(r.input_mean,
+                            server::ParseFloats(p.input_mean, "input_mean"));
+  FEDBERRY_ASSIGN_OR_RETURN(r.input_std,
+                            server::ParseFloats(p.input_std, "input_std"));
   r.label_column = p.label_column;
   r.feature_columns = p.feature_columns;
   r.strategy = config.strategy.name;
@@ -179,17 +180,16 @@ absl::StatusOr<std::optional<server::AsyncOptions>> AsyncOptionsOf(
   const ModeConfig& m = config.mode;
   if (m.mode == "sync") return std::nullopt;
   if (m.mode != "async") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--mode must be sync or async, not '",
-                     runtime::Printable(m.mode), "'"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--mode must be sync or async, not '", base::Printable(m.mode), "'"));
   }
   server::AsyncOptions a;
-  ASSIGN_OR_RETURN(a.weighting,
-                   server::ParseStalenessWeighting(m.staleness_weight));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      a.weighting, server::ParseStalenessWeighting(m.staleness_weight));
   a.buffer = m.async_buffer;
   a.max_staleness = m.max_staleness;
   a.max_concurrency = m.max_concurrency;
-  RETURN_IF_ERROR(server::CheckAsyncOptions(a));
+  FEDBERRY_RETURN_IF_ERROR(server::CheckAsyncOptions(a));
   return a;
 }
 

@@ -10,10 +10,10 @@
 #include "absl/strings/str_cat.h"
 #include "apps/server/server_checks.h"
 #include "apps/server/server_options.h"
-#include "checkpoint/atomic_write.h"
+#include "base/atomic_write.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "checkpoint/torch_archive.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
 #include "runtime/torchscript_model.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
@@ -44,8 +44,7 @@ absl::Status SaveModel(const runtime::NamedTensors& model,
     return absl::InternalError(
         absl::StrCat("cannot save the global model to ", path, ": ", e.what()));
   }
-  return checkpoint::WriteFileAtomically(checkpoint::FileSystem::Default(),
-                                         path, bytes);
+  return base::WriteFileAtomically(base::FileSystem::Default(), path, bytes);
 }
 
 // --weights: the named tensors of a global_model.pt into `model`. Every
@@ -54,13 +53,13 @@ absl::Status SaveModel(const runtime::NamedTensors& model,
 absl::Status LoadWeights(const std::string& path, runtime::Model& model) {
   if (path.empty()) return absl::OkStatus();
   absl::StatusOr<std::string> bytes =
-      checkpoint::FileSystem::Default().ReadFile(path);
+      base::FileSystem::Default().ReadFile(path);
   if (!bytes.ok()) {
     return absl::NotFoundError(
         absl::StrCat("--weights: ", bytes.status().message()));
   }
   runtime::NamedTensors weights = model.State();
-  RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
+  FEDBERRY_RETURN_IF_ERROR(checkpoint::ArchiveFromBytes(
       *bytes, path, [&](torch::serialize::InputArchive& archive) {
         for (auto& t : weights) {
           torch::Tensor read;
@@ -72,7 +71,7 @@ absl::Status LoadWeights(const std::string& path, runtime::Model& model) {
           t.tensor = read.to(t.tensor.dtype());
         }
       }));
-  RETURN_IF_ERROR(model.LoadState(weights));
+  FEDBERRY_RETURN_IF_ERROR(model.LoadState(weights));
   spdlog::info("weights of {} tensors from {}", weights.size(), path);
   return absl::OkStatus();
 }
@@ -158,7 +157,7 @@ server::ReportSink RoundSink(server::MetricsLog* log,
           "round {} done without a new model: {} of {} clients, its result "
           "was refused ({}); the global model stays as it was, {:.2f} s",
           round, r.participants, r.selected,
-          runtime::Printable(r.refused_result, 300), r.round_seconds);
+          base::Printable(r.refused_result, 300), r.round_seconds);
     } else if (r.eval && r.eval->regression) {
       spdlog::info(
           "round {} done: {} of {} clients, test RMSE {:.4f}, MAE {:.4f}, "
@@ -266,9 +265,9 @@ absl::Status ApplyPrivacy(const ServerConfig& config,
                           server::CoordinatorOptions& c) {
   const server::DpOptions dp = DpOptionsOf(config);
   if (!dp.enabled()) return absl::OkStatus();
-  RETURN_IF_ERROR(server::CheckDpOptions(dp, c.strategy.name, model,
-                                         c.strategy.parameter_count));
-  RETURN_IF_ERROR(CheckDpCombination(config));
+  FEDBERRY_RETURN_IF_ERROR(server::CheckDpOptions(dp, c.strategy.name, model,
+                                                  c.strategy.parameter_count));
+  FEDBERRY_RETURN_IF_ERROR(CheckDpCombination(config));
   std::shared_ptr<server::RoundBudget> budget =
       dp.local ? std::shared_ptr<server::RoundBudget>(
                      std::make_shared<server::LocalPrivacyBudget>(dp))
@@ -300,9 +299,9 @@ absl::Status ApplySettings(server::JobPlan& job, const ServerConfig& config,
                            server::RelaySink relay_sink,
                            server::ServerOptions& options) {
   ApplyPlan(job, std::move(relay_sink), options);
-  RETURN_IF_ERROR(CheckServerOptions(config));
-  RETURN_IF_ERROR(ApplyMode(config, options.coordinator));
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(CheckServerOptions(config));
+  FEDBERRY_RETURN_IF_ERROR(ApplyMode(config, options.coordinator));
+  FEDBERRY_RETURN_IF_ERROR(
       ApplyPrivacy(config, job.model->State(), options.coordinator));
   if (options.coordinator.planning.data_moves) {
     spdlog::warn(
@@ -335,11 +334,12 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     std::string script_source) {
   auto serving = std::make_unique<Serving>();
   const bool relay = static_cast<bool>(relay_sink);
-  RETURN_IF_ERROR(ApplySettings(job, config, std::move(relay_sink), options));
+  FEDBERRY_RETURN_IF_ERROR(
+      ApplySettings(job, config, std::move(relay_sink), options));
   checkpoint::StoreOptions store_options;
   store_options.keep = config.output.checkpoint_keep;
   serving->store = std::make_unique<checkpoint::CheckpointStore>(
-      config.output.dir + "/checkpoints", checkpoint::FileSystem::Default(),
+      config.output.dir + "/checkpoints", base::FileSystem::Default(),
       store_options);
   serving->plan = job.plan;
   serving->script_source = std::move(script_source);
@@ -347,17 +347,19 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   // checkpoint one would continue.
   const bool evaluate_only = options.coordinator.evaluate_only;
   if (config.output.resume && !evaluate_only) {
-    ASSIGN_OR_RETURN(options.restore, ResumeFrom(*serving->store, job.plan));
+    FEDBERRY_ASSIGN_OR_RETURN(options.restore,
+                              ResumeFrom(*serving->store, job.plan));
   }
-  RETURN_IF_ERROR(LoadWeights(config.plan.weights, *job.model));
-  ASSIGN_OR_RETURN(serving->metrics,
-                   server::MetricsLog::Open(
-                       config.output.dir,
-                       options.restore ? options.restore->history
-                                       : std::vector<server::RoundReport>{}));
+  FEDBERRY_RETURN_IF_ERROR(LoadWeights(config.plan.weights, *job.model));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      serving->metrics,
+      server::MetricsLog::Open(config.output.dir,
+                               options.restore
+                                   ? options.restore->history
+                                   : std::vector<server::RoundReport>{}));
   const runtime::NamedTensors initial = job.model->State();
   server::Evaluator evaluator = MakeEvaluator(job);
-  ASSIGN_OR_RETURN(
+  FEDBERRY_ASSIGN_OR_RETURN(
       security::ServerTransport transport,
       security::MakeServerTransport(config.transport.transport, absl::Now()));
   serving->revoked = std::move(transport.revoked);
@@ -381,8 +383,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   }
   serving->server = *std::move(started);
   // Scripts wait for this file to find the port: whole or absent.
-  RETURN_IF_ERROR(checkpoint::WriteFileAtomically(
-      checkpoint::FileSystem::Default(), config.output.dir + "/server.addr",
+  FEDBERRY_RETURN_IF_ERROR(base::WriteFileAtomically(
+      base::FileSystem::Default(), config.output.dir + "/server.addr",
       absl::StrCat(serving->server->address(), "\n")));
   spdlog::info(
       "fedberry-server listening on {}, {} ({}, output {})",
@@ -392,7 +394,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
             : absl::StrCat(options.coordinator.rounds, " rounds of ",
                            options.coordinator.train.model()),
       config.output.dir);
-  RETURN_IF_ERROR(
+  FEDBERRY_RETURN_IF_ERROR(
       StartWatches(*serving, figures, config.transport.metrics_listen,
                    {options.coordinator.job_id, job.plan.model_name(),
                     options.coordinator.strategy.name}));

@@ -22,7 +22,7 @@
 #include "absl/time/time.h"
 #include "apps/sim/child_args.h"
 #include "apps/sim/sim_report.h"
-#include "runtime/shutdown_signal.h"
+#include "base/shutdown_signal.h"
 #include "server/html_report.h"
 #include "sim/link_shaper.h"
 #include "sim/local_pki.h"

@@ -13,7 +13,7 @@
 #include "apps/server/server_flags_shared.h"
 #include "apps/sim/run_sim.h"
 #include "apps/sim/sim_flags.h"
-#include "runtime/command_line.h"
+#include "base/command_line.h"
 
 int main(int argc, char** argv) {
   fedberry::ParseCommandLine(

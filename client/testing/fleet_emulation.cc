@@ -16,7 +16,12 @@ bool WaitUnlessStopped(absl::Duration d, const std::atomic<bool>& stop,
   while (!stop.load()) {
     const absl::Duration left = until - time.clock->Now();
     if (left <= absl::ZeroDuration()) return true;
-    time.sleep(std::min(absl::Milliseconds(50), left));
+    const absl::Duration step = std::min(absl::Milliseconds(50), left);
+    if (time.sleep) {
+      time.sleep(step);
+    } else {
+      time.clock->SleepFor(step);
+    }
   }
   return false;
 }

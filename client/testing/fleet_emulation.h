@@ -24,21 +24,19 @@
 
 #include <functional>
 
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "client/local_trainer.h"
-#include "runtime/clock.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::client {
 
-// How the emulation tells and spends time: the real clock and sleep by
-// default; a test passes a SimulatedClock and a sleep that advances it.
+// How the emulation tells and spends time: the real clock by default; a
+// test passes a SimulatedClock, whose SleepFor advances it, and may hook
+// each sleep (`sleep`, used instead of clock->SleepFor when set).
 struct EmulatedTime {
   Clock* clock = &Clock::Real();
-  std::function<void(absl::Duration)> sleep = [](absl::Duration d) {
-    absl::SleepFor(d);
-  };
+  std::function<void(absl::Duration)> sleep;
 };
 
 // Evaluation is not slowed: the fleet profile models training speed.

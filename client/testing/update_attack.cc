@@ -7,8 +7,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "client/plan_trainer.h"
-#include "runtime/status_macros.h"
 
 namespace fedberry::client {
 
@@ -80,7 +80,7 @@ absl::StatusOr<runtime::NamedTensors> SelectLike(
 absl::Status AttackingTrainer::UsePlan(
     const v1::TrainingPlan& plan,
     const runtime::VerifiedModelFile* model_file) {
-  RETURN_IF_ERROR(LocalTrainerWrapper::UsePlan(plan, model_file));
+  FEDBERRY_RETURN_IF_ERROR(LocalTrainerWrapper::UsePlan(plan, model_file));
   plan_ = plan;
   return absl::OkStatus();
 }
@@ -88,11 +88,11 @@ absl::Status AttackingTrainer::UsePlan(
 absl::StatusOr<TrainOutcome> AttackingTrainer::Train(
     const TaskRef& task, const v1::TrainConfig& config,
     const runtime::NamedTensors& global, const std::atomic<bool>& stop) {
-  ASSIGN_OR_RETURN(TrainOutcome out,
-                   LocalTrainerWrapper::Train(task, config, global, stop));
-  ASSIGN_OR_RETURN(const runtime::NamedTensors sent_global,
-                   SelectLike(global, out.model));
-  RETURN_IF_ERROR(ApplyUpdateAttack(attack_, sent_global, &out.model));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      TrainOutcome out, LocalTrainerWrapper::Train(task, config, global, stop));
+  FEDBERRY_ASSIGN_OR_RETURN(const runtime::NamedTensors sent_global,
+                            SelectLike(global, out.model));
+  FEDBERRY_RETURN_IF_ERROR(ApplyUpdateAttack(attack_, sent_global, &out.model));
   if (out.encoded.empty()) return out;  // sent RAW: the model is the update
   if (!plan_) {
     return absl::FailedPreconditionError(
@@ -105,8 +105,9 @@ absl::StatusOr<TrainOutcome> AttackingTrainer::Train(
   residual_task_ = task.task_id;
   residual_task_in_ = residual_in;
   runtime::NamedTensors residual_next;
-  ASSIGN_OR_RETURN(out.encoded, EncodeUpdate(*plan_, out.model, sent_global,
-                                             residual_in, &residual_next));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      out.encoded, EncodeUpdate(*plan_, out.model, sent_global, residual_in,
+                                &residual_next));
   residual_ = std::move(residual_next);
   return out;
 }

@@ -1,9 +1,9 @@
 #include "server/fleet/version_gate.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/log_text.h"
+#include "base/version.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
-#include "runtime/version.h"
 
 namespace fedberry::server {
 
@@ -30,7 +30,7 @@ absl::Status VersionGate::Admit(const std::string& client_version) const {
       client_version.empty()
           ? "a release that does not report its version"
           : absl::StrCat("fedberry-client ",
-                         runtime::Printable(client_version, 64));
+                         base::Printable(client_version, 64));
   return wire::WithReason(
       absl::FailedPreconditionError(absl::StrCat(
           "not joined: this board runs ", runs, "; the job needs ", text_,

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 
 namespace fedberry::server {
 
@@ -49,7 +49,7 @@ absl::Status AddToRound(RoundAggregator& round, const v1::UpdateHeader& header,
     return round.Add(update, static_cast<double>(header.num_samples()));
   }
   const v1::ForwardedSum& sum = header.metrics().forwarded_sum();
-  RETURN_IF_ERROR(CheckForwardedSum(sum, boards));
+  FEDBERRY_RETURN_IF_ERROR(CheckForwardedSum(sum, boards));
   return round.AddSum(update, static_cast<int>(sum.updates()),
                       static_cast<int>(sum.clipped()));
 }

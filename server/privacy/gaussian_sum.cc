@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "server/privacy/difference_sum.h"
 #include "server/privacy/forwarded_sum.h"
 #include "server/strategy/strategy_decorator.h"
@@ -32,7 +32,7 @@ class GaussianSumRound : public RoundDecorator {
 
   absl::Status Add(const runtime::NamedTensors& update,
                    double /*weight*/) override {
-    ASSIGN_OR_RETURN(const double norm, sum_.Norm(update));
+    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(update));
     // Local DP: the board clipped and noised; a second clip would cut the
     // noise, not the update.
     sum_.Add(update, !options_.local && norm > clip_ ? clip_ / norm : 1.0);
@@ -47,8 +47,8 @@ class GaussianSumRound : public RoundDecorator {
   // once onto the root's total.
   absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
                       int clipped) override {
-    ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
-    ASSIGN_OR_RETURN(
+    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
+    FEDBERRY_ASSIGN_OR_RETURN(
         const double scale,
         ForwardedSumScale(norm, updates, options_.local ? 0.0 : clip_));
     sum_.Add(sum, scale);
@@ -76,7 +76,7 @@ class GaussianSumRound : public RoundDecorator {
     if (stddev > 0) sum_.AddNoise(stddev, generator_);
     const runtime::NamedTensors next = sum_.Over(denominator);
     Account(denominator, count_stddev);
-    RETURN_IF_ERROR(RoundDecorator::Add(next, 1.0));
+    FEDBERRY_RETURN_IF_ERROR(RoundDecorator::Add(next, 1.0));
     return RoundDecorator::Result();
   }
 
@@ -142,8 +142,8 @@ class GaussianSumStrategy : public StrategyDecorator {
 
   absl::StatusOr<std::unique_ptr<RoundAggregator>> BeginRound(
       std::shared_ptr<const runtime::NamedTensors> global) override {
-    ASSIGN_OR_RETURN(std::unique_ptr<RoundAggregator> round,
-                     rule().BeginRound(global));
+    FEDBERRY_ASSIGN_OR_RETURN(std::unique_ptr<RoundAggregator> round,
+                              rule().BeginRound(global));
     at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(
         NoiseSeed(options_.noise_seed, *global));
     return std::make_unique<GaussianSumRound>(std::move(round),

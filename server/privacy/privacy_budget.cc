@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/status_macros.h"
+#include "base/status_macros.h"
 #include "server/json_number.h"
 
 namespace fedberry::server {
@@ -108,7 +108,8 @@ absl::Status PrivacyBudget::Restore(const std::string& state) {
     return absl::InvalidArgumentError(
         "the privacy budget's clip bound is not a positive number");
   }
-  RETURN_IF_ERROR(accountant_.Restore(orders, rdp, j["steps"].get<int64_t>()));
+  FEDBERRY_RETURN_IF_ERROR(
+      accountant_.Restore(orders, rdp, j["steps"].get<int64_t>()));
   clip_->clip = clip;
   return absl::OkStatus();
 }

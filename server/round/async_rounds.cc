@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 #include "server/round/staleness.h"
 
 namespace fedberry::server {
@@ -145,7 +145,7 @@ bool AsyncRounds::Closes(CloseDecision& decision) {
     const ClientRecord* c = ctx_.clients.Find(id);
     if (c == nullptr || now - c->last_seen > options_.liveness) {
       spdlog::info("round {}: {} went silent; its task is given up", ctx_.round,
-                   c != nullptr ? c->name : runtime::Printable(id));
+                   c != nullptr ? c->name : base::Printable(id));
       versions_.Drop(id);
       SlotFreed();
     }

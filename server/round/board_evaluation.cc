@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -171,7 +171,7 @@ absl::Status BoardEvaluation::Accept(const std::string& client_id,
   }
   if (report.task_id() != task_id_) {
     return absl::InvalidArgumentError(
-        absl::StrCat("task id '", runtime::Printable(report.task_id()),
+        absl::StrCat("task id '", base::Printable(report.task_id()),
                      "' is not round ", round_, "'s evaluation task"));
   }
   if (!Awaits(client_id)) {

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 #include "server/fleet/board_state.h"
 #include "server/input_checks.h"
 
@@ -22,20 +22,19 @@ ClientRecord RecordOfJoin(const v1::JoinRequest& request, absl::Time now) {
   record.allow_data_moves = request.allow_data_moves();
   record.sample_bytes = request.sample_bytes();
   record.boards = request.boards();
-  record.client_version = runtime::Printable(request.client_version(), 64);
+  record.client_version = base::Printable(request.client_version(), 64);
   return record;
 }
 
 std::string JoinedLine(const ClientRecord& record, const std::string& id) {
-  return absl::StrCat(
-      "client '", record.name, "' joined as ", id, " (", record.num_samples,
-      " samples, ", record.device.cores(), " cores, ",
-      runtime::Printable(record.device.architecture()),
-      record.allow_data_moves ? ", allows data moves" : "",
-      record.boards > 0
-          ? absl::StrCat(", a gateway for ", record.boards, " boards")
-          : "",
-      ")");
+  return absl::StrCat("client '", record.name, "' joined as ", id, " (",
+                      record.num_samples, " samples, ", record.device.cores(),
+                      " cores, ", base::Printable(record.device.architecture()),
+                      record.allow_data_moves ? ", allows data moves" : "",
+                      record.boards > 0 ? absl::StrCat(", a gateway for ",
+                                                       record.boards, " boards")
+                                        : "",
+                      ")");
 }
 
 void NoteHeartbeat(ClientRecord& record, const v1::HeartbeatRequest& request,

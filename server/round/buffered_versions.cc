@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log_text.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
 
 namespace fedberry::server {
 
@@ -100,14 +100,14 @@ absl::Status BufferedVersions::Check(const std::string& id, uint64_t round,
   }
   const AsyncTask* task = Find(id);
   if (task == nullptr || task->round != round) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "client ", runtime::Printable(id), " holds no task on round ", round,
-        " (the server runs round ", open_round_,
-        "; ask for a task to pull the latest model)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("client ", base::Printable(id), " holds no task on round ",
+                     round, " (the server runs round ", open_round_,
+                     "; ask for a task to pull the latest model)"));
   }
   if (task_id != task->task_id) {
     return absl::InvalidArgumentError(
-        absl::StrCat("task id '", runtime::Printable(task_id),
+        absl::StrCat("task id '", base::Printable(task_id),
                      "' is not this client's task on round ", round));
   }
   return absl::OkStatus();
@@ -121,11 +121,11 @@ absl::StatusOr<int> BufferedVersions::Claim(const std::string& id) {
   auto it = tasks_.find(id);
   if (it == tasks_.end()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("client ", runtime::Printable(id), " holds no task"));
+        absl::StrCat("client ", base::Printable(id), " holds no task"));
   }
   if (it->second.claimed) {
     return absl::AlreadyExistsError(absl::StrCat(
-        "client ", runtime::Printable(id), " is already sending its update"));
+        "client ", base::Printable(id), " is already sending its update"));
   }
   const int staleness = static_cast<int>(open_round_ - it->second.round);
   if (staleness > options_.max_staleness) {

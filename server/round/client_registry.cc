@@ -9,9 +9,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/log_text.h"
-#include "runtime/status_macros.h"
-#include "server/declared_size_bound.h"
+#include "base/log_text.h"
+#include "base/status_macros.h"
 #include "server/declared_size_bound.h"
 
 namespace fedberry::server {
@@ -103,7 +102,7 @@ namespace {
 
 absl::Status Unknown(const std::string& id) {
   return absl::NotFoundError(absl::StrCat("unknown client id '",
-                                          runtime::Printable(id),
+                                          base::Printable(id),
                                           "': join the federation first"));
 }
 
@@ -124,7 +123,7 @@ absl::StatusOr<const ClientRecord*> ClientRegistry::Lookup(
 
 absl::StatusOr<std::string> ClientRegistry::NameOf(
     const std::string& id) const {
-  ASSIGN_OR_RETURN(const ClientRecord* client, Lookup(id));
+  FEDBERRY_ASSIGN_OR_RETURN(const ClientRecord* client, Lookup(id));
   return client->name;
 }
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::server {
 
@@ -63,7 +63,7 @@ absl::Status HeldEvaluation::Accept(const v1::EvaluationReport& report,
   if (accepted.ok() && !report.declined().empty()) {
     spdlog::info("round {}: board {} declined to evaluate: {}",
                  evaluation_->round(), client.name,
-                 runtime::Printable(report.declined()));
+                 base::Printable(report.declined()));
   }
   return accepted;
 }

@@ -3,16 +3,16 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::server {
 
 absl::Status JoinGate::Refusal(const v1::JoinRequest& request) const {
-  const std::string name = runtime::Printable(request.client_name());
+  const std::string name = base::Printable(request.client_name());
   if (!request.plan_error().empty()) {
     // The board bound its data to the plan and failed: it never trains in
     // this job, so it is not registered.
-    const std::string reason = runtime::Printable(request.plan_error(), 1024);
+    const std::string reason = base::Printable(request.plan_error(), 1024);
     spdlog::warn("client '{}' cannot take part: {}", name, reason);
     if (refused_sink_) refused_sink_(name, reason);
     return absl::FailedPreconditionError(absl::StrCat(

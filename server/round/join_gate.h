@@ -13,8 +13,8 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
-#include "runtime/clock.h"
 #include "server/fleet/refused_joins.h"
 #include "server/fleet/version_gate.h"
 #include "server/round/round_budget.h"

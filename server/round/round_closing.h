@@ -12,7 +12,7 @@
 
 #include <cstdint>
 
-#include "runtime/clock.h"
+#include "base/clock.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
 #include "server/round/close_rule.h"

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
-#include "runtime/clock.h"
 #include "runtime/model.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 namespace fedberry::server {
 
@@ -16,7 +16,7 @@ absl::StatusOr<StalenessWeighting> ParseStalenessWeighting(
   return absl::InvalidArgumentError(
       absl::StrCat("--staleness_weight must be polynomial (1/sqrt(1+s)) or "
                    "constant, not '",
-                   runtime::Printable(name), "'"));
+                   base::Printable(name), "'"));
 }
 
 const char* StalenessWeightingName(StalenessWeighting weighting) {

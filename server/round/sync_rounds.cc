@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log_text.h"
 #include "proto/wire.h"
-#include "runtime/log_text.h"
 #include "server/round/round_planning.h"
 
 namespace fedberry::server {
@@ -103,7 +103,7 @@ absl::Status SyncRounds::CheckTask(const std::string& id, uint64_t round,
   }
   if (task_id != open_.task_id()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("task id '", runtime::Printable(task_id),
+        absl::StrCat("task id '", base::Printable(task_id),
                      "' does not match round ", open, "'s task"));
   }
   if (!open_.Selected(id)) {
@@ -129,7 +129,7 @@ std::optional<absl::Status> SyncRounds::RefuseLate(
   ++late_updates_;
   const ClientRecord* late = ctx_.clients.Find(header.client_id());
   const std::string name =
-      late != nullptr ? late->name : runtime::Printable(header.client_id());
+      late != nullptr ? late->name : base::Printable(header.client_id());
   spdlog::warn(
       "round {}: a late update from {} ({} samples) is refused: the round "
       "closed without it",
@@ -175,7 +175,7 @@ bool SyncRounds::Refused(const v1::UpdateHeader& header) {
   const ClientRecord* client = ctx_.clients.Find(id);
   spdlog::info("round {}: not waiting for {} any more (its update was refused)",
                ctx_.round,
-               client != nullptr ? client->name : runtime::Printable(id));
+               client != nullptr ? client->name : base::Printable(id));
   return true;
 }
 

@@ -5,14 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
-#include "checkpoint/testing/fault_injection_file_system.h"
+#include "base/testing/fault_injection_file_system.h"
 #include "tests/test_files.h"
 
 namespace fedberry::checkpoint {
 namespace {
 
-using testing::FaultInjectionFileSystem;
-using testing::Op;
+using base::testing::FaultInjectionFileSystem;
+using base::testing::Op;
 namespace fs = std::filesystem;
 
 std::vector<CheckpointFile> Files(const std::string& tag) {
@@ -51,7 +51,7 @@ TEST(CheckpointStore, SaveThenLoadLatestAndPointer) {
 
 TEST(CheckpointStore, KeepsTheNewestN) {
   fedberry::testing::TempDir dir;
-  CheckpointStore store(dir / "ckpt", FileSystem::Default(), {.keep = 2});
+  CheckpointStore store(dir / "ckpt", base::FileSystem::Default(), {.keep = 2});
   for (const char* t : {"a", "b", "c", "d"})
     ASSERT_TRUE(store.Save(Files(t)).ok());
   auto list = store.List();

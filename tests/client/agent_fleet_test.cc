@@ -15,13 +15,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/synchronization/mutex.h"
+#include "base/testing/simulated_clock.h"
+#include "base/version.h"
 #include "client/client_agent.h"
 #include "client/plan_trainer.h"
 #include "proto/wire.h"
 #include "runtime/tensor_codec.h"
-#include "runtime/testing/simulated_clock.h"
 #include "runtime/training_plan.h"
-#include "runtime/version.h"
 #include "tests/client/small_training_job.h"
 
 namespace fedberry::client {

@@ -17,11 +17,11 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/testing/simulated_clock.h"
 #include "client/criu_adapter.h"
 #include "client/criu_signals.h"
 #include "client/release_mode.h"
 #include "client/supervisor.h"
-#include "runtime/testing/simulated_clock.h"
 #include "tests/test_files.h"
 
 namespace fedberry::client {

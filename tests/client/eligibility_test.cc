@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "absl/time/civil_time.h"
+#include "base/testing/simulated_clock.h"
 #include "runtime/testing/fake_proc_files.h"
-#include "runtime/testing/simulated_clock.h"
 
 namespace fedberry::client {
 namespace {

@@ -9,7 +9,7 @@
 #include <functional>
 #include <thread>
 
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 
 namespace fedberry::client {
 namespace {

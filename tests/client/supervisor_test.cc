@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 #include "tests/test_files.h"
 
 namespace fedberry::client {

@@ -33,7 +33,7 @@ void TrainAndKeepOnly(const runtime::ImageDataset& data,
   {
     PlanTrainer saving(data, 1,
                        std::make_unique<checkpoint::CheckpointStore>(
-                           root, checkpoint::FileSystem::Default(),
+                           root, base::FileSystem::Default(),
                            checkpoint::StoreOptions{.keep = 100}),
                        CheckpointPolicy{5, absl::ZeroDuration()});
     ASSERT_TRUE(saving.UsePlan(plan, nullptr).ok());
@@ -58,7 +58,7 @@ TEST(TrainingResume, ResumeFromEveryMidRunCheckpointIsBitExact) {
   const std::string root = dir / "ckpt";
   PlanTrainer saving(data, 1,
                      std::make_unique<checkpoint::CheckpointStore>(
-                         root, checkpoint::FileSystem::Default(),
+                         root, base::FileSystem::Default(),
                          checkpoint::StoreOptions{.keep = 100}),
                      CheckpointPolicy{5, absl::ZeroDuration()});
   auto saved_run = saving.Train(task, Config(), Global(), stop);

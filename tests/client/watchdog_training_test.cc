@@ -20,11 +20,11 @@
 #include <set>
 #include <thread>
 
+#include "base/testing/simulated_clock.h"
 #include "client/memory_release.h"
 #include "client/plan_trainer.h"
 #include "client/watchdog_gate.h"
 #include "runtime/compute_kernels.h"
-#include "runtime/testing/simulated_clock.h"
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 

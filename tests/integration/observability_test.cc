@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "base/version.h"
 #include "client/client_agent.h"
 #include "client/plan_trainer.h"
 #include "proto/wire.h"
@@ -19,7 +20,6 @@
 #include "runtime/model_zoo.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/resource_monitor.h"
-#include "runtime/version.h"
 #include "server/federation_server.h"
 #include "server/fleet/fleet_status.h"
 #include "server/fleet_view.h"

@@ -7,9 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/testing/simulated_clock.h"
 #include "runtime/device_facts.h"
 #include "runtime/testing/fake_proc_files.h"
-#include "runtime/testing/simulated_clock.h"
 
 namespace fedberry::runtime {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 
 namespace fedberry::runtime {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/match.h"
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 #include "runtime/trainable_set.h"
 #include "server/round_coordinator.h"
 #include "server/strategy/keep_frozen.h"

@@ -6,8 +6,8 @@
 
 #include <cmath>
 
+#include "base/testing/simulated_clock.h"
 #include "proto/wire.h"
-#include "runtime/testing/simulated_clock.h"
 #include "server/round/async_rounds.h"
 #include "server/round/sync_rounds.h"
 

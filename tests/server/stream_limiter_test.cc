@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 
 namespace fedberry::server {
 namespace {

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <vector>
 
-#include "runtime/testing/simulated_clock.h"
+#include "base/testing/simulated_clock.h"
 
 namespace fedberry::client {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/command_line.h"
+#include "base/command_line.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -11,7 +11,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/version.h"
+#include "base/version.h"
 
 namespace fedberry {
 

@@ -4,8 +4,8 @@
 // its data first (a short write), and DropUnsyncedData() simulates a power
 // cut by emptying every file whose data was never fsynced.
 // Modelled on rocksdb's FaultInjectionTestFS. Thread-safe.
-#ifndef FEDBERRY_CHECKPOINT_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_
-#define FEDBERRY_CHECKPOINT_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_
+#ifndef FEDBERRY_BASE_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_
+#define FEDBERRY_BASE_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_
 
 #include <map>
 #include <memory>
@@ -13,9 +13,9 @@
 #include <string>
 
 #include "absl/synchronization/mutex.h"
-#include "checkpoint/file_system.h"
+#include "base/file_system.h"
 
-namespace fedberry::checkpoint::testing {
+namespace fedberry::base::testing {
 
 enum class Op {
   kCreate,
@@ -73,6 +73,6 @@ class FaultInjectionFileSystem : public FileSystem {
   std::set<std::string> unsynced_ ABSL_GUARDED_BY(mu_);
 };
 
-}  // namespace fedberry::checkpoint::testing
+}  // namespace fedberry::base::testing
 
-#endif  // FEDBERRY_CHECKPOINT_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_
+#endif  // FEDBERRY_BASE_TESTING_FAULT_INJECTION_FILE_SYSTEM_H_

@@ -1,11 +1,11 @@
-#include "runtime/lock_checks.h"
+#include "base/lock_checks.h"
 
 #include "absl/synchronization/mutex.h"
 
-namespace fedberry::runtime {
+namespace fedberry::base {
 
 void SkipMutexDeadlockChecks() {
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
 
-}  // namespace fedberry::runtime
+}  // namespace fedberry::base

@@ -1,8 +1,8 @@
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 #include <gtest/gtest.h>
 
-namespace fedberry::runtime {
+namespace fedberry::base {
 namespace {
 
 TEST(Printable, EscapesControlBytesSoNoLineCanBeForged) {
@@ -25,4 +25,4 @@ TEST(FirstUnprintable, FindsTheFirstControlOrNonAsciiByte) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::base

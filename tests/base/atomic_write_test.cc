@@ -1,14 +1,14 @@
-#include "checkpoint/atomic_write.h"
+#include "base/atomic_write.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "checkpoint/testing/fault_injection_file_system.h"
+#include "base/testing/fault_injection_file_system.h"
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::checkpoint {
+namespace fedberry::base {
 namespace {
 
 TEST(WriteFileAtomically, ReplacesTheFileWhole) {
@@ -48,4 +48,4 @@ TEST(WriteFileAtomically, WhatItWroteSurvivesAPowerCut) {
 }
 
 }  // namespace
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::base

@@ -8,15 +8,15 @@
 // GraphCycles::GetId, and a loop locking 20,000 mutexes under one outer
 // lock ran 7x slower with the checks on. The tests keep the checks, which is
 // where a lock-order bug should show.
-#ifndef FEDBERRY_RUNTIME_LOCK_CHECKS_H_
-#define FEDBERRY_RUNTIME_LOCK_CHECKS_H_
+#ifndef FEDBERRY_BASE_LOCK_CHECKS_H_
+#define FEDBERRY_BASE_LOCK_CHECKS_H_
 
-namespace fedberry::runtime {
+namespace fedberry::base {
 
 // Turns Abseil's mutex deadlock detection off for the process. Call first
 // thing in main(), before any thread starts.
 void SkipMutexDeadlockChecks();
 
-}  // namespace fedberry::runtime
+}  // namespace fedberry::base
 
-#endif  // FEDBERRY_RUNTIME_LOCK_CHECKS_H_
+#endif  // FEDBERRY_BASE_LOCK_CHECKS_H_

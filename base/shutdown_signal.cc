@@ -1,4 +1,4 @@
-#include "runtime/shutdown_signal.h"
+#include "base/shutdown_signal.h"
 
 #include <pthread.h>
 #include <signal.h>

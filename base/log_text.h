@@ -3,15 +3,15 @@
 // outside printable ASCII are escaped, so a name holding a newline or an ANSI
 // escape cannot forge or recolour log lines, and long text is cut so a
 // megabyte name cannot flood the log. Thread-safe: pure functions.
-#ifndef FEDBERRY_RUNTIME_LOG_TEXT_H_
-#define FEDBERRY_RUNTIME_LOG_TEXT_H_
+#ifndef FEDBERRY_BASE_LOG_TEXT_H_
+#define FEDBERRY_BASE_LOG_TEXT_H_
 
 #include <cstddef>
 #include <string>
 
 #include "absl/strings/string_view.h"
 
-namespace fedberry::runtime {
+namespace fedberry::base {
 
 // Longest text Printable() shows before cutting it.
 inline constexpr size_t kMaxLoggedBytes = 96;
@@ -25,6 +25,6 @@ std::string Printable(absl::string_view text,
 // byte is printable ASCII (0x20..0x7e).
 size_t FirstUnprintable(absl::string_view text);
 
-}  // namespace fedberry::runtime
+}  // namespace fedberry::base
 
-#endif  // FEDBERRY_RUNTIME_LOG_TEXT_H_
+#endif  // FEDBERRY_BASE_LOG_TEXT_H_

@@ -1,8 +1,8 @@
 // This build's version (CMake's PROJECT_VERSION, which is also the Debian
 // package's), and the comparison a server's --min_client_version gate uses.
 // Thread-safety: thread-safe (pure functions).
-#ifndef FEDBERRY_RUNTIME_VERSION_H_
-#define FEDBERRY_RUNTIME_VERSION_H_
+#ifndef FEDBERRY_BASE_VERSION_H_
+#define FEDBERRY_BASE_VERSION_H_
 
 #include <vector>
 
@@ -26,4 +26,4 @@ int CompareVersions(const std::vector<int>& a, const std::vector<int>& b);
 
 }  // namespace fedberry
 
-#endif  // FEDBERRY_RUNTIME_VERSION_H_
+#endif  // FEDBERRY_BASE_VERSION_H_

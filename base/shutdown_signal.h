@@ -3,8 +3,8 @@
 // handler). Construct it in main() before any other thread starts: it blocks
 // the signals in the calling thread, and new threads inherit the mask.
 // Thread-safe: the callback runs once, on the watcher thread.
-#ifndef FEDBERRY_RUNTIME_SHUTDOWN_SIGNAL_H_
-#define FEDBERRY_RUNTIME_SHUTDOWN_SIGNAL_H_
+#ifndef FEDBERRY_BASE_SHUTDOWN_SIGNAL_H_
+#define FEDBERRY_BASE_SHUTDOWN_SIGNAL_H_
 
 #include <atomic>
 #include <functional>
@@ -38,4 +38,4 @@ class ShutdownSignal {
 
 }  // namespace fedberry
 
-#endif  // FEDBERRY_RUNTIME_SHUTDOWN_SIGNAL_H_
+#endif  // FEDBERRY_BASE_SHUTDOWN_SIGNAL_H_

@@ -1,4 +1,4 @@
-#include "runtime/version.h"
+#include "base/version.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "checkpoint/file_system.h"
+#include "base/file_system.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -10,8 +10,9 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "base/errno_status.h"
 
-namespace fedberry::checkpoint {
+namespace fedberry::base {
 namespace {
 
 class PosixWritableFile : public WritableFile {
@@ -142,26 +143,6 @@ class PosixFileSystem : public FileSystem {
 
 }  // namespace
 
-absl::Status ErrnoStatus(int err, absl::string_view what,
-                         const std::string& path) {
-  std::string msg = absl::StrCat(what, " ", path, ": ", std::strerror(err));
-  switch (err) {
-    case ENOENT:
-      return absl::NotFoundError(msg);
-    case ENOSPC:
-    case EDQUOT:
-      return absl::ResourceExhaustedError(msg);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(msg);
-    case EIO:
-      return absl::DataLossError(msg);
-    default:
-      return absl::InternalError(msg);
-  }
-}
-
 FileSystem& FileSystem::Default() {
   static PosixFileSystem* fs = new PosixFileSystem;
   return *fs;
@@ -176,4 +157,4 @@ absl::Status WriteFileSynced(FileSystem& fs, const std::string& path,
   return (*file)->Close();
 }
 
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::base

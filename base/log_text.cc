@@ -1,9 +1,9 @@
-#include "runtime/log_text.h"
+#include "base/log_text.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-namespace fedberry::runtime {
+namespace fedberry::base {
 
 std::string Printable(absl::string_view text, size_t max_bytes) {
   if (text.size() <= max_bytes) return absl::CHexEscape(text);
@@ -19,4 +19,4 @@ size_t FirstUnprintable(absl::string_view text) {
   return absl::string_view::npos;
 }
 
-}  // namespace fedberry::runtime
+}  // namespace fedberry::base

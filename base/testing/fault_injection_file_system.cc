@@ -1,10 +1,10 @@
-#include "checkpoint/testing/fault_injection_file_system.h"
+#include "base/testing/fault_injection_file_system.h"
 
 #include <unistd.h>
 
 #include "absl/strings/match.h"
 
-namespace fedberry::checkpoint::testing {
+namespace fedberry::base::testing {
 
 class FaultInjectionFileSystem::File : public WritableFile {
  public:
@@ -16,7 +16,8 @@ class FaultInjectionFileSystem::File : public WritableFile {
     bool short_write = false;
     absl::Status injected = fs_.Check(Op::kAppend, &short_write);
     if (!injected.ok()) {
-      if (short_write) base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
+      if (short_write)
+        base_->Append(data.substr(0, data.size() / 2)).IgnoreError();
       return injected;
     }
     return base_->Append(data);
@@ -86,8 +87,7 @@ FaultInjectionFileSystem::NewWritableFile(const std::string& path) {
     absl::MutexLock lock(&mu_);
     unsynced_.insert(path);
   }
-  return std::unique_ptr<WritableFile>(
-      new File(*this, *std::move(base), path));
+  return std::unique_ptr<WritableFile>(new File(*this, *std::move(base), path));
 }
 
 absl::StatusOr<std::string> FaultInjectionFileSystem::ReadFile(
@@ -147,4 +147,4 @@ bool FaultInjectionFileSystem::Exists(const std::string& path) {
   return base_.Exists(path);
 }
 
-}  // namespace fedberry::checkpoint::testing
+}  // namespace fedberry::base::testing

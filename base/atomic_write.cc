@@ -1,10 +1,10 @@
-#include "checkpoint/atomic_write.h"
+#include "base/atomic_write.h"
 
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
 
-namespace fedberry::checkpoint {
+namespace fedberry::base {
 namespace {
 
 absl::Status Named(const absl::Status& s, const std::string& path) {
@@ -38,4 +38,4 @@ absl::Status WriteFileAtomically(FileSystem& fs, const std::string& path,
   return absl::OkStatus();
 }
 
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::base

@@ -1,7 +1,7 @@
 // SIGINT/SIGTERM stop a process through ShutdownSignal's callback; SIGHUP
 // runs the hang-up callback when one is given (the server re-reads its
 // revocation list) and otherwise stops it too.
-#include "runtime/shutdown_signal.h"
+#include "base/shutdown_signal.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

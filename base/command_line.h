@@ -4,8 +4,8 @@
 // tooling expect. (Abseil 20220623 exits 1 after printing help.) Unknown
 // flags and bad values still end the program with a non-zero status.
 // Not thread-safe: call once, first thing in main().
-#ifndef FEDBERRY_RUNTIME_COMMAND_LINE_H_
-#define FEDBERRY_RUNTIME_COMMAND_LINE_H_
+#ifndef FEDBERRY_BASE_COMMAND_LINE_H_
+#define FEDBERRY_BASE_COMMAND_LINE_H_
 
 #include <string>
 #include <vector>
@@ -29,4 +29,4 @@ std::vector<char*> ParseCommandLine(int argc, char** argv,
 
 }  // namespace fedberry
 
-#endif  // FEDBERRY_RUNTIME_COMMAND_LINE_H_
+#endif  // FEDBERRY_BASE_COMMAND_LINE_H_

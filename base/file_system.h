@@ -4,8 +4,8 @@
 // data (see checkpoint/testing/fault_injection_file_system.h).
 // Modelled on leveldb's Env / rocksdb's FileSystem.
 // Thread-safety: implementations are thread-safe; a WritableFile is not.
-#ifndef FEDBERRY_CHECKPOINT_FILE_SYSTEM_H_
-#define FEDBERRY_CHECKPOINT_FILE_SYSTEM_H_
+#ifndef FEDBERRY_BASE_FILE_SYSTEM_H_
+#define FEDBERRY_BASE_FILE_SYSTEM_H_
 
 #include <cstdint>
 #include <memory>
@@ -16,14 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace fedberry::checkpoint {
-
-// The canonical status for a failed POSIX file call: NotFound (ENOENT),
-// ResourceExhausted (ENOSPC, EDQUOT), PermissionDenied (EACCES, EPERM,
-// EROFS), DataLoss (EIO), else Internal; the message is "<what> <path>:
-// <strerror>".
-absl::Status ErrnoStatus(int err, absl::string_view what,
-                         const std::string& path);
+namespace fedberry::base {
 
 class WritableFile {
  public:
@@ -68,6 +61,6 @@ class FileSystem {
 absl::Status WriteFileSynced(FileSystem& fs, const std::string& path,
                              absl::string_view data);
 
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::base
 
-#endif  // FEDBERRY_CHECKPOINT_FILE_SYSTEM_H_
+#endif  // FEDBERRY_BASE_FILE_SYSTEM_H_

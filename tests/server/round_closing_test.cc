@@ -1,0 +1,120 @@
+// RoundClosing on its own, without a coordinator: a closed round commits,
+// is kept, made durable and reported; a given-up one starts over; the last
+// one ends the job. The job's state is a JobState the test owns.
+#include "server/round/round_closing.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "base/testing/simulated_clock.h"
+#include "server/round/sync_rounds.h"
+
+namespace fedberry::server {
+namespace {
+
+using runtime::NamedTensors;
+
+std::shared_ptr<const NamedTensors> Model(float w) {
+  return std::make_shared<const NamedTensors>(
+      NamedTensors{{"w", at::full({2}, w)}});
+}
+
+class RoundClosingTest : public ::testing::Test {
+ protected:
+  // A job of `rounds` rounds whose round 1 is open and collecting.
+  void Start(int rounds) {
+    source_ = std::make_unique<OwnRounds>(rounds, v1::TrainConfig{}, 1);
+    absl::MutexLock lock(&job_.mu);
+    job_.global = Model(1);
+    kind_ = std::make_unique<SyncRounds>(
+        RoundContext{clock_, job_.clients, polls_, relay_, job_.phase,
+                     job_.round, job_.total_rounds, job_.train, job_.global,
+                     job_.pending, nullptr},
+        SyncRoundOptions{}, nullptr);
+    auto strategy = MakeStrategy(StrategyOptions{}, *job_.global);
+    ASSERT_TRUE(strategy.ok());
+    strategy_ = *std::move(strategy);
+    closing_ = std::make_unique<RoundClosing>(
+        ClosingParts{options_, close_, evaluator_, clock_, job_, *source_,
+                     *kind_, *strategy_, nullptr, nullptr, polls_, relay_},
+        [this](const RoundReport& r) { reports_.push_back(r); });
+    closing_->SetSnapshotSink(
+        [this](const FederationSnapshot& s) { snapshots_.push_back(s); });
+    auto sum = strategy_->BeginRound(job_.global);
+    ASSERT_TRUE(sum.ok());
+    job_.aggregate = *std::move(sum);
+    job_.pending.round = job_.round;
+    job_.phase = RoundPhase::kClosing;
+  }
+  void AddUpdate(float w) {
+    absl::MutexLock lock(&job_.mu);
+    ASSERT_TRUE(job_.aggregate->Add(*Model(w), 10).ok());
+  }
+  float GlobalW() {
+    absl::MutexLock lock(&job_.mu);
+    return job_.global->at(0).tensor[0].item<float>();
+  }
+
+  CoordinatorOptions options_;
+  CloseOptions close_;
+  Evaluator evaluator_;
+  SimulatedClock clock_;
+  JobState job_{100};
+  LongPolls polls_;
+  SampleRelay relay_;
+  std::unique_ptr<RoundSource> source_;
+  std::unique_ptr<RoundKind> kind_;
+  std::unique_ptr<Strategy> strategy_;
+  std::unique_ptr<RoundClosing> closing_;
+  std::vector<RoundReport> reports_;
+  std::vector<FederationSnapshot> snapshots_;
+};
+
+TEST_F(RoundClosingTest, AClosedRoundCommitsIsKeptPersistedThenReported) {
+  Start(/*rounds=*/3);
+  AddUpdate(3);
+  closing_->Close(nullptr);
+  EXPECT_FLOAT_EQ(GlobalW(), 3);
+  absl::MutexLock lock(&job_.mu);
+  EXPECT_EQ(job_.round, 2u);
+  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
+  ASSERT_EQ(job_.history.reports().size(), 1u);
+  EXPECT_EQ(job_.history.reports()[0].round, 1u);
+  ASSERT_EQ(snapshots_.size(), 1u);
+  EXPECT_EQ(snapshots_[0].next_round, 2u);
+  EXPECT_EQ(snapshots_[0].global, job_.global);
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].round, 1u);
+  // The next snapshot is newer than the one persisted.
+  EXPECT_GT(closing_->Snapshot().sequence, snapshots_[0].sequence);
+}
+
+TEST_F(RoundClosingTest, AGivenUpRoundStartsOverWithTheSameModel) {
+  Start(/*rounds=*/3);
+  AddUpdate(5);
+  closing_->Close("too few updates");
+  EXPECT_FLOAT_EQ(GlobalW(), 1);
+  absl::MutexLock lock(&job_.mu);
+  EXPECT_EQ(job_.round, 1u);
+  EXPECT_EQ(job_.attempt, 1);
+  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
+  EXPECT_TRUE(job_.history.reports().empty());
+  EXPECT_TRUE(reports_.empty());
+  EXPECT_TRUE(snapshots_.empty());  // no budget was charged
+}
+
+TEST_F(RoundClosingTest, TheLastRoundEndsTheJobOnceItIsPublished) {
+  Start(/*rounds=*/1);
+  AddUpdate(2);
+  closing_->Close(nullptr);
+  absl::MutexLock lock(&job_.mu);
+  EXPECT_EQ(job_.phase, RoundPhase::kDone);
+  ASSERT_EQ(reports_.size(), 1u);
+  ASSERT_EQ(snapshots_.size(), 1u);
+  EXPECT_EQ(snapshots_[0].next_round, 2u);
+}
+
+}  // namespace
+}  // namespace fedberry::server
