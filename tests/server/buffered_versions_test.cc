@@ -8,16 +8,12 @@
 
 #include "proto/wire.h"
 #include "server/round/staleness.h"
+#include "tests/server/tiny_model.h"
 
 namespace fedberry::server {
 namespace {
 
 using runtime::NamedTensors;
-
-std::shared_ptr<const NamedTensors> Model(float w) {
-  return std::make_shared<const NamedTensors>(
-      NamedTensors{{"w", at::full({2}, w)}});
-}
 
 TEST(StalenessWeightTest, PolynomialIsOneOverRootOfOnePlusStaleness) {
   const auto p = StalenessWeighting::kPolynomial;
@@ -67,11 +63,11 @@ class BufferedVersionsTest : public ::testing::Test {
 
 TEST_F(BufferedVersionsTest, TasksPullTheOpenRoundsModel) {
   BufferedVersions v = Make(2, 3);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   const AsyncTask* a = v.Assign("a");
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(a->round, 1u);
-  v.Open(2, Model(5));
+  v.Open(2, TinyModel(5));
   const AsyncTask* b = v.Assign("b");
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->round, 2u);
@@ -87,20 +83,20 @@ TEST_F(BufferedVersionsTest, TasksPullTheOpenRoundsModel) {
 
 TEST_F(BufferedVersionsTest, StalenessIsTheRoundsOpenedSinceThePull) {
   BufferedVersions v = Make(3, 5);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   v.Assign("a");
   v.Assign("b");
-  v.Open(2, Model(1));
-  v.Open(3, Model(2));
+  v.Open(2, TinyModel(1));
+  v.Open(3, TinyModel(2));
   absl::StatusOr<int> a = v.Claim("a");
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(*a, 2);
   EXPECT_TRUE(absl::IsAlreadyExists(v.Claim("a").status()));
-  v.Accept("a", *a, *Model(1), 5);
+  v.Accept("a", *a, *TinyModel(1), 5);
   v.Assign("c");
   absl::StatusOr<int> c = v.Claim("c");
   ASSERT_TRUE(c.ok());
-  v.Accept("c", *c, *Model(2), 5);
+  v.Accept("c", *c, *TinyModel(2), 5);
   EXPECT_EQ(v.buffered(), 2);
   const VersionFigures f = v.TakeFigures();
   EXPECT_EQ(f.updates, 2);
@@ -113,11 +109,11 @@ TEST_F(BufferedVersionsTest, StalenessIsTheRoundsOpenedSinceThePull) {
 
 TEST_F(BufferedVersionsTest, ATaskBeyondMaxStalenessIsRefusedAsStale) {
   BufferedVersions v = Make(1, 1);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   const std::string task = v.Assign("a")->task_id;
-  v.Open(2, Model(1));
+  v.Open(2, TinyModel(1));
   EXPECT_TRUE(v.Check("a", 1, task).ok());  // one behind: still fresh
-  v.Open(3, Model(2));
+  v.Open(3, TinyModel(2));
   absl::Status stale = v.Check("a", 1, task);
   EXPECT_TRUE(absl::IsFailedPrecondition(stale));
   EXPECT_EQ(wire::ReasonOf(stale), wire::kReasonStaleUpdate);
@@ -131,7 +127,7 @@ TEST_F(BufferedVersionsTest, ATaskBeyondMaxStalenessIsRefusedAsStale) {
 
 TEST_F(BufferedVersionsTest, MaxConcurrencyBoundsTheBoardsTraining) {
   BufferedVersions v = Make(2, 3, /*concurrency=*/1);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   ASSERT_NE(v.Assign("a"), nullptr);
   EXPECT_EQ(v.Assign("b"), nullptr);
   ASSERT_TRUE(v.Claim("a").ok());
@@ -144,7 +140,7 @@ TEST_F(BufferedVersionsTest, MaxConcurrencyBoundsTheBoardsTraining) {
 
 TEST_F(BufferedVersionsTest, TheBufferIsFullWithClaimsInFlight) {
   BufferedVersions v = Make(2, 3);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   v.Assign("a");
   v.Assign("b");
   ASSERT_TRUE(v.Claim("a").ok());
@@ -157,7 +153,7 @@ TEST_F(BufferedVersionsTest, TheBufferIsFullWithClaimsInFlight) {
 
 TEST_F(BufferedVersionsTest, ARejoinedBoardKeepsItsTask) {
   BufferedVersions v = Make(2, 3);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   const std::string task = v.Assign("old")->task_id;
   v.Rename("old", "new");
   EXPECT_EQ(v.Find("old"), nullptr);
@@ -166,16 +162,16 @@ TEST_F(BufferedVersionsTest, ARejoinedBoardKeepsItsTask) {
 
 TEST_F(BufferedVersionsTest, ItsStateRestoresTasksModelsAndTheBuffer) {
   BufferedVersions v = Make(3, 3);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   const std::string task = v.Assign("a")->task_id;
-  v.Open(2, Model(1));
+  v.Open(2, TinyModel(1));
   v.Assign("b");
   ASSERT_TRUE(v.Claim("b").ok());
-  v.Accept("b", 0, *Model(7), 9);
+  v.Accept("b", 0, *TinyModel(7), 9);
   BufferedVersions restored = Make(3, 3);
   restored.Restore(v.State());
   EXPECT_EQ(restored.open_round(), 2u);
-  restored.Open(2, Model(1));
+  restored.Open(2, TinyModel(1));
   EXPECT_TRUE(restored.Check("a", 1, task).ok());
   EXPECT_FLOAT_EQ(
       restored.ModelOf(*restored.Find("a"))->at(0).tensor[0].item<float>(), 0);
@@ -194,13 +190,13 @@ TEST_F(BufferedVersionsTest, ItsStateRestoresTasksModelsAndTheBuffer) {
 // boards' training changed, on the new base.
 TEST_F(BufferedVersionsTest, ABufferCarriedIntoANewRoundMovesWithItsBase) {
   BufferedVersions v = Make(3, 3);
-  v.Open(1, Model(0));
+  v.Open(1, TinyModel(0));
   v.Assign("a");
   ASSERT_TRUE(v.Claim("a").ok());
-  v.Accept("a", 0, *Model(7), 9);
-  v.Open(1, Model(0));  // the same round again (a restart): unchanged
+  v.Accept("a", 0, *TinyModel(7), 9);
+  v.Open(1, TinyModel(0));  // the same round again (a restart): unchanged
   EXPECT_FLOAT_EQ(v.buffer()[0].update[0].tensor[0].item<float>(), 7);
-  v.Open(2, Model(10));
+  v.Open(2, TinyModel(10));
   ASSERT_EQ(v.buffer().size(), 1u);
   EXPECT_FLOAT_EQ(v.buffer()[0].update[0].tensor[0].item<float>(), 17);
 }

@@ -10,16 +10,12 @@
 
 #include "base/testing/simulated_clock.h"
 #include "server/round/sync_rounds.h"
+#include "tests/server/tiny_model.h"
 
 namespace fedberry::server {
 namespace {
 
 using runtime::NamedTensors;
-
-std::shared_ptr<const NamedTensors> Model(float w) {
-  return std::make_shared<const NamedTensors>(
-      NamedTensors{{"w", at::full({2}, w)}});
-}
 
 class RoundClosingTest : public ::testing::Test {
  protected:
@@ -27,7 +23,7 @@ class RoundClosingTest : public ::testing::Test {
   void Start(int rounds) {
     source_ = std::make_unique<OwnRounds>(rounds, v1::TrainConfig{}, 1);
     absl::MutexLock lock(&job_.mu);
-    job_.global = Model(1);
+    job_.global = TinyModel(1);
     kind_ = std::make_unique<SyncRounds>(
         RoundContext{clock_, job_.clients, polls_, relay_, job_.phase,
                      job_.round, job_.total_rounds, job_.train, job_.global,
@@ -50,7 +46,7 @@ class RoundClosingTest : public ::testing::Test {
   }
   void AddUpdate(float w) {
     absl::MutexLock lock(&job_.mu);
-    ASSERT_TRUE(job_.aggregate->Add(*Model(w), 10).ok());
+    ASSERT_TRUE(job_.aggregate->Add(*TinyModel(w), 10).ok());
   }
   float GlobalW() {
     absl::MutexLock lock(&job_.mu);

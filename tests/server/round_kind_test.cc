@@ -10,20 +10,16 @@
 #include "proto/wire.h"
 #include "server/round/async_rounds.h"
 #include "server/round/sync_rounds.h"
+#include "tests/server/tiny_model.h"
 
 namespace fedberry::server {
 namespace {
 
 using runtime::NamedTensors;
 
-std::shared_ptr<const NamedTensors> Model(float w) {
-  return std::make_shared<const NamedTensors>(
-      NamedTensors{{"w", at::full({2}, w)}});
-}
-
 class RoundKindTest : public ::testing::Test {
  protected:
-  RoundKindTest() : global_(Model(1)) {}
+  RoundKindTest() : global_(TinyModel(1)) {}
 
   RoundContext Context() {
     return RoundContext{clock_, clients_, polls_,  relay_,   phase_, round_,
@@ -111,7 +107,7 @@ TEST_F(RoundKindTest, ASyncClaimOnAModelTheRoundLeftIsRefused) {
   const std::string a = Board("a");
   Open(kind, Cohort{{a}, 1, 1});
   const std::shared_ptr<const NamedTensors> checked = global_;
-  global_ = Model(2);  // the round moved on while the update was checked
+  global_ = TinyModel(2);  // the round moved on while the update was checked
   EXPECT_EQ(kind.Claim(a, checked).status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(kind.PartOf(a).training);
@@ -151,7 +147,7 @@ TEST_F(RoundKindTest, AnAsyncVersionTakesUpdatesAsBoardsAskAndClosesWhenFull) {
     EXPECT_EQ(*staleness, std::optional<int>(0));
     CloseDecision decision;
     EXPECT_FALSE(kind.Closes(decision));
-    kind.Accept(id, *staleness, *Model(3), 10);
+    kind.Accept(id, *staleness, *TinyModel(3), 10);
   }
   EXPECT_FALSE(kind.TakesPush());  // full: a push waits for the next one
   EXPECT_TRUE(kind.PersistsEachUpdate());
@@ -170,7 +166,8 @@ TEST_F(RoundKindTest, AnAsyncUpdateIsMovedOntoTheCurrentModelByItsWeight) {
   AsyncRounds kind(Context(), AsyncRoundOptions{});
   // Trained from 1 to 3 on a version now at 10, one version stale: the
   // current model moves by (3 - 1) / sqrt(2).
-  const NamedTensors added = kind.Prepare(*Model(3), *Model(1), *Model(10), 1);
+  const NamedTensors added =
+      kind.Prepare(*TinyModel(3), *TinyModel(1), *TinyModel(10), 1);
   EXPECT_NEAR(added[0].tensor[0].item<float>(), 10 + 2 / std::sqrt(2.0), 1e-5);
 }
 
