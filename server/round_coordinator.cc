@@ -20,6 +20,7 @@
 #include "server/round/job_history.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_closing.h"
+#include "server/round/round_opening.h"
 #include "server/round/round_planning.h"
 #include "server/round/staleness.h"
 #include "server/round/sync_rounds.h"
@@ -69,6 +70,9 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                    *kind_, *strategy_, budget_.get(), planner_.get(), polls_,
                    relay_},
       std::move(sink));
+  opening_ = std::make_unique<RoundOpening>(
+      OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
+                   budget_.get(), declared_bound_, *closing_});
 }
 
 std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
@@ -95,7 +99,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   FEDBERRY_RETURN_IF_ERROR(CheckJoin(request, options_.limits));
   FEDBERRY_RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&job_.mu);
-  PruneLocked();
+  opening_->Prune();
   if (absl::Status bounded =
           declared_bound_.CheckJoin(request.num_samples(), request.boards());
       !bounded.ok()) {
@@ -539,101 +543,6 @@ absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
   return absl::OkStatus();
 }
 
-bool RoundCoordinator::TryOpenRoundLocked() {
-  PruneLocked();
-  const absl::Time now = clock_.Now();
-  std::optional<RoundSource::Opening> opening =
-      source_->Next(job_.round, job_.global);
-  if (!opening) return false;  // a gateway waiting for its parent's offer
-  // A new round, or a new model for it, starts its attempts afresh.
-  if (job_.round != opening->round || job_.global != opening->global)
-    job_.attempt = 0;
-  job_.round = opening->round;
-  job_.global = std::move(opening->global);
-  job_.train = std::move(opening->train);
-  job_.total_rounds = opening->total_rounds;
-  std::vector<std::string> available =
-      job_.clients.Available(now, options_.liveness);
-  declared_bound_.SetFleet(job_.clients.DeclaredPerBoard());
-  const int n = static_cast<int>(available.size());
-  if (n < std::max(1, options_.min_clients_to_start) ||
-      n < options_.min_clients_per_round) {
-    return false;
-  }
-  // Cohort and task id depend only on (seed, round, attempt): a server that
-  // restarts from its checkpoint reopens the round with the same task, so
-  // clients that were training it can resume and deliver.
-  std::mt19937_64 rng(options_.seed * 1000003u + job_.round * 7919u +
-                      job_.attempt);
-  Cohort cohort = kind_->Draw(std::move(available), rng);
-  if (kind_->TooFew(cohort)) {
-    SkipShortCohortLocked(cohort);
-    return false;
-  }
-  absl::StatusOr<std::unique_ptr<RoundAggregator>> aggregate =
-      strategy_->BeginRound(job_.global);
-  if (!aggregate.ok()) {
-    // The round cannot take updates (e.g. no room for the robust rules'
-    // store): try again later, saying why now and then.
-    if (now - last_begin_error_ >= absl::Seconds(30)) {
-      spdlog::error("round {}: cannot open: {}", job_.round,
-                    aggregate.status().ToString());
-      last_begin_error_ = now;
-    }
-    return false;
-  }
-  (*aggregate)->Expect(cohort.expected);
-  if (budget_) budget_->Shape(job_.train);
-  BeginCollectingLocked(*std::move(aggregate), now);
-  kind_->Open(cohort, rng, n, *job_.aggregate);
-  job_.changed.SignalAll();
-  return true;
-}
-
-void RoundCoordinator::BeginCollectingLocked(
-    std::unique_ptr<RoundAggregator> sum, absl::Time now) {
-  job_.aggregate = std::move(sum);
-  // Pushes refused while no round collected (a full buffer publishing, or
-  // between rounds) count in the next one's report.
-  const int rejected_between = job_.pending.rejected;
-  job_.pending = RoundReport{};
-  job_.pending.rejected = rejected_between;
-  job_.pending.round = job_.round;
-  job_.pending.declined = job_.clients.Declining(now, options_.liveness);
-  job_.round_start = now;
-  job_.history.Start(now);
-  job_.last_update = now;
-  upload_start_.clear();
-  job_.phase = RoundPhase::kCollecting;
-}
-
-void RoundCoordinator::SkipShortCohortLocked(const Cohort& cohort) {
-  // Poisson sampling drew fewer boards than a round needs: the draw is
-  // charged all the same (the budget's accountant assumes every draw), and
-  // the next attempt draws again.
-  RoundReport skipped;
-  skipped.round = job_.round;
-  skipped.selected = static_cast<int>(cohort.members.size());
-  if (budget_) budget_->Charge(skipped);
-  source_->Abandoned(skipped);
-  spdlog::warn(
-      "round {}: drew {} board(s) (expected {:.1f}), fewer than "
-      "--min_clients={}; drawing again",
-      job_.round, cohort.members.size(), cohort.expected,
-      options_.min_clients_per_round);
-  ++job_.attempt;
-  job_.work_pending = true;
-}
-
-void RoundCoordinator::PruneLocked() {
-  const int pruned =
-      job_.clients.Prune(clock_.Now(), options_.liveness, kind_->Members());
-  if (pruned > 0) {
-    spdlog::info("forgot {} client(s) that joined but never asked for a task",
-                 pruned);
-  }
-}
-
 bool RoundCoordinator::RunOnce() {
   CloseDecision decision;
   bool evaluated = false;
@@ -641,8 +550,9 @@ bool RoundCoordinator::RunOnce() {
     absl::MutexLock lock(&job_.mu);
     job_.work_pending = false;
     if (job_.phase == RoundPhase::kWaiting) {
-      return options_.evaluate_only ? TryOpenEvaluationOnlyLocked()
-                                    : TryOpenRoundLocked();
+      if (!opening_->TryOpen()) return false;
+      upload_start_.clear();  // of the rounds before
+      return true;
     }
     if (job_.phase == RoundPhase::kEvaluating) {
       evaluated = closing_->evaluation().Over(clock_.Now(), job_.shutdown);
@@ -669,22 +579,6 @@ void RoundCoordinator::SetSnapshotSink(SnapshotSink sink) {
 }
 
 void RoundCoordinator::FinishPendingEvaluation() { closing_->FinishPending(); }
-
-bool RoundCoordinator::TryOpenEvaluationOnlyLocked() {
-  PruneLocked();
-  const size_t available =
-      job_.clients.Available(clock_.Now(), options_.liveness).size();
-  if (available <
-      static_cast<size_t>(std::max(1, options_.min_clients_to_start))) {
-    return false;
-  }
-  RoundReport report;  // round 0: the model as given
-  report.round = 0;
-  job_.history.Add(report);
-  closing_->HoldForBoards(
-      {report, RoundResult{job_.global, false}, /*finished=*/true});
-  return true;
-}
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
   if (!snapshot.global) {

@@ -52,6 +52,7 @@
 #include "server/round/round_budget.h"
 #include "server/round/round_closing.h"
 #include "server/round/round_kind.h"
+#include "server/round/round_opening.h"
 #include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
 #include "server/round/round_types.h"
@@ -244,7 +245,6 @@ class RoundCoordinator {
   absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
                                const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  bool TryOpenRoundLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // What `id`'s task trains: the round's config with its planned steps
   // (the same when it is handed out and when its update is checked).
   v1::TrainConfig TaskConfigLocked(const std::string& id) const
@@ -289,23 +289,12 @@ class RoundCoordinator {
                          const v1::UpdateHeader& untrusted, double distance,
                          std::optional<int> staleness = std::nullopt)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // An evaluate-only job's one evaluation, once enough boards are there.
-  bool TryOpenEvaluationOnlyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // What every round's opening sets: its sum, report, clock; collecting.
-  void BeginCollectingLocked(std::unique_ptr<RoundAggregator> sum,
-                             absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Forgets clients that joined more than `liveness` ago and never polled.
-  void PruneLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Retires the ids registered under `name` (a board joining again), handing
   // `id` their place in the open round.
   void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // A drawn cohort too small to run: charged, and drawn again.
-  void SkipShortCohortLocked(const Cohort& cohort)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Keeps `condition` as the board's; a selected board of the open round
   // that declines is no longer awaited (counted as declined).
@@ -343,7 +332,6 @@ class RoundCoordinator {
   std::unique_ptr<RoundKind> kind_;
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(job_.mu);
-  absl::Time last_begin_error_ ABSL_GUARDED_BY(job_.mu) = absl::InfinitePast();
   // Work planning: capacity estimates are keyed by client name (stable
   // across rejoins); the open round keeps each board's planned steps.
   std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(job_.mu);
@@ -352,6 +340,9 @@ class RoundCoordinator {
   // Closes, publishes and snapshots rounds, and holds one while the boards
   // evaluate it; the driver's. Made once kind_ is.
   std::unique_ptr<RoundClosing> closing_;
+  // Opens rounds (and an evaluate-only job's evaluation); made once
+  // closing_ is.
+  std::unique_ptr<RoundOpening> opening_;
   // Parked task polls, woken (under mu) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;
