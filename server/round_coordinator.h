@@ -1,8 +1,9 @@
-// The server's round state machine: registers clients, selects a cohort,
-// hands out tasks and the global model, hands accepted updates to the job's
-// aggregation strategy, and closes each round when every selected client
-// reported or, at the deadline, once a quorum did. Closing aggregates,
-// evaluates and reports.
+// The server's round state machine: registers clients, hands out tasks and
+// the global model, and hands accepted updates to the job's aggregation
+// strategy. Rounds are opened by RoundOpening (the cohort) and closed by
+// RoundClosing (aggregate, evaluate, persist, report) when the kind's close
+// rule says so: every selected client reported or, at the deadline, a
+// quorum did. All of them share the job's state (JobState) under its lock.
 //
 //   WAITING (for clients) -> COLLECTING -> (RunOnce closes) -> WAITING ... DONE
 //
