@@ -3,27 +3,19 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/log_text.h"
 #include "base/status_macros.h"
-#include "proto/wire.h"
 #include "runtime/tensor_codec.h"
 #include "server/privacy/forwarded_sum.h"
-#include "server/round/async_rounds.h"
-#include "server/round/board_messages.h"
+#include "server/round/board_joins.h"
+#include "server/round/board_tasks.h"
 #include "server/round/coordinator_parts.h"
-#include "server/round/held_evaluation.h"
-#include "server/round/job_history.h"
-#include "server/round/join_gate.h"
 #include "server/round/round_closing.h"
 #include "server/round/round_opening.h"
 #include "server/round/round_planning.h"
-#include "server/round/staleness.h"
-#include "server/round/sync_rounds.h"
 #include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
@@ -64,7 +56,11 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                               budget_.get(), trainable_);
   close_options_.min_updates = strategy_->MinUpdates();
   planner_ = MakePlanner(options_);
-  kind_ = MakeKind();
+  kind_ = MakeRoundKind(
+      options_, close_options_, selection_,
+      RoundContext{clock_, job_.clients, polls_, relay_, job_.phase, job_.round,
+                   job_.total_rounds, job_.train, job_.global, job_.pending,
+                   planner_.get()});
   closing_ = std::make_unique<RoundClosing>(
       ClosingParts{options_, close_options_, evaluator_, clock_, job_, *source_,
                    *kind_, *strategy_, budget_.get(), planner_.get(), polls_,
@@ -73,24 +69,10 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
   opening_ = std::make_unique<RoundOpening>(
       OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
                    budget_.get(), declared_bound_, *closing_});
-}
-
-std::unique_ptr<RoundKind> RoundCoordinator::MakeKind() {
-  RoundContext context{
-      clock_,        job_.clients,      polls_,     relay_,      job_.phase,
-      job_.round,    job_.total_rounds, job_.train, job_.global, job_.pending,
-      planner_.get()};
-  if (options_.async) {
-    return std::make_unique<AsyncRounds>(
-        context, AsyncRoundOptions{*options_.async, options_.seed,
-                                   options_.liveness, options_.relay});
-  }
-  return std::make_unique<SyncRounds>(
-      context,
-      SyncRoundOptions{close_options_, options_.liveness,
-                       options_.min_clients_per_round,
-                       options_.max_update_ratio},
-      selection_);
+  joins_ = std::make_unique<BoardJoins>(
+      JoinParts{clock_, job_, *kind_, polls_, declared_bound_});
+  tasks_ = std::make_unique<BoardTasks>(
+      TaskParts{clock_, job_, *kind_, *closing_, relay_});
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
@@ -100,48 +82,11 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
   FEDBERRY_RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&job_.mu);
   opening_->Prune();
-  if (absl::Status bounded =
-          declared_bound_.CheckJoin(request.num_samples(), request.boards());
-      !bounded.ok()) {
-    spdlog::warn("refused the join of '{}': {}",
-                 base::Printable(request.client_name()),
-                 std::string(bounded.message()));
-    return bounded;
-  }
-  FEDBERRY_RETURN_IF_ERROR(job_.clients.CheckRoom(request.client_name()));
-  const ClientRecord record = RecordOfJoin(request, clock_.Now());
-  const std::string id = job_.clients.Add(record);
-  RetireEarlierIdsLocked(request.client_name(), id);
-  spdlog::info("{}", JoinedLine(record, id));
-  job_.WorkChanged();
+  FEDBERRY_ASSIGN_OR_RETURN(std::string id, joins_->Add(request));
   v1::JoinResponse response;
-  response.set_client_id(id);
+  response.set_client_id(std::move(id));
   response.set_job_id(options_.job_id);
   return response;
-}
-
-// A board that restarts joins again under its name: its old id retires and
-// the new one takes its place in the open round, so it can resume there;
-// an update it already pushed stays counted under the new id, so the
-// round still waits for the other selected boards.
-void RoundCoordinator::RetireEarlierIdsLocked(const std::string& name,
-                                              const std::string& id) {
-  for (const std::string& old : job_.clients.IdsNamed(name)) {
-    if (old != id) {
-      const auto [selected, pushed] = kind_->Rename(old, id);
-      if (auto u = upload_start_.find(old); u != upload_start_.end()) {
-        if (selected) upload_start_[id] = u->second;
-        upload_start_.erase(u);
-      }
-      spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
-                   name, id, old,
-                   pushed     ? " (its update of the open round stays counted)"
-                   : selected ? " (it keeps its place in the open round)"
-                              : "");
-      job_.clients.Remove(old);
-      polls_.Wake(old);  // its poll hears the id is gone
-    }
-  }
 }
 
 absl::StatusOr<std::string> RoundCoordinator::NameOf(
@@ -150,55 +95,12 @@ absl::StatusOr<std::string> RoundCoordinator::NameOf(
   return job_.clients.NameOf(client_id);
 }
 
-absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::TaskLocked(
-    const std::string& client_id) {
-  absl::StatusOr<ClientRecord*> found = job_.clients.Lookup(client_id);
-  if (!found.ok()) return found.status();
-  ClientRecord& client = **found;
-  client.last_seen = clock_.Now();
-  client.polled = true;
-  client.heard = true;
-  v1::GetTaskResponse response;
-  response.set_total_rounds(job_.total_rounds);
-  response.set_round(job_.round);
-  if (job_.phase == RoundPhase::kDone) {
-    client.told_done = true;
-    response.set_action(v1::GetTaskResponse::DONE);
-    return response;
-  }
-  if (std::optional<TrainTask> task = kind_->TaskFor(client_id, client)) {
-    response.set_action(v1::GetTaskResponse::TRAIN);
-    response.set_round(task->round);
-    response.set_task_id(task->task_id);
-    *response.mutable_config() = TaskConfigLocked(client_id);
-    if (task->seed) response.mutable_config()->set_seed(*task->seed);
-    relay_.AddMovesTo(client.name, response);
-    return response;
-  }
-  if (job_.phase == RoundPhase::kEvaluating &&
-      closing_->evaluation().Task(client_id, job_.train, response)) {
-    return response;
-  }
-  response.set_action(v1::GetTaskResponse::WAIT);
-  response.set_retry_after_ms(200);
-  return response;
-}
-
-v1::TrainConfig RoundCoordinator::TaskConfigLocked(
-    const std::string& id) const {
-  v1::TrainConfig config = job_.train;
-  if (std::optional<int64_t> steps = kind_->PlannedSteps(id)) {
-    config.set_local_steps(static_cast<uint32_t>(*steps));
-  }
-  return config;
-}
-
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
     const std::string& client_id, const v1::BoardCondition& condition,
     absl::Time deadline, TaskAnswer answer, uint64_t& poll_id) {
   absl::MutexLock lock(&job_.mu);
-  NoteConditionLocked(client_id, condition);
-  absl::StatusOr<v1::GetTaskResponse> task = TaskLocked(client_id);
+  tasks_->NoteCondition(client_id, condition);
+  absl::StatusOr<v1::GetTaskResponse> task = tasks_->Answer(client_id);
   if (!task.ok() || task->action() != v1::GetTaskResponse::WAIT ||
       absl::Now() >= deadline) {
     return task;
@@ -209,7 +111,7 @@ std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
                           absl::StatusOr<v1::GetTaskResponse> task;
                           {
                             absl::MutexLock lock(&job_.mu);
-                            task = TaskLocked(client_id);
+                            task = tasks_->Answer(client_id);
                           }
                           answer(std::move(task));
                         });
@@ -231,35 +133,16 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
       });
 }
 
-absl::Status RoundCoordinator::CheckTaskLocked(
-    const std::string& client_id, uint64_t round,
-    const std::string& task_id) const {
-  FEDBERRY_RETURN_IF_ERROR(job_.clients.Lookup(client_id).status());
-  return kind_->CheckTask(client_id, round, task_id);
-}
-
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 RoundCoordinator::ModelFor(const v1::PullModelRequest& request) {
   absl::MutexLock lock(&job_.mu);
-  if (auto model = closing_->evaluation().ModelFor(request)) {
-    FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
-                              job_.clients.Lookup(request.client_id()));
-    if (model->ok()) client->last_seen = clock_.Now();
-    return *std::move(model);
-  }
-  FEDBERRY_RETURN_IF_ERROR(
-      CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  job_.clients.At(request.client_id()).last_seen = clock_.Now();
-  return kind_->BaseModel(request.client_id());
+  return tasks_->ModelFor(request);
 }
 
 absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
     const std::string& client_id, uint64_t round, const std::string& task_id) {
   absl::MutexLock lock(&job_.mu);
-  FEDBERRY_RETURN_IF_ERROR(CheckTaskLocked(client_id, round, task_id));
-  ClientRecord& info = job_.clients.At(client_id);
-  info.last_seen = clock_.Now();
-  return info.name;
+  return tasks_->NameForTask(client_id, round, task_id);
 }
 
 absl::StatusOr<RoundCoordinator::UpdateExpectation>
@@ -275,7 +158,7 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
       job_.clients.At(header.client_id()).name,
       {header.kept_moves().begin(), header.kept_moves().end()}));
   job_.clients.At(header.client_id()).last_seen = clock_.Now();
-  upload_start_[header.client_id()] = clock_.Now();
+  job_.upload_start[header.client_id()] = clock_.Now();
   // Differences are taken from the model the board trained on.
   FEDBERRY_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
                             kind_->BaseModel(header.client_id()));
@@ -290,11 +173,11 @@ RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
 absl::Status RoundCoordinator::CheckHeaderLocked(
     const v1::UpdateHeader& header) const {
   FEDBERRY_RETURN_IF_ERROR(
-      CheckTaskLocked(header.client_id(), header.round(), header.task_id()));
+      tasks_->Check(header.client_id(), header.round(), header.task_id()));
   FEDBERRY_RETURN_IF_ERROR(
       kind_->CheckNotCounted(header.client_id(), header.round()));
   const ClientRecord& info = job_.clients.At(header.client_id());
-  const v1::TrainConfig task = TaskConfigLocked(header.client_id());
+  const v1::TrainConfig task = tasks_->ConfigFor(header.client_id());
   FEDBERRY_RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
       MaxUpdateWeight(task, declared_bound_.Cap(info.num_samples, info.boards),
@@ -323,14 +206,6 @@ absl::Status RoundCoordinator::AddToSum(RoundAggregator& sum,
                                         const runtime::NamedTensors& whole) {
   absl::MutexLock add_lock(&add_mu_);
   return AddToRound(sum, header, boards, whole);
-}
-
-std::string RoundCoordinator::CurrentIdLocked(const std::string& id,
-                                              const std::string& name) const {
-  if (job_.clients.Find(id) != nullptr) return id;
-  std::string current = id;
-  for (const std::string& other : job_.clients.IdsNamed(name)) current = other;
-  return current;
 }
 
 absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
@@ -367,7 +242,8 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
     --job_.adds_in_flight;
     // The board may have joined again meanwhile (its claim moved to its new
     // id): what follows names it by its current id.
-    const std::string id = CurrentIdLocked(untrusted.client_id(), intake.name);
+    const std::string id =
+        job_.clients.CurrentId(untrusted.client_id(), intake.name);
     if (!status.ok()) {
       kind_->Unclaim(id);
       job_.WorkChanged();
@@ -433,7 +309,7 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
   job_.last_update = clock_.Now();
   if (planner_) {
     std::optional<absl::Duration> upload;
-    if (auto u = upload_start_.find(id); u != upload_start_.end()) {
+    if (auto u = job_.upload_start.find(id); u != job_.upload_start.end()) {
       upload = clock_.Now() - u->second;
     }
     planner_->estimator().Add(info.name, CapacityOf(header, upload));
@@ -455,12 +331,7 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
 absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
   absl::MutexLock lock(&job_.mu);
-  FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
-                            job_.clients.Lookup(report.client_id()));
-  client->last_seen = clock_.Now();
-  FEDBERRY_RETURN_IF_ERROR(closing_->evaluation().Accept(report, *client));
-  if (closing_->evaluation().Complete()) job_.WorkChanged();
-  return absl::OkStatus();
+  return tasks_->AcceptEvaluation(report);
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {
@@ -472,13 +343,7 @@ void RoundCoordinator::Seen(const std::string& client_id) {
 
 absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
   absl::MutexLock lock(&job_.mu);
-  FEDBERRY_RETURN_IF_ERROR(
-      CheckTaskLocked(request.client_id(), request.round(), request.task_id()));
-  ClientRecord& info = job_.clients.At(request.client_id());
-  info.last_seen = clock_.Now();
-  NoteHeartbeat(info, request, job_.round);
-  job_.WorkChanged();
-  return absl::OkStatus();
+  return tasks_->Heartbeat(request);
 }
 
 void RoundCoordinator::CountRejected() {
@@ -497,25 +362,11 @@ void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
   if (kind_->Refused(header)) job_.WorkChanged();
 }
 
-void RoundCoordinator::NoteConditionLocked(
-    const std::string& client_id, const v1::BoardCondition& untrusted) {
-  ClientRecord* client = job_.clients.Find(client_id);
-  if (client == nullptr) return;  // TaskLocked says NotFound
-  const bool declines = NoteCondition(*client, untrusted);
-  if (declines && kind_->Declines(client_id)) job_.WorkChanged();
-}
-
 std::vector<BoardRow> RoundCoordinator::Boards() const {
   std::vector<BoardRow> rows;
   {
     absl::MutexLock lock(&job_.mu);
-    const absl::Time now = clock_.Now();
-    for (const auto& [id, c] : job_.clients.all()) {
-      rows.push_back(RowOf(c, kind_->PartOf(id),
-                           c.heard && now - c.last_seen <= options_.liveness,
-                           job_.phase == RoundPhase::kEvaluating &&
-                               closing_->evaluation().Awaits(id)));
-    }
+    rows = tasks_->Rows(options_.liveness);
   }
   for (BoardRow& row : refused_joins_.Rows()) rows.push_back(std::move(row));
   std::stable_sort(
@@ -529,16 +380,8 @@ absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
     return absl::FailedPreconditionError(
         "this server runs its own rounds; it takes none from a parent");
   }
-  if (!round.global) {
-    return absl::InvalidArgumentError("the parent's round has no model");
-  }
   absl::MutexLock lock(&job_.mu);
-  if (absl::Status s = CheckUpdateLayout(*job_.global, *round.global);
-      !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the parent's model does not fit this gateway's plan: ", s.message()));
-  }
-  upstream_->Offer(std::move(round));
+  FEDBERRY_RETURN_IF_ERROR(upstream_->Offer(std::move(round), *job_.global));
   job_.WorkChanged();
   return absl::OkStatus();
 }
@@ -550,9 +393,7 @@ bool RoundCoordinator::RunOnce() {
     absl::MutexLock lock(&job_.mu);
     job_.work_pending = false;
     if (job_.phase == RoundPhase::kWaiting) {
-      if (!opening_->TryOpen()) return false;
-      upload_start_.clear();  // of the rounds before
-      return true;
+      return opening_->TryOpen();
     }
     if (job_.phase == RoundPhase::kEvaluating) {
       evaluated = closing_->evaluation().Over(clock_.Now(), job_.shutdown);
@@ -581,46 +422,15 @@ void RoundCoordinator::SetSnapshotSink(SnapshotSink sink) {
 void RoundCoordinator::FinishPendingEvaluation() { closing_->FinishPending(); }
 
 absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
-  if (!snapshot.global) {
-    return absl::InvalidArgumentError("federation snapshot has no model");
-  }
-  // A part of the checkpoint that does not fit this job, saying which.
-  const auto misfit = [](const absl::Status& s, absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the checkpointed ", what, ": ", s.message()));
-  };
   absl::MutexLock lock(&job_.mu);
-  if (absl::Status s = CheckUpdateLayout(*job_.global, *snapshot.global);
-      !s.ok()) {
-    return misfit(s, "global model does not fit this job's model");
-  }
-  if (absl::Status s = strategy_->Restore(snapshot.strategy_state); !s.ok()) {
-    return misfit(s, "strategy state does not fit this job");
-  }
-  if (absl::Status s =
-          budget_ ? budget_->Restore(snapshot.budget_state) : absl::OkStatus();
-      !s.ok()) {
-    return misfit(s, "privacy budget does not fit this job");
-  }
-  kind_->Restore(snapshot.async);
-  job_.global = snapshot.global;
-  job_.round = snapshot.next_round;
-  job_.history.Restore(snapshot.history);
-  if (planner_) planner_->estimator().Restore(snapshot.capacities);
-  job_.clients.RestoreFrom(
-      snapshot.clients, clock_.Now(), [this](const RegisteredClient& c) {
-        // A job restarted with a higher --min_client_version: an older
-        // board joins again, and is told to upgrade.
-        if (join_gate_.versions().Admit(c.client_version).ok()) return true;
-        spdlog::info("not restoring {} (client {}): below --min_client_version",
-                     c.name, c.client_version.empty() ? "?" : c.client_version);
-        return false;
-      });
-  job_.phase = source_->EndsBefore(job_.round) || closing_->BudgetSpent()
-                   ? RoundPhase::kDone
-                   : RoundPhase::kWaiting;
-  job_.work_pending = true;
-  return absl::OkStatus();
+  return closing_->Restore(snapshot, [this](const RegisteredClient& c) {
+    // A job restarted with a higher --min_client_version: an older board
+    // joins again, and is told to upgrade.
+    if (join_gate_.versions().Admit(c.client_version).ok()) return true;
+    spdlog::info("not restoring {} (client {}): below --min_client_version",
+                 c.name, c.client_version.empty() ? "?" : c.client_version);
+    return false;
+  });
 }
 
 void RoundCoordinator::WaitForWork(absl::Duration timeout) {

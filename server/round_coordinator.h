@@ -1,9 +1,11 @@
-// The server's round state machine: registers clients, hands out tasks and
-// the global model, and hands accepted updates to the job's aggregation
-// strategy. Rounds are opened by RoundOpening (the cohort) and closed by
-// RoundClosing (aggregate, evaluate, persist, report) when the kind's close
-// rule says so: every selected client reported or, at the deadline, a
-// quorum did. All of them share the job's state (JobState) under its lock.
+// The server's round state machine: takes boards' messages under the job's
+// lock, parks task polls, and hands accepted updates to the job's
+// aggregation strategy (the update path). Joins go through BoardJoins,
+// tasks, heartbeats and evaluation answers through BoardTasks. Rounds are
+// opened by RoundOpening (the cohort) and closed by RoundClosing
+// (aggregate, evaluate, persist, report) when the kind's close rule says
+// so: every selected client reported or, at the deadline, a quorum did. All
+// of them share the job's state (JobState) under its lock.
 //
 //   WAITING (for clients) -> COLLECTING -> (RunOnce closes) -> WAITING ... DONE
 //
@@ -16,13 +18,9 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <random>
-#include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -32,29 +30,24 @@
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/model.h"
 #include "runtime/trainable_set.h"
-#include "runtime/trainer.h"
 #include "server/declared_size_bound.h"
 #include "server/fleet/fleet_status.h"
 #include "server/fleet/refused_joins.h"
-#include "server/fleet/version_gate.h"
 #include "server/input_checks.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
-#include "server/round/board_evaluation.h"
-#include "server/round/buffered_versions.h"
+#include "server/round/board_joins.h"
+#include "server/round/board_tasks.h"
 #include "server/round/client_registry.h"
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
 #include "server/round/coordinator_options.h"
-#include "server/round/held_evaluation.h"
-#include "server/round/job_history.h"
 #include "server/round/job_state.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
 #include "server/round/round_closing.h"
 #include "server/round/round_kind.h"
 #include "server/round/round_opening.h"
-#include "server/round/round_publisher.h"
 #include "server/round/round_source.h"
 #include "server/round/round_types.h"
 #include "server/sample_relay.h"
@@ -238,18 +231,6 @@ class RoundCoordinator {
   uint64_t registered_samples() const;
 
  private:
-  // The kind of round this job runs (synchronous or asynchronous).
-  std::unique_ptr<RoundKind> MakeKind();
-  // The client's task now: TRAIN, DONE, or WAIT when it has none yet.
-  absl::StatusOr<v1::GetTaskResponse> TaskLocked(const std::string& client_id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  absl::Status CheckTaskLocked(const std::string& client_id, uint64_t round,
-                               const std::string& task_id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // What `id`'s task trains: the round's config with its planned steps
-  // (the same when it is handed out and when its update is checked).
-  v1::TrainConfig TaskConfigLocked(const std::string& id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // `update` made whole (--trainable) on `base`, checked against its
   // layout and `bound` (may be null); `distance` is the bound's reading.
   absl::StatusOr<runtime::NamedTensors> CheckedWhole(
@@ -260,11 +241,6 @@ class RoundCoordinator {
   // not thread-safe), outside job_.mu.
   absl::Status AddToSum(RoundAggregator& sum, const v1::UpdateHeader& header,
                         uint32_t boards, const runtime::NamedTensors& whole);
-  // The board's id now: it may have joined again while its update was
-  // added (`name` is stable). Null when it is gone.
-  std::string CurrentIdLocked(const std::string& id,
-                              const std::string& name) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // A claimed update on its way into the sum, outside job_.mu: the model it is
   // added to, the sum, its sender's name and the boards it speaks for (a
   // site gateway's sum is bounded by them), and its staleness.
@@ -292,15 +268,6 @@ class RoundCoordinator {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Checks the parts of an update's header that need no tensors.
   absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Retires the ids registered under `name` (a board joining again), handing
-  // `id` their place in the open round.
-  void RetireEarlierIdsLocked(const std::string& name, const std::string& id)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Keeps `condition` as the board's; a selected board of the open round
-  // that declines is no longer awaited (counted as declined).
-  void NoteConditionLocked(const std::string& client_id,
-                           const v1::BoardCondition& condition)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
 
   const CoordinatorOptions options_;
@@ -336,7 +303,6 @@ class RoundCoordinator {
   // Work planning: capacity estimates are keyed by client name (stable
   // across rejoins); the open round keeps each board's planned steps.
   std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(job_.mu);
-  std::map<std::string, absl::Time> upload_start_ ABSL_GUARDED_BY(job_.mu);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu
   // Closes, publishes and snapshots rounds, and holds one while the boards
   // evaluate it; the driver's. Made once kind_ is.
@@ -344,6 +310,8 @@ class RoundCoordinator {
   // Opens rounds (and an evaluate-only job's evaluation); made once
   // closing_ is.
   std::unique_ptr<RoundOpening> opening_;
+  std::unique_ptr<BoardJoins> joins_;
+  std::unique_ptr<BoardTasks> tasks_;
   // Parked task polls, woken (under mu) by the events that concern them.
   // Last, so it answers what is still parked before the rest goes.
   LongPolls polls_;

@@ -136,6 +136,13 @@ std::vector<std::string> ClientRegistry::IdsNamed(
   return ids;
 }
 
+std::string ClientRegistry::CurrentId(const std::string& id,
+                                      const std::string& name) const {
+  if (clients_.count(id) > 0) return id;
+  std::vector<std::string> ids = IdsNamed(name);
+  return ids.empty() ? id : ids.back();
+}
+
 int ClientRegistry::Prune(absl::Time now, absl::Duration liveness,
                           const std::set<std::string>& keep) {
   int pruned = 0;

@@ -105,6 +105,10 @@ class ClientRegistry {
   // The ids registered under `name` (a board that joined again has two
   // until the older retires).
   std::vector<std::string> IdsNamed(const std::string& name) const;
+  // The id of board `name` now, known as `id` before: `id` while it is
+  // registered, else the id the board joined again under (the last of
+  // IdsNamed), else `id`.
+  std::string CurrentId(const std::string& id, const std::string& name) const;
 
   // Forgets boards that joined more than `liveness` before `now` and never
   // asked for a task, except those in `keep`; returns how many.

@@ -4,6 +4,8 @@
 
 #include <utility>
 
+#include "server/round/async_rounds.h"
+#include "server/round/sync_rounds.h"
 #include "server/strategy/keep_frozen.h"
 
 namespace fedberry::server {
@@ -57,6 +59,21 @@ std::unique_ptr<planner::RoundPlanner> MakePlanner(
   spdlog::error("work planner: {}; every client trains the job's config",
                 planner.status().ToString());
   return nullptr;
+}
+
+std::unique_ptr<RoundKind> MakeRoundKind(
+    const CoordinatorOptions& options, const CloseOptions& close,
+    std::shared_ptr<const CohortSelection> selection, RoundContext context) {
+  if (options.async) {
+    return std::make_unique<AsyncRounds>(
+        context, AsyncRoundOptions{*options.async, options.seed,
+                                   options.liveness, options.relay});
+  }
+  return std::make_unique<SyncRounds>(
+      context,
+      SyncRoundOptions{close, options.liveness, options.min_clients_per_round,
+                       options.max_update_ratio},
+      std::move(selection));
 }
 
 }  // namespace fedberry::server

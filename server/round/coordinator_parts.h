@@ -1,5 +1,6 @@
 // The parts a RoundCoordinator is made of, made from its options: where its
-// rounds come from, what it trains, how it aggregates and how it plans.
+// rounds come from and what kind they are, what it trains, how it
+// aggregates and how it plans.
 // A part that cannot be made as asked falls back to the plain one, saying
 // why (the server's checks refuse such options before a job starts).
 // Thread-safety: pure functions.
@@ -11,7 +12,10 @@
 #include "runtime/model.h"
 #include "runtime/trainable_set.h"
 #include "server/planner/round_planner.h"
+#include "server/round/close_rule.h"
+#include "server/round/cohort_selection.h"
 #include "server/round/coordinator_options.h"
+#include "server/round/round_kind.h"
 #include "server/round/round_source.h"
 #include "server/strategy/strategy.h"
 
@@ -37,6 +41,12 @@ std::unique_ptr<Strategy> MakeJobStrategy(
 // job's config) when it cannot be made.
 std::unique_ptr<planner::RoundPlanner> MakePlanner(
     const CoordinatorOptions& options);
+
+// The kind of round the job runs: buffered versions (options.async), else
+// synchronous rounds over cohorts drawn by `selection`, closing by `close`.
+std::unique_ptr<RoundKind> MakeRoundKind(
+    const CoordinatorOptions& options, const CloseOptions& close,
+    std::shared_ptr<const CohortSelection> selection, RoundContext context);
 
 }  // namespace fedberry::server
 

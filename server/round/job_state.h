@@ -7,7 +7,9 @@
 #define FEDBERRY_SERVER_ROUND_JOB_STATE_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -48,6 +50,9 @@ struct JobState {
   // closes only when none is left.
   int adds_in_flight ABSL_GUARDED_BY(mu) = 0;
   absl::Time round_start ABSL_GUARDED_BY(mu);
+  // When each board of the open round began pushing its update: the
+  // planner learns its upload time.
+  std::map<std::string, absl::Time> upload_start ABSL_GUARDED_BY(mu);
   absl::Time last_update ABSL_GUARDED_BY(mu);
   JobHistory history ABSL_GUARDED_BY(mu);
   bool work_pending ABSL_GUARDED_BY(mu) = true;

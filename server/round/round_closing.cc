@@ -7,7 +7,9 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "server/round/board_evaluation.h"
+#include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
 
@@ -210,6 +212,47 @@ FederationSnapshot RoundClosing::Snapshot() const {
   snapshot.sequence = ++snapshot_sequence_;
   snapshot.clients = job.clients.Snapshot();
   return snapshot;
+}
+
+absl::Status RoundClosing::Restore(
+    const FederationSnapshot& snapshot,
+    const std::function<bool(const RegisteredClient&)>& admit) {
+  if (!snapshot.global) {
+    return absl::InvalidArgumentError("federation snapshot has no model");
+  }
+  // A part of the checkpoint that does not fit this job, saying which.
+  const auto misfit = [](const absl::Status& s, absl::string_view what) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the checkpointed ", what, ": ", s.message()));
+  };
+  JobState& job = parts_.job;
+  if (absl::Status s = CheckUpdateLayout(*job.global, *snapshot.global);
+      !s.ok()) {
+    return misfit(s, "global model does not fit this job's model");
+  }
+  if (absl::Status s = parts_.strategy.Restore(snapshot.strategy_state);
+      !s.ok()) {
+    return misfit(s, "strategy state does not fit this job");
+  }
+  if (absl::Status s = parts_.budget != nullptr
+                           ? parts_.budget->Restore(snapshot.budget_state)
+                           : absl::OkStatus();
+      !s.ok()) {
+    return misfit(s, "privacy budget does not fit this job");
+  }
+  parts_.kind.Restore(snapshot.async);
+  job.global = snapshot.global;
+  job.round = snapshot.next_round;
+  job.history.Restore(snapshot.history);
+  if (parts_.planner != nullptr) {
+    parts_.planner->estimator().Restore(snapshot.capacities);
+  }
+  job.clients.RestoreFrom(snapshot.clients, parts_.clock.Now(), admit);
+  job.phase = parts_.source.EndsBefore(job.round) || BudgetSpent()
+                  ? RoundPhase::kDone
+                  : RoundPhase::kWaiting;
+  job.work_pending = true;
+  return absl::OkStatus();
 }
 
 FederationSnapshot RoundClosing::RecordEvaluation(const RoundReport& report) {

@@ -11,7 +11,9 @@
 #define FEDBERRY_SERVER_ROUND_ROUND_CLOSING_H_
 
 #include <cstdint>
+#include <functional>
 
+#include "absl/status/status.h"
 #include "base/clock.h"
 #include "server/long_polls.h"
 #include "server/planner/round_planner.h"
@@ -74,6 +76,14 @@ class RoundClosing {
   }
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot Snapshot() const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
+  // Snapshot's inverse: the job resumes from `snapshot` (job phase kWaiting,
+  // or kDone when it had ended). Boards `admit` refuses are not restored:
+  // they join again. InvalidArgument for a snapshot whose model, strategy
+  // state or budget does not fit this job (the job is then not to run).
+  absl::Status Restore(
+      const FederationSnapshot& snapshot,
+      const std::function<bool(const RegisteredClient&)>& admit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // Persists `snapshot` (in order; see RoundPublisher::Persist).
   void Persist(const FederationSnapshot& snapshot) {

@@ -13,8 +13,10 @@ namespace fedberry::server {
 
 bool RoundOpening::TryOpen() {
   Prune();
-  return parts_.options.evaluate_only ? TryOpenEvaluationOnly()
-                                      : TryOpenRound();
+  const bool opened =
+      parts_.options.evaluate_only ? TryOpenEvaluationOnly() : TryOpenRound();
+  if (opened) parts_.job.upload_start.clear();  // of the rounds before
+  return opened;
 }
 
 bool RoundOpening::TryOpenRound() {

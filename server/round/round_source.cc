@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
 
@@ -31,9 +32,18 @@ bool OwnRounds::MayOverlap(uint64_t round) const {
   return round < static_cast<uint64_t>(std::max(0, rounds_));
 }
 
-void UpstreamRounds::Offer(UpstreamRound round) {
+absl::Status UpstreamRounds::Offer(UpstreamRound round,
+                                   const runtime::NamedTensors& model) {
+  if (!round.global) {
+    return absl::InvalidArgumentError("the parent's round has no model");
+  }
+  if (absl::Status s = CheckUpdateLayout(model, *round.global); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the parent's model does not fit this gateway's plan: ", s.message()));
+  }
   absl::MutexLock lock(&mu_);
   offer_ = std::move(round);
+  return absl::OkStatus();
 }
 
 std::optional<RoundSource::Opening> UpstreamRounds::Next(

@@ -109,7 +109,9 @@ class UpstreamRounds final : public RoundSource {
  public:
   explicit UpstreamRounds(RelaySink sink) : sink_(std::move(sink)) {}
   // The round to run next; it replaces an offer not yet run.
-  void Offer(UpstreamRound round);
+  // InvalidArgument for an offer without a model or whose model does not
+  // fit `model`'s layout (the gateway's own plan).
+  absl::Status Offer(UpstreamRound round, const runtime::NamedTensors& model);
   std::optional<Opening> Next(
       uint64_t round,
       const std::shared_ptr<const runtime::NamedTensors>& global) override;

@@ -1,7 +1,9 @@
-// RoundOpening and RoundClosing on their own, without a coordinator: a
-// round opens once enough boards are there; a closed round commits,
-// is kept, made durable and reported; a given-up one starts over; the last
-// one ends the job. The job's state is a JobState the test owns.
+// The round core's parts on their own, without a coordinator: a round
+// opens once enough boards are there (RoundOpening); a closed round
+// commits, is kept, made durable and reported, a given-up one starts over,
+// the last one ends the job, and a snapshot restores (RoundClosing); boards
+// join and join again (BoardJoins) and are told their tasks (BoardTasks).
+// The job's state is a JobState the test owns.
 #include "server/round/round_closing.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "base/testing/simulated_clock.h"
+#include "server/round/board_joins.h"
+#include "server/round/board_tasks.h"
 #include "server/round/round_opening.h"
 #include "server/round/sync_rounds.h"
 #include "tests/server/tiny_model.h"
@@ -56,6 +60,21 @@ class RoundClosingTest : public ::testing::Test {
     opening_ = std::make_unique<RoundOpening>(
         OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
                      nullptr, declared_bound_, *closing_});
+    joins_ = std::make_unique<BoardJoins>(
+        JoinParts{clock_, job_, *kind_, polls_, declared_bound_});
+    tasks_ = std::make_unique<BoardTasks>(
+        TaskParts{clock_, job_, *kind_, *closing_, relay_});
+  }
+  // Board `name` joins (and asks for a task, as boards do); its id.
+  std::string Join(const std::string& name) {
+    v1::JoinRequest request;
+    request.set_client_name(name);
+    request.set_num_samples(10);
+    absl::MutexLock lock(&job_.mu);
+    absl::StatusOr<std::string> id = joins_->Add(request);
+    EXPECT_TRUE(id.ok()) << id.status();
+    if (id.ok()) job_.clients.At(*id).polled = true;
+    return id.value_or("");
   }
   // A board that asked for a task now.
   void Board(const std::string& name) {
@@ -89,6 +108,8 @@ class RoundClosingTest : public ::testing::Test {
   std::unique_ptr<RoundClosing> closing_;
   DeclaredSizeBound declared_bound_{0};
   std::unique_ptr<RoundOpening> opening_;
+  std::unique_ptr<BoardJoins> joins_;
+  std::unique_ptr<BoardTasks> tasks_;
   std::vector<RoundReport> reports_;
   std::vector<FederationSnapshot> snapshots_;
 };
@@ -172,6 +193,109 @@ TEST_F(RoundClosingTest, AnOpenedRoundClosesIntoTheNext) {
   absl::MutexLock lock(&job_.mu);
   EXPECT_EQ(job_.round, 2u);
   EXPECT_EQ(reports_.size(), 1u);
+}
+
+TEST_F(RoundClosingTest, ASnapshotRestoresTheJobWhereItWas) {
+  Start(/*rounds=*/3);
+  Board("kept");
+  Board("too-old");
+  AddUpdate(3);
+  closing_->Close(nullptr);
+  FederationSnapshot snapshot;
+  {
+    absl::MutexLock lock(&job_.mu);
+    snapshot = closing_->Snapshot();
+    // Somewhere else the job went on; the snapshot takes it back.
+    job_.round = 7;
+    job_.global = TinyModel(9);
+  }
+  absl::MutexLock lock(&job_.mu);
+  ASSERT_TRUE(closing_
+                  ->Restore(snapshot,
+                            [](const RegisteredClient& c) {
+                              return c.name != "too-old";
+                            })
+                  .ok());
+  EXPECT_EQ(job_.round, 2u);
+  EXPECT_EQ(job_.global->at(0).tensor[0].item<float>(), 3);
+  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
+  EXPECT_EQ(job_.history.reports().size(), 1u);
+  EXPECT_EQ(job_.clients.size(), 1);
+  EXPECT_EQ(job_.clients.IdsNamed("too-old").size(), 0u);
+
+  // A snapshot of another model changes nothing, and says what was wrong.
+  snapshot.global = std::make_shared<const NamedTensors>(
+      NamedTensors{{"other", at::zeros({4})}});
+  const absl::Status misfit =
+      closing_->Restore(snapshot, [](const RegisteredClient&) { return true; });
+  EXPECT_EQ(misfit.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(misfit.message().find("global model does not fit"),
+            std::string::npos)
+      << misfit;
+  EXPECT_EQ(job_.global->at(0).tensor[0].item<float>(), 3);
+}
+
+TEST_F(RoundClosingTest, ABoardThatJoinsAgainKeepsItsPlaceUnderItsNewId) {
+  options_.min_clients_to_start = 1;
+  options_.min_clients_per_round = 1;
+  Make(/*rounds=*/3);
+  const std::string first = Join("a");
+  {
+    absl::MutexLock lock(&job_.mu);
+    ASSERT_TRUE(opening_->TryOpen());
+    ASSERT_EQ(kind_->Members().count(first), 1u);
+  }
+  const std::string second = Join("a");
+  absl::MutexLock lock(&job_.mu);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(job_.clients.Find(first), nullptr);  // retired
+  EXPECT_EQ(job_.clients.IdsNamed("a"), std::vector<std::string>{second});
+  EXPECT_EQ(kind_->Members().count(second), 1u);  // its place in the round
+  absl::StatusOr<v1::GetTaskResponse> task = tasks_->Answer(second);
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(job_.clients.CurrentId(first, "a"), second);
+}
+
+TEST_F(RoundClosingTest, BoardsAreToldToTrainWaitOrStopAndTheirTasksChecked) {
+  options_.min_clients_to_start = 1;
+  options_.min_clients_per_round = 1;
+  options_.fraction = 1.0;
+  Make(/*rounds=*/3);
+  const std::string trainer = Join("trainer");
+  {
+    absl::MutexLock lock(&job_.mu);
+    EXPECT_EQ(tasks_->Answer(trainer)->action(), v1::GetTaskResponse::WAIT);
+    ASSERT_TRUE(opening_->TryOpen());
+  }
+  const std::string late = Join("late");  // after the cohort was drawn
+  absl::MutexLock lock(&job_.mu);
+
+  absl::StatusOr<v1::GetTaskResponse> task = tasks_->Answer(trainer);
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(task->round(), 1u);
+  EXPECT_TRUE(tasks_->Check(trainer, 1, task->task_id()).ok());
+  EXPECT_FALSE(tasks_->Check(trainer, 1, "another-task").ok());
+  EXPECT_FALSE(tasks_->Check(trainer, 2, task->task_id()).ok());
+  v1::PullModelRequest pull;
+  pull.set_client_id(trainer);
+  pull.set_round(1);
+  pull.set_task_id(task->task_id());
+  absl::StatusOr<std::shared_ptr<const NamedTensors>> model =
+      tasks_->ModelFor(pull);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(*model, job_.global);  // the model the round starts from
+  EXPECT_EQ(*tasks_->NameForTask(trainer, 1, task->task_id()), "trainer");
+
+  EXPECT_EQ(tasks_->Answer(late)->action(), v1::GetTaskResponse::WAIT);
+  EXPECT_FALSE(tasks_->Check(late, 1, task->task_id()).ok());
+  EXPECT_EQ(tasks_->Answer("no-such-id").status().code(),
+            absl::StatusCode::kNotFound);
+
+  job_.phase = RoundPhase::kDone;
+  EXPECT_EQ(tasks_->Answer(late)->action(), v1::GetTaskResponse::DONE);
+  EXPECT_TRUE(job_.clients.At(late).told_done);
 }
 
 }  // namespace

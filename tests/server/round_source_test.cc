@@ -1,15 +1,19 @@
 #include "server/round/round_source.h"
 
 #include <ATen/ATen.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 
 namespace fedberry::server {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::shared_ptr<const runtime::NamedTensors> Model(float value) {
   return std::make_shared<const runtime::NamedTensors>(
@@ -62,7 +66,7 @@ TEST(UpstreamRounds, RunsEachOfferOnceAndSendsItsMeanUp) {
   offer.task_id = "r7-parent";
   offer.total_rounds = 9;
   offer.global = Model(2);
-  rounds.Offer(offer);
+  ASSERT_TRUE(rounds.Offer(offer, *Model(0)).ok());
   auto opening = rounds.Next(1, Model(0));
   ASSERT_TRUE(opening.has_value());
   EXPECT_EQ(opening->round, 7u);
@@ -85,6 +89,21 @@ TEST(UpstreamRounds, RunsEachOfferOnceAndSendsItsMeanUp) {
   EXPECT_FALSE(rounds.Next(8, Model(4)).has_value());
 }
 
+TEST(UpstreamRounds, RefusesAnOfferThatDoesNotFitTheGatewaysModel) {
+  UpstreamRounds rounds([](RelayedRound) {});
+  UpstreamRound offer;
+  offer.round = 3;
+  absl::Status none = rounds.Offer(offer, *Model(0));
+  EXPECT_EQ(none.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(none.message()), HasSubstr("no model"));
+  offer.global = std::make_shared<const runtime::NamedTensors>(
+      runtime::NamedTensors{{"other", at::zeros({3})}});
+  absl::Status misfit = rounds.Offer(offer, *Model(0));
+  EXPECT_EQ(misfit.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(misfit.message()), HasSubstr("does not fit"));
+  EXPECT_FALSE(rounds.Next(3, Model(0)).has_value());  // nothing offered
+}
+
 TEST(UpstreamRounds, ARefusedRoundTellsTheParentWhy) {
   std::vector<RelayedRound> sent;
   UpstreamRounds rounds([&](RelayedRound r) { sent.push_back(std::move(r)); });
@@ -92,7 +111,7 @@ TEST(UpstreamRounds, ARefusedRoundTellsTheParentWhy) {
   offer.round = 2;
   offer.task_id = "t";
   offer.global = Model(1);
-  rounds.Offer(offer);
+  ASSERT_TRUE(rounds.Offer(offer, *Model(0)).ok());
   RoundReport report = Closed(2, {{10, 1.0f}});
   report.refused_result = "the aggregate is not finite";
   rounds.Closed(report, nullptr);
