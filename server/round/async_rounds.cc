@@ -143,7 +143,7 @@ bool AsyncRounds::Closes(CloseDecision& decision) {
   const absl::Time now = ctx_.clock.Now();
   for (const std::string& id : versions_.TrainingIds()) {
     const ClientRecord* c = ctx_.clients.Find(id);
-    if (c == nullptr || now - c->last_seen > options_.liveness) {
+    if (c == nullptr || !c->SeenWithin(now, options_.liveness)) {
       spdlog::info("round {}: {} went silent; its task is given up", ctx_.round,
                    c != nullptr ? c->name : base::Printable(id));
       versions_.Drop(id);

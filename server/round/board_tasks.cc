@@ -114,7 +114,7 @@ std::vector<BoardRow> BoardTasks::Rows(absl::Duration liveness) const {
   std::vector<BoardRow> rows;
   for (const auto& [id, c] : job.clients.all()) {
     rows.push_back(RowOf(c, parts_.kind.PartOf(id),
-                         c.heard && now - c.last_seen <= liveness,
+                         c.heard && c.SeenWithin(now, liveness),
                          job.phase == RoundPhase::kEvaluating &&
                              parts_.closing.evaluation().Awaits(id)));
   }

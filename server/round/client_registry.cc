@@ -162,7 +162,7 @@ std::vector<std::string> ClientRegistry::Available(
     absl::Time now, absl::Duration liveness) const {
   std::vector<std::string> ids;
   for (const auto& [id, client] : clients_) {
-    if (client.polled && now - client.last_seen <= liveness &&
+    if (client.polled && client.SeenWithin(now, liveness) &&
         client.condition.declined().empty()) {
       ids.push_back(id);
     }
@@ -182,7 +182,7 @@ std::vector<uint64_t> ClientRegistry::DeclaredPerBoard() const {
 int ClientRegistry::Declining(absl::Time now, absl::Duration liveness) const {
   int n = 0;
   for (const auto& [id, client] : clients_) {
-    n += now - client.last_seen <= liveness &&
+    n += client.SeenWithin(now, liveness) &&
          !client.condition.declined().empty();
   }
   return n;

@@ -46,6 +46,12 @@ struct ClientRecord {
   uint64_t steps_planned = 0;
   uint64_t last_round = 0;   // the last round its update was accepted in
   std::string last_refusal;  // why its update was last refused
+
+  // Whether it was seen (any message) within `window` before `now`: the
+  // liveness test every part of the round core uses.
+  bool SeenWithin(absl::Time now, absl::Duration window) const {
+    return now - last_seen <= window;
+  }
 };
 
 // A board as the federation checkpoint keeps it: its id and declarations.

@@ -247,7 +247,7 @@ RoundProgress SyncRounds::Progress() const {
       ++p.paused;
       ++p.released;
     } else if (info->state == v1::HeartbeatRequest::PAUSED &&
-               now - info->last_seen <= options_.liveness) {
+               info->SeenWithin(now, options_.liveness)) {
       ++p.paused;
     }
   }
