@@ -133,20 +133,22 @@ void ClientAgent::Stop() {
   stop_.store(true);
   absl::MutexLock lock(&mu_);
   if (in_flight_ != nullptr) in_flight_->TryCancel();
-  wake_.SignalAll();
 }
 
 bool ClientAgent::Sleep(absl::Duration d) {
+  Clock& clock = *options_.clock;
   absl::MutexLock lock(&mu_);
-  const absl::Time until = absl::Now() + d;
-  while (!stop_.load() && absl::Now() < until) {
-    wake_.WaitWithDeadline(&mu_, until);
-  }
+  // Stop() takes mu_ after setting stop_, which wakes this wait.
+  clock.AwaitWithDeadline(
+      mu_,
+      absl::Condition(
+          +[](std::atomic<bool>* stop) { return stop->load(); }, &stop_),
+      clock.Now() + d);
   return !stop_.load();
 }
 
 bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
-  const absl::Time now = absl::Now();
+  const absl::Time now = options_.clock->Now();
   if (unreachable_since_ == absl::InfiniteFuture()) unreachable_since_ = now;
   if (options_.give_up_after > absl::ZeroDuration() &&
       now - unreachable_since_ >= options_.give_up_after) {
@@ -413,7 +415,7 @@ absl::StatusOr<runtime::ImageDataset> ClientAgent::PullSamples(
 
 void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
                                   RoundData* data, v1::ResourceMetrics* moved) {
-  const absl::Time start = absl::Now();
+  const absl::Time start = options_.clock->Now();
   uint64_t sent = 0, total = 0;
   for (const v1::DataMove& m : task.send()) total += m.samples();
   absl::StatusOr<runtime::ImageDataset> lend = trainer_.SamplesToLend(
@@ -448,14 +450,15 @@ void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
     spdlog::info("round {}: data move {}: handed {} samples over to {}",
                  task.round(), m.move_id(), m.samples(), m.peer());
   }
-  moved->set_data_move_seconds(moved->data_move_seconds() +
-                               absl::ToDoubleSeconds(absl::Now() - start));
+  moved->set_data_move_seconds(
+      moved->data_move_seconds() +
+      absl::ToDoubleSeconds(options_.clock->Now() - start));
   moved->set_data_move_sent_bytes(sent);
 }
 
 void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
                                v1::ResourceMetrics* moved) {
-  const absl::Time start = absl::Now();
+  const absl::Time start = options_.clock->Now();
   uint64_t received = 0;
   for (const v1::DataMove& m : task.receive()) {
     absl::StatusOr<runtime::ImageDataset> samples =
@@ -463,7 +466,7 @@ void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
     // Through a server failure, ask again while the wait allows: a
     // restarted server gets the samples again from their sender.
     while (!samples.ok() && IsTransient(samples.status()) && !stop_.load() &&
-           absl::Now() - start < options_.data_move_wait) {
+           options_.clock->Now() - start < options_.data_move_wait) {
       spdlog::warn("round {}: data move {}: fetching failed ({}), asking again",
                    task.round(), m.move_id(), samples.status().ToString());
       if (!Sleep(absl::Milliseconds(500))) break;
@@ -481,8 +484,9 @@ void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
                  task.round(), m.move_id(), samples->rows, m.peer());
     data->borrowed.push_back(*std::move(samples));
   }
-  moved->set_data_move_seconds(moved->data_move_seconds() +
-                               absl::ToDoubleSeconds(absl::Now() - start));
+  moved->set_data_move_seconds(
+      moved->data_move_seconds() +
+      absl::ToDoubleSeconds(options_.clock->Now() - start));
   moved->set_data_move_received_bytes(received);
 }
 

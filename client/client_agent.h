@@ -58,7 +58,8 @@ struct AgentOptions {
   // sent). A non-empty `declined` asks the server to leave it out of rounds
   // for now (client/eligibility.h).
   std::function<v1::BoardCondition()> condition;
-  // Paces the progress heartbeats sent while training. Must outlive the
+  // Paces the progress heartbeats, the waits between attempts and the
+  // give-up and data-move deadlines; times data moves. Must outlive the
   // agent.
   Clock* clock = &Clock::Real();
   // Called when a call fails UNAVAILABLE: OK when the server would accept
@@ -181,7 +182,6 @@ class ClientAgent {
   uint64_t task_sent_bytes_ = 0;  // of the last GetTask call
   uint64_t task_received_bytes_ = 0;
   absl::Mutex mu_;
-  absl::CondVar wake_;
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
   // The task being trained, for heartbeats (empty task id: none).
   v1::HeartbeatRequest current_ ABSL_GUARDED_BY(mu_);

@@ -110,9 +110,9 @@ DataOpener ImagesOpener(runtime::ImageDataset images) {
 
 PlanTrainer::PlanTrainer(runtime::ImageDataset data, uint64_t seed_salt,
                          std::unique_ptr<checkpoint::CheckpointStore> store,
-                         CheckpointPolicy policy)
+                         CheckpointPolicy policy, Clock& clock)
     : PlanTrainer(ImagesOpener(std::move(data)), seed_salt, std::move(store),
-                  policy) {
+                  policy, clock) {
   // Known before any plan arrives (the default plan's binding).
   runtime::DataBinding binding;
   binding.mean = {runtime::kFashionMnistMean};
@@ -123,11 +123,12 @@ PlanTrainer::PlanTrainer(runtime::ImageDataset data, uint64_t seed_salt,
 
 PlanTrainer::PlanTrainer(DataOpener open_data, uint64_t seed_salt,
                          std::unique_ptr<checkpoint::CheckpointStore> store,
-                         CheckpointPolicy policy)
+                         CheckpointPolicy policy, Clock& clock)
     : open_data_(std::move(open_data)),
       seed_salt_(seed_salt),
       store_(std::move(store)),
-      policy_(policy) {
+      policy_(policy),
+      clock_(clock) {
   if (!store_) return;
   auto loaded = store_->LoadLatest();
   if (!loaded.ok()) {
@@ -345,11 +346,11 @@ absl::Status PlanTrainer::AfterBatch(const runtime::TrainCursor& cursor,
   const bool by_count =
       policy_.every_batches > 0 && cursor.step % policy_.every_batches == 0;
   const bool by_time = policy_.every > absl::ZeroDuration() &&
-                       absl::Now() - progress.last_save >= policy_.every;
+                       clock_.Now() - progress.last_save >= policy_.every;
   if (by_count || by_time) {
     snapshot.cursor = cursor;
     Save(snapshot, net, &optimizer);
-    progress.last_save = absl::Now();
+    progress.last_save = clock_.Now();
   }
   return absl::OkStatus();
 }
@@ -425,6 +426,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   snapshot.noise_seed = saved ? saved->noise_seed : EntropySeed();
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
+  hooks.clock = &clock_;
   // FedProx pulls towards the round's global model: its parameters are the
   // first of its tensors (Model::State lists parameters, then buffers).
   std::vector<torch::Tensor> anchor;
@@ -449,7 +451,7 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
     FEDBERRY_RETURN_IF_ERROR(net.LoadState(global));
   }
   RunProgress progress;
-  progress.last_save = absl::Now();
+  progress.last_save = clock_.Now();
   progress.last_logged = saved ? saved->cursor.step : 0;
   progress.final_cursor = saved ? saved->cursor : runtime::TrainCursor{};
   hooks.after_batch = [&](const runtime::TrainCursor& cursor, runtime::Model& n,
@@ -518,7 +520,7 @@ absl::StatusOr<BoardEvalOutcome> PlanTrainer::Evaluate(
       return absl::UnavailableError(busy);
     }
   }
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock_.Now();
   FEDBERRY_RETURN_IF_ERROR(model_->LoadState(global));
   FEDBERRY_ASSIGN_OR_RETURN(runtime::EvalResult result,
                             runtime::Evaluate(*model_, *holdout_, *objective_));
@@ -528,7 +530,7 @@ absl::StatusOr<BoardEvalOutcome> PlanTrainer::Evaluate(
     FEDBERRY_ASSIGN_OR_RETURN(out.personalized,
                               Personalize(task, config, stop));
   }
-  out.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  out.seconds = absl::ToDoubleSeconds(clock_.Now() - start);
   return out;
 }
 
@@ -545,6 +547,7 @@ absl::StatusOr<v1::EvalMetrics> PlanTrainer::Personalize(
   options.seed = (task.round + 1) * 2654435761u + seed_salt_;
   runtime::TrainHooks hooks;
   hooks.stop = &stop;
+  hooks.clock = &clock_;
   if (gate_ != nullptr) {
     hooks.micro_batches = [this] { return gate_->micro_batches(); };
   }

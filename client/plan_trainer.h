@@ -14,6 +14,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "checkpoint/checkpoint_store.h"
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
@@ -62,13 +63,14 @@ class PlanTrainer : public LocalTrainer {
   // `seed_salt` makes this board's data order differ from other boards'.
   // `store` (may be null: no checkpoints) is read once here for a state to
   // resume. Until UsePlan is called the trainer follows the built-in image
-  // plan of each round's config (runtime::DefaultImagePlan).
+  // plan of each round's config (runtime::DefaultImagePlan). Checkpoints
+  // by time, and the times reported, are on `clock`.
   PlanTrainer(DataOpener open_data, uint64_t seed_salt,
               std::unique_ptr<checkpoint::CheckpointStore> store = nullptr,
-              CheckpointPolicy policy = {});
+              CheckpointPolicy policy = {}, Clock& clock = Clock::Real());
   PlanTrainer(runtime::ImageDataset data, uint64_t seed_salt,
               std::unique_ptr<checkpoint::CheckpointStore> store = nullptr,
-              CheckpointPolicy policy = {});
+              CheckpointPolicy policy = {}, Clock& clock = Clock::Real());
 
   absl::Status UsePlan(const v1::TrainingPlan& plan,
                        const runtime::VerifiedModelFile* model_file) override;
@@ -156,6 +158,7 @@ class PlanTrainer : public LocalTrainer {
   uint64_t seed_salt_;
   std::unique_ptr<checkpoint::CheckpointStore> store_;
   CheckpointPolicy policy_;
+  Clock& clock_;
   bool skip_bad_rows_ = false;
   std::optional<checkpoint::LoadedCheckpoint> resumable_;
   // Bound by UsePlan (or EnsurePlan).

@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "base/command_line.h"
 #include "base/lock_checks.h"
 #include "base/shutdown_signal.h"
@@ -305,7 +306,7 @@ LocalTrainer& Decorate(LocalTrainer& trainer,
 std::optional<security::ClientTransport> TransportOf(const ClientConfig& config,
                                                      int& exit_code) {
   auto transport = security::MakeClientTransport(
-      config.transport, wire::ClientChannelArguments(), absl::Now());
+      config.transport, wire::ClientChannelArguments(), Clock::Real().Now());
   if (transport.ok()) return *std::move(transport);
   spdlog::error("{}", std::string(transport.status().message()));
   // An expired or foreign certificate is who this board is; a missing file

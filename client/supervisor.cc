@@ -35,7 +35,12 @@ Supervisor::Supervisor(SupervisorOptions options, Clock& clock)
   if (!options_.sleep) {
     options_.sleep = [this](absl::Duration d) {
       absl::MutexLock lock(&mu_);
-      if (!stop_.load()) wake_.WaitWithTimeout(&mu_, d);
+      // Stop() takes mu_ after setting stop_, which ends this wait early.
+      clock_.AwaitWithDeadline(
+          mu_,
+          absl::Condition(
+              +[](std::atomic<bool>* stop) { return stop->load(); }, &stop_),
+          clock_.Now() + d);
     };
   }
 }

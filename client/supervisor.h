@@ -50,8 +50,8 @@ struct SupervisorOptions {
   // Set when CRIU works here: dumps on the client's request. Must outlive
   // the supervisor.
   CriuAdapter* criu = nullptr;
-  // Waits `d` (default: real sleep, cut short by Stop). Tests advance a
-  // simulated clock instead.
+  // Waits `d` (default: `d` on the supervisor's clock, cut short by
+  // Stop). Tests advance a simulated clock instead.
   std::function<void(absl::Duration)> sleep;
 };
 

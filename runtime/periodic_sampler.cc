@@ -3,8 +3,8 @@
 namespace fedberry::runtime {
 
 PeriodicSampler::PeriodicSampler(absl::Duration interval,
-                                 std::function<void()> sample)
-    : interval_(interval), sample_(std::move(sample)) {
+                                 std::function<void()> sample, Clock& clock)
+    : interval_(interval), sample_(std::move(sample)), clock_(clock) {
   if (interval_ > absl::ZeroDuration() && sample_) {
     thread_ = std::thread([this] { Loop(); });
   }
@@ -13,23 +13,22 @@ PeriodicSampler::PeriodicSampler(absl::Duration interval,
 PeriodicSampler::~PeriodicSampler() {
   {
     absl::MutexLock lock(&mu_);
-    stop_ = true;
-    wake_.SignalAll();
+    stop_ = true;  // wakes the wait below as the lock is released
   }
   if (thread_.joinable()) thread_.join();
 }
 
 void PeriodicSampler::Loop() {
-  absl::Time next = absl::Now() + interval_;
+  absl::Time next = clock_.Now() + interval_;
   while (true) {
     {
       absl::MutexLock lock(&mu_);
-      while (!stop_ && absl::Now() < next) wake_.WaitWithDeadline(&mu_, next);
+      clock_.AwaitWithDeadline(mu_, absl::Condition(&stop_), next);
       if (stop_) return;
     }
     sample_();
     // Fixed rate, but never a burst of catch-up samples after a stall.
-    next = std::max(next + interval_, absl::Now());
+    next = std::max(next + interval_, clock_.Now());
   }
 }
 

@@ -10,7 +10,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 
 namespace fedberry::runtime {
 namespace {
@@ -223,7 +222,8 @@ void AddProximalGradient(const std::vector<torch::Tensor>& parameters,
   }
 }
 
-TrainResult ResultOfRun(const TrainCursor& cursor, absl::Time start) {
+TrainResult ResultOfRun(const TrainCursor& cursor, absl::Time start,
+                        Clock& clock) {
   TrainResult result;
   result.samples = cursor.samples;
   result.steps = cursor.step;
@@ -233,7 +233,7 @@ TrainResult ResultOfRun(const TrainCursor& cursor, absl::Time start) {
   result.accuracy = cursor.samples ? static_cast<double>(cursor.correct) /
                                          static_cast<double>(cursor.samples)
                                    : 0;
-  result.seconds = cursor.seconds + absl::ToDoubleSeconds(absl::Now() - start);
+  result.seconds = cursor.seconds + absl::ToDoubleSeconds(clock.Now() - start);
   return result;
 }
 
@@ -252,7 +252,8 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
       PlanCursor(rows, batches_per_epoch, options, hooks);
   if (!planned.ok()) return planned.status();
   TrainCursor cursor = *planned;
-  const absl::Time start = absl::Now();
+  Clock& clock = *hooks.clock;
+  const absl::Time start = clock.Now();
   try {
     model.SetTraining(true);
     absl::StatusOr<std::vector<torch::Tensor>> trained =
@@ -301,7 +302,7 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
       ++cursor.step;
       if (hooks.after_batch) {
         TrainCursor now = cursor;
-        now.seconds += absl::ToDoubleSeconds(absl::Now() - start);
+        now.seconds += absl::ToDoubleSeconds(clock.Now() - start);
         if (absl::Status s = hooks.after_batch(now, model, optimizer);
             !s.ok()) {
           return s;
@@ -312,7 +313,7 @@ absl::StatusOr<TrainResult> Train(Model& model, const Dataset& data,
     return absl::InternalError(absl::StrCat("LibTorch failed during training: ",
                                             DescribeTorchError(e)));
   }
-  return ResultOfRun(cursor, start);
+  return ResultOfRun(cursor, start, clock);
 }
 
 absl::StatusOr<EvalResult> Evaluate(Model& model, const Dataset& data,

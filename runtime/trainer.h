@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/clock.h"
 #include "runtime/dataset.h"
 #include "runtime/model.h"
 #include "runtime/objective.h"
@@ -96,6 +97,8 @@ struct TrainHooks {
   // With options.proximal_mu > 0: the round's global model's parameters, in
   // Model::Parameters() order, the proximal term pulls towards (required).
   const std::vector<at::Tensor>* proximal_anchor = nullptr;
+  // Times the run (TrainResult::seconds, TrainCursor::seconds).
+  Clock* clock = &Clock::Real();
 };
 
 // Optimizer names TrainOptions::optimizer accepts.

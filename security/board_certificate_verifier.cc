@@ -3,7 +3,6 @@
 #include <spdlog/spdlog.h>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "base/log_text.h"
 #include "pki/fleet_pki.h"
 #include "security/tls_credentials.h"
@@ -14,8 +13,8 @@ namespace {
 class BoardCertificateVerifier
     : public grpc::experimental::ExternalCertificateVerifier {
  public:
-  explicit BoardCertificateVerifier(std::string client_ca_path)
-      : client_ca_path_(std::move(client_ca_path)) {}
+  BoardCertificateVerifier(std::string client_ca_path, Clock& clock)
+      : client_ca_path_(std::move(client_ca_path)), clock_(clock) {}
 
   bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
               std::function<void(grpc::Status)> /*callback*/,
@@ -27,7 +26,7 @@ class BoardCertificateVerifier
     absl::Status checked = CheckBoardCertificate(
         absl::StrCat(absl::string_view(leaf.data(), leaf.size()),
                      absl::string_view(chain.data(), chain.size())),
-        client_ca_path_, absl::Now());
+        client_ca_path_, clock_.Now());
     if (checked.ok()) {
       *sync_status = grpc::Status::OK;
     } else {
@@ -43,6 +42,7 @@ class BoardCertificateVerifier
 
  private:
   const std::string client_ca_path_;
+  Clock& clock_;
 };
 
 }  // namespace
@@ -77,9 +77,9 @@ absl::Status CheckBoardCertificate(const std::string& chain_pem,
 }
 
 std::shared_ptr<grpc::experimental::CertificateVerifier>
-MakeBoardCertificateVerifier(std::string client_ca_path) {
+MakeBoardCertificateVerifier(std::string client_ca_path, Clock& clock) {
   return grpc::experimental::ExternalCertificateVerifier::Create<
-      BoardCertificateVerifier>(std::move(client_ca_path));
+      BoardCertificateVerifier>(std::move(client_ca_path), clock);
 }
 
 }  // namespace fedberry::security

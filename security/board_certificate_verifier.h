@@ -20,6 +20,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 
 namespace fedberry::security {
 
@@ -31,9 +32,11 @@ absl::Status CheckBoardCertificate(const std::string& chain_pem,
                                    const std::string& client_ca_path,
                                    absl::Time now);
 
-// The verifier for grpc::experimental::TlsServerCredentialsOptions.
+// The verifier for grpc::experimental::TlsServerCredentialsOptions;
+// certificates are checked at `clock`'s now.
 std::shared_ptr<grpc::experimental::CertificateVerifier>
-MakeBoardCertificateVerifier(std::string client_ca_path);
+MakeBoardCertificateVerifier(std::string client_ca_path,
+                             Clock& clock = Clock::Real());
 
 }  // namespace fedberry::security
 

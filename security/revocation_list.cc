@@ -11,7 +11,6 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "absl/time/clock.h"
 #include "base/log_text.h"
 #include "pki/fleet_pki.h"
 
@@ -75,9 +74,9 @@ absl::Status ParseRevokedNames(const std::string& text,
 }
 
 absl::StatusOr<std::unique_ptr<RevocationList>> RevocationList::Open(
-    std::string path, std::string client_ca_pem) {
+    std::string path, std::string client_ca_pem, Clock& clock) {
   auto list = std::unique_ptr<RevocationList>(
-      new RevocationList(std::move(path), std::move(client_ca_pem)));
+      new RevocationList(std::move(path), std::move(client_ca_pem), clock));
   struct stat seen = {};
   auto entries = list->Read(&seen);
   if (!entries.ok()) return entries.status();
@@ -110,7 +109,7 @@ absl::StatusOr<RevocationList::Entries> RevocationList::Read(
                            crl->revoked_serials.end());
     // A stale CRL still revokes what it lists (better than none), but the
     // operator should re-sign it before boards revoked since go unnoticed.
-    if (crl->next_update < absl::Now()) {
+    if (crl->next_update < clock_.Now()) {
       spdlog::warn(
           "revocation list {} is past its next update ({}): re-sign it "
           "(fedberry-pki crl) so it stays current; it still applies",

@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "base/clock.h"
 #include "security/peer_identity.h"
 
 namespace fedberry::security {
@@ -27,8 +28,10 @@ class RevocationList {
  public:
   // Reads `path`; a CRL is verified with `client_ca_pem` (the CA bundle of
   // --client_ca). NotFound, InvalidArgument or DataLoss naming the file.
+  // A CRL past its next update on `clock` is warned about.
   static absl::StatusOr<std::unique_ptr<RevocationList>> Open(
-      std::string path, std::string client_ca_pem);
+      std::string path, std::string client_ca_pem,
+      Clock& clock = Clock::Real());
 
   // Why `peer` is revoked ("serial 1f.. is in the CRL revoked.crl"), or
   // nullopt when it is not.
@@ -51,12 +54,15 @@ class RevocationList {
     std::set<std::string> fingerprints;  // text list, lowercase, no colons
     bool from_crl = false;
   };
-  RevocationList(std::string path, std::string client_ca_pem)
-      : path_(std::move(path)), client_ca_pem_(std::move(client_ca_pem)) {}
+  RevocationList(std::string path, std::string client_ca_pem, Clock& clock)
+      : path_(std::move(path)),
+        client_ca_pem_(std::move(client_ca_pem)),
+        clock_(clock) {}
   absl::StatusOr<Entries> Read(struct stat* seen) const;
 
   const std::string path_;
   const std::string client_ca_pem_;
+  Clock& clock_;
   mutable absl::Mutex mu_;
   Entries entries_ ABSL_GUARDED_BY(mu_);
   struct stat seen_ ABSL_GUARDED_BY(mu_) = {};

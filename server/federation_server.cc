@@ -15,6 +15,7 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
     ReportSink sink, Clock& clock) {
   auto server = std::unique_ptr<FederationServer>(new FederationServer);
   server->options_ = options;
+  server->clock_ = &clock;
   server->coordinator_ = std::make_unique<RoundCoordinator>(
       options.coordinator, std::move(initial), std::move(evaluator),
       std::move(sink), clock);
@@ -50,7 +51,7 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
       FederationService::StreamBounds{server->streams_.get(),
                                       server->updates_.get(),
                                       server->headers_.get()},
-      std::move(options.plan), options.access);
+      std::move(options.plan), options.access, clock);
   // grpc.health.v1.Health, which load balancers and orchestrators probe:
   // SERVING for the server ("") and fedberry.v1.Federation while it runs.
   grpc::EnableDefaultHealthCheckService(true);
@@ -124,12 +125,14 @@ void FederationServer::Drive() {
   }
   coordinator_->FinishPendingEvaluation();  // a job stopped mid-round
   // Keep answering while boards that have not heard DONE may still ask.
-  const absl::Time give_up = absl::Now() + options_.done_grace;
-  while (absl::Now() < give_up &&
+  const absl::Time give_up = clock_->Now() + options_.done_grace;
+  while (clock_->Now() < give_up &&
          coordinator_->clients_awaiting_done(options_.done_silence) > 0) {
     CancelOverdueStreams();
     absl::MutexLock lock(&mu_);
     if (stopped_) break;
+    // A poll (nothing signals a board hearing DONE): real time, while the
+    // grace itself is on the clock.
     cv_.WaitWithTimeout(&mu_, absl::Milliseconds(50));
   }
   absl::MutexLock lock(&mu_);

@@ -109,6 +109,7 @@ class FederationServer {
   void SizeTransportQuota();
 
   ServerOptions options_;
+  Clock* clock_ = &Clock::Real();  // Start's: the done grace is on it
   std::unique_ptr<RoundCoordinator> coordinator_;
   std::unique_ptr<StreamLimiter> streams_;
   std::unique_ptr<StreamLimiter> updates_;

@@ -113,14 +113,16 @@ class TaskPoll final : public grpc::ServerUnaryReactor {
 FederationService::FederationService(RoundCoordinator& coordinator,
                                      absl::Duration max_poll,
                                      StreamBounds bounds, ServedPlan plan,
-                                     security::AccessPolicy access)
+                                     security::AccessPolicy access,
+                                     Clock& clock)
     : coordinator_(coordinator),
       max_poll_(max_poll),
       streams_(bounds.streams),
       updates_(bounds.updates),
       headers_(bounds.headers),
       plan_(std::move(plan)),
-      access_(access) {}
+      access_(access),
+      clock_(clock) {}
 
 grpc::Status FederationService::Authorize(grpc::ServerContextBase* context,
                                           const char* call,
@@ -215,7 +217,7 @@ grpc::ServerUnaryReactor* FederationService::GetTask(
     poll->Finish(ok);
     return poll;
   }
-  poll->Start(*request, absl::Now() + PollBudget(context, max_poll_));
+  poll->Start(*request, clock_.Now() + PollBudget(context, max_poll_));
   return poll;
 }
 
@@ -616,7 +618,8 @@ class FederationService::SamplePull final
   void TryTake() {
     auto samples = service_.coordinator_.relay().Take(
         receiver_, request_.move_id(), absl::InfinitePast());
-    if (absl::IsDeadlineExceeded(samples.status()) && absl::Now() < deadline_) {
+    if (absl::IsDeadlineExceeded(samples.status()) &&
+        service_.clock_.Now() < deadline_) {
       absl::MutexLock lock(&mu_);
       if (!cancelled_) {
         // A fresh alarm for each look (an alarm is set once); they go with
@@ -733,7 +736,7 @@ grpc::ServerWriteReactor<v1::SampleChunk>* FederationService::PullSamples(
   }
   // Wait for the sender, but never past the caller's own deadline.
   const absl::Time deadline =
-      absl::Now() + PollBudget(context, coordinator_.data_move_wait());
+      clock_.Now() + PollBudget(context, coordinator_.data_move_wait());
   auto* pull = new SamplePull(*this, context, *request, *std::move(receiver),
                               std::move(caller), deadline);
   pull->TryTake();

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "security/access_policy.h"
 #include "server/encoded_model_cache.h"
@@ -49,9 +50,11 @@ class FederationService final : public v1::Federation::CallbackService {
   // `plan`: what GetPlan answers; a plan without a model format stands for
   // the built-in image plan of the coordinator's TrainConfig.
   // `access`: who may call (every call is checked before it is served).
+  // Poll and data-move deadlines are on `clock`.
   FederationService(RoundCoordinator& coordinator, absl::Duration max_poll,
                     StreamBounds bounds, ServedPlan plan = {},
-                    security::AccessPolicy access = {});
+                    security::AccessPolicy access = {},
+                    Clock& clock = Clock::Real());
 
   grpc::ServerUnaryReactor* GetPlan(grpc::CallbackServerContext* context,
                                     const v1::GetPlanRequest* request,
@@ -109,6 +112,7 @@ class FederationService final : public v1::Federation::CallbackService {
   StreamLimiter* const headers_;
   const ServedPlan plan_;
   const security::AccessPolicy access_;
+  Clock& clock_;
   // Update pushes read into recycled tensors (at most 16 idle sets; pushes
   // in flight bound how many exist).
   StagingPool staging_{16};

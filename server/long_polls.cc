@@ -2,7 +2,8 @@
 
 namespace fedberry::server {
 
-LongPolls::LongPolls() : dispatcher_([this] { Dispatch(); }) {}
+LongPolls::LongPolls(Clock& clock)
+    : clock_(clock), dispatcher_([this] { Dispatch(); }) {}
 
 LongPolls::~LongPolls() {
   {
@@ -74,7 +75,7 @@ void LongPolls::ReadyLocked(uint64_t id, bool woken) {
 void LongPolls::Dispatch() {
   absl::MutexLock lock(&mu_);
   while (true) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = clock_.Now();
     while (!by_deadline_.empty() && by_deadline_.begin()->first <= now) {
       ReadyLocked(by_deadline_.begin()->second, false);
     }
@@ -96,7 +97,7 @@ void LongPolls::Dispatch() {
       return stopping_ || !ready_.empty() ||
              (!by_deadline_.empty() && by_deadline_.begin()->first < until);
     };
-    mu_.AwaitWithDeadline(absl::Condition(&work), until);
+    clock_.AwaitWithDeadline(mu_, absl::Condition(&work), until);
   }
 }
 

@@ -4,7 +4,8 @@
 // Cancel takes it first. Answers run on this object's one dispatcher
 // thread, outside its lock, so they may call back into whoever woke them
 // (the round coordinator wakes polls while it holds its own lock).
-// Deadlines are real time, like the callers' RPC deadlines.
+// Deadlines are on the injected Clock: real time in production, like the
+// callers' RPC deadlines.
 // Thread-safe.
 #ifndef FEDBERRY_SERVER_LONG_POLLS_H_
 #define FEDBERRY_SERVER_LONG_POLLS_H_
@@ -21,6 +22,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 
 namespace fedberry::server {
 
@@ -30,7 +32,7 @@ class LongPolls {
   // when this object is destroyed.
   using Answer = std::function<void(bool woken)>;
 
-  LongPolls();
+  explicit LongPolls(Clock& clock = Clock::Real());
   // Answers every parked poll (woken false) and stops the dispatcher.
   ~LongPolls();
   LongPolls(const LongPolls&) = delete;
@@ -60,6 +62,7 @@ class LongPolls {
   void ReadyLocked(uint64_t id, bool woken) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Dispatch();
 
+  Clock& clock_;
   mutable absl::Mutex mu_;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Poll> polls_ ABSL_GUARDED_BY(mu_);

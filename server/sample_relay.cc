@@ -24,14 +24,14 @@ void SampleRelay::Open(uint64_t round, std::vector<PlannedMove> moves) {
     std::string id = m.id;
     slots_[id] = Slot{std::move(m), nullptr};
   }
-  changed_.SignalAll();
+  ++changes_;
 }
 
 void SampleRelay::Close() {
   absl::MutexLock lock(&mu_);
   ++generation_;
   slots_.clear();
-  changed_.SignalAll();
+  ++changes_;
 }
 
 template <typename Keep>
@@ -75,7 +75,7 @@ void SampleRelay::Cancel(const std::string& sender,
   if (it == slots_.end() || it->second.move.from != sender) return;
   it->second.cancelled = true;
   it->second.samples.reset();
-  changed_.SignalAll();
+  ++changes_;
 }
 
 std::vector<PlannedMove> SampleRelay::Undelivered(
@@ -159,7 +159,7 @@ absl::Status SampleRelay::Deposit(const std::string& sender,
   }
   (*slot)->samples =
       std::make_shared<const runtime::ImageDataset>(std::move(samples));
-  changed_.SignalAll();
+  ++changes_;
   return absl::OkStatus();
 }
 
@@ -189,12 +189,16 @@ absl::StatusOr<std::shared_ptr<const runtime::ImageDataset>> SampleRelay::Take(
                        Shown(move_id), " and trained them itself"));
     }
     if (slot.samples) return slot.samples;
-    if (absl::Now() >= deadline) {
+    if (clock_.Now() >= deadline) {
       return absl::DeadlineExceededError(absl::StrCat(
           "client '", slot.move.from, "' has not sent the ", slot.move.samples,
           " samples of data move ", Shown(move_id)));
     }
-    changed_.WaitWithDeadline(&mu_, deadline);
+    const uint64_t seen = changes_;
+    auto changed = [this, seen]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return changes_ != seen;
+    };
+    clock_.AwaitWithDeadline(mu_, absl::Condition(&changed), deadline);
   }
 }
 

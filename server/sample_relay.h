@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/image_dataset.h"
 
@@ -32,6 +33,9 @@ struct PlannedMove {
 
 class SampleRelay {
  public:
+  // Take's deadlines are on `clock`.
+  explicit SampleRelay(Clock& clock = Clock::Real()) : clock_(clock) {}
+
   // Starts a round's moves; drops whatever an earlier round left.
   void Open(uint64_t round, std::vector<PlannedMove> moves);
   // Drops every move and sample (the round closed); waiting takers return.
@@ -101,8 +105,10 @@ class SampleRelay {
   template <typename Keep>
   std::vector<PlannedMove> Select(Keep keep) const;
 
+  Clock& clock_;
   mutable absl::Mutex mu_;
-  absl::CondVar changed_;
+  // Bumped by every change a waiting Take may be waiting for.
+  uint64_t changes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // bumped by Open and Close
   uint64_t round_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<std::string, Slot> slots_ ABSL_GUARDED_BY(mu_);

@@ -25,7 +25,7 @@ namespace {
 // instead of holding a thread each.
 class Timer {
  public:
-  Timer() : thread_([this] { Loop(); }) {}
+  explicit Timer(Clock& clock) : clock_(clock), thread_([this] { Loop(); }) {}
   ~Timer() {
     {
       absl::MutexLock lock(&mu_);
@@ -42,7 +42,7 @@ class Timer {
   void Loop() {
     absl::MutexLock lock(&mu_);
     while (!stop_) {
-      const absl::Time now = absl::Now();
+      const absl::Time now = clock_.Now();
       if (!queue_.empty() && queue_.begin()->first <= now) {
         std::function<void()> f = std::move(queue_.begin()->second);
         queue_.erase(queue_.begin());
@@ -55,9 +55,10 @@ class Timer {
           queue_.empty()
               ? now + absl::Milliseconds(50)
               : std::min(queue_.begin()->first, now + absl::Milliseconds(50));
-      mu_.AwaitWithDeadline(absl::Condition(&stop_), until);
+      clock_.AwaitWithDeadline(mu_, absl::Condition(&stop_), until);
     }
   }
+  Clock& clock_;
   absl::Mutex mu_;
   std::multimap<absl::Time, std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
@@ -73,8 +74,10 @@ struct TaskModel {
 };
 
 struct Fleet {
-  explicit Fleet(const FleetOptions& o) : options(o) {}
+  explicit Fleet(const FleetOptions& o)
+      : options(o), clock(*o.clock), timer(clock) {}
   const FleetOptions options;
+  Clock& clock;
   Timer timer;
   std::atomic<int> joined{0}, heard_done{0}, gave_up{0}, finished{0};
   std::atomic<uint64_t> polls{0}, pulls{0}, pulls_busy{0}, pushes{0}, busy{0},
@@ -91,6 +94,7 @@ struct Fleet {
   }
 };
 
+// A gRPC deadline: gRPC's real time, whatever the fleet's clock.
 void SetDeadline(grpc::ClientContext& context, absl::Duration d) {
   context.set_deadline(absl::ToChronoTime(absl::Now() + d));
 }
@@ -249,14 +253,14 @@ class Board {
               std::shared_ptr<TaskModel> model, v1::UpdateHeader header) {
     if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
       ++fleet_.busy;  // the server takes only so many at once: later
-      fleet_.timer.At(absl::Now() + backoff_.Next(),
+      fleet_.timer.At(fleet_.clock.Now() + backoff_.Next(),
                       [this, model, header] { Push(model, header); });
       return;
     }
     backoff_.Reset();
     if (!s.ok()) {
       ++fleet_.refused;  // late, or the round closed: ask again
-      fleet_.timer.At(absl::Now() + absl::Milliseconds(200),
+      fleet_.timer.At(fleet_.clock.Now() + absl::Milliseconds(200),
                       [this] { Poll(); });
       return;
     }
@@ -302,8 +306,8 @@ class Board {
               return Pull();
             default:
               fleet_.timer.At(
-                  absl::Now() + absl::Milliseconds(std::max<uint32_t>(
-                                    task_.retry_after_ms(), 50)),
+                  fleet_.clock.Now() + absl::Milliseconds(std::max<uint32_t>(
+                                           task_.retry_after_ms(), 50)),
                   [this] { Poll(); });
           }
         });
@@ -329,7 +333,7 @@ class Board {
 
   // A failed call: try again after a pause, or give up after a while.
   void Retry(const grpc::Status& s, std::function<void()> again) {
-    const absl::Time now = absl::Now();
+    const absl::Time now = fleet_.clock.Now();
     if (failing_since_ == absl::InfiniteFuture()) failing_since_ = now;
     if (now - failing_since_ > fleet_.options.give_up_after) {
       std::fprintf(stderr, "fedberry-loadgen: %s gives up: %s\n", name_.c_str(),
@@ -340,7 +344,11 @@ class Board {
     fleet_.timer.At(now + backoff_.Next(), std::move(again));
   }
 
-  void End() { ++fleet_.finished; }
+  // Under fleet_.mu, which wakes RunEmulatedFleet's wait for the last.
+  void End() {
+    absl::MutexLock lock(&fleet_.mu);
+    ++fleet_.finished;
+  }
 
   friend class PullReactor;
   friend class PushReactor;
@@ -381,12 +389,29 @@ std::string FleetReport::Describe() const {
       other_refusals, absl::ToDoubleSeconds(wall));
 }
 
+namespace {
+
+void PrintProgress(const Fleet& fleet, absl::Duration since_start) {
+  std::fprintf(stderr,
+               "[%6.1fs] %d joined, %llu pulled (%llu pulls told to "
+               "retry), %llu updates accepted, %llu retried, %d done\n",
+               absl::ToDoubleSeconds(since_start), fleet.joined.load(),
+               static_cast<unsigned long long>(fleet.pulls.load()),
+               static_cast<unsigned long long>(fleet.pulls_busy.load()),
+               static_cast<unsigned long long>(fleet.pushes.load()),
+               static_cast<unsigned long long>(fleet.busy.load()),
+               fleet.heard_done.load());
+}
+
+}  // namespace
+
 absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
   if (options.boards < 1 || options.server.empty()) {
     return absl::InvalidArgumentError(
         "an emulated fleet needs a server address and at least one board");
   }
-  const absl::Time start = absl::Now();
+  Clock& clock = *options.clock;
+  const absl::Time start = clock.Now();
   Fleet fleet(options);
   std::vector<std::unique_ptr<Board>> boards;
   boards.reserve(options.boards);
@@ -394,23 +419,22 @@ absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
     boards.push_back(std::make_unique<Board>(fleet, i));
   }
   for (auto& b : boards) b->Join();
-  absl::Time next_progress = start + options.progress;
-  while (fleet.finished.load() < options.boards) {
-    absl::SleepFor(absl::Milliseconds(20));
-    if (options.progress > absl::ZeroDuration() &&
-        absl::Now() >= next_progress) {
-      next_progress += options.progress;
-      std::fprintf(stderr,
-                   "[%6.1fs] %d joined, %llu pulled (%llu pulls told to "
-                   "retry), %llu updates accepted, %llu retried, %d done\n",
-                   absl::ToDoubleSeconds(absl::Now() - start),
-                   fleet.joined.load(),
-                   static_cast<unsigned long long>(fleet.pulls.load()),
-                   static_cast<unsigned long long>(fleet.pulls_busy.load()),
-                   static_cast<unsigned long long>(fleet.pushes.load()),
-                   static_cast<unsigned long long>(fleet.busy.load()),
-                   fleet.heard_done.load());
+  const auto all_finished = [&fleet, &options] {
+    return fleet.finished.load() >= options.boards;
+  };
+  absl::Time next_progress = options.progress > absl::ZeroDuration()
+                                 ? start + options.progress
+                                 : absl::InfiniteFuture();
+  while (true) {
+    {
+      absl::MutexLock lock(&fleet.mu);
+      if (clock.AwaitWithDeadline(fleet.mu, absl::Condition(&all_finished),
+                                  next_progress)) {
+        break;
+      }
     }
+    next_progress += options.progress;
+    PrintProgress(fleet, clock.Now() - start);
   }
   FleetReport report;
   report.boards = options.boards;
@@ -424,7 +448,7 @@ absl::StatusOr<FleetReport> RunEmulatedFleet(const FleetOptions& options) {
   report.busy_refusals = fleet.busy;
   report.other_refusals = fleet.refused;
   report.bytes_pushed = fleet.bytes_pushed;
-  report.wall = absl::Now() - start;
+  report.wall = clock.Now() - start;
   return report;
 }
 

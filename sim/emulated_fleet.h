@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 
 namespace fedberry::sim {
 
@@ -28,6 +29,9 @@ struct FleetOptions {
   absl::Duration give_up_after = absl::Minutes(2);
   // Progress every this often on stderr; zero: none.
   absl::Duration progress = absl::Seconds(5);
+  // Retries, re-polls, give-up, progress and the report's wall time are on
+  // it (RPC deadlines are gRPC's real time). Must outlive the run.
+  Clock* clock = &Clock::Real();
 };
 
 struct FleetReport {

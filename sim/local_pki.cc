@@ -3,21 +3,21 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "pki/atomic_file.h"
 #include "pki/fleet_pki.h"
 
 namespace fedberry::sim {
 
 absl::StatusOr<LocalPki> MakeLocalPki(
-    const std::string& dir, const std::vector<std::string>& board_names) {
+    const std::string& dir, const std::vector<std::string>& board_names,
+    Clock& clock) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
     return absl::UnavailableError(
         absl::StrCat("cannot create ", dir, ": ", ec.message()));
   }
-  const absl::Time now = absl::Now();
+  const absl::Time now = clock.Now();
   // A little in the past: a board whose clock lags still accepts them.
   const pki::Validity validity{now - absl::Hours(1), now + absl::Hours(24)};
   auto ca = pki::MakeCa("fedberry-sim fleet CA", validity);

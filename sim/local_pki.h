@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "base/clock.h"
 
 namespace fedberry::sim {
 
@@ -23,9 +24,11 @@ struct LocalPki {
   std::string server_name = "localhost";
 };
 
-// Writes the files into `dir` (created if missing). Valid for a day.
+// Writes the files into `dir` (created if missing). Valid for a day from
+// `clock`'s now.
 absl::StatusOr<LocalPki> MakeLocalPki(
-    const std::string& dir, const std::vector<std::string>& board_names);
+    const std::string& dir, const std::vector<std::string>& board_names,
+    Clock& clock = Clock::Real());
 
 }  // namespace fedberry::sim
 

@@ -55,12 +55,12 @@ absl::Status GatewayTrainer::UsePlan(
   // The gateway declares its boards' samples when it joins the parent.
   absl::Time logged = absl::InfinitePast();
   while (site->registered_clients() < options_.min_boards) {
-    if (absl::Now() - logged > absl::Seconds(30)) {
+    if (options_.clock->Now() - logged > absl::Seconds(30)) {
       spdlog::info(
           "waiting for {} board(s) to join before joining the parent "
           "({} so far)",
           options_.min_boards, site->registered_clients());
-      logged = absl::Now();
+      logged = options_.clock->Now();
     }
     absl::MutexLock lock(&mu_);
     if (mu_.AwaitWithTimeout(absl::Condition(&stopped_), options_.poll)) {

@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "client/local_trainer.h"
 #include "server/round_coordinator.h"
 #include "tiers/site_privacy.h"
@@ -31,6 +32,8 @@ struct GatewayOptions {
   // (it declares their samples).
   int min_boards = 1;
   absl::Duration poll = absl::Milliseconds(200);
+  // Paces the "waiting for boards" log. Must outlive the trainer.
+  Clock* clock = &Clock::Real();
 };
 
 class GatewayTrainer final : public client::LocalTrainer {

@@ -14,8 +14,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/clock.h"
 #include "base/command_line.h"
 #include "pki/fleet_folder.h"
 #include "pki/fleet_pki.h"
@@ -379,7 +379,7 @@ int main(int argc, char** argv) {
   }
   const absl::Duration validity = absl::Hours(24) * days;
   const absl::Duration crl_validity = absl::Hours(24) * crl_days;
-  const absl::Time now = absl::Now();
+  const absl::Time now = fedberry::Clock::Real().Now();
   FleetFolder folder(absl::GetFlag(FLAGS_dir));
   const std::string name = takes_name ? args[2] : "";
   const absl::string_view c = command->name;

@@ -10,10 +10,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "apps/server/run_server.h"
 #include "apps/server/server_options.h"
 #include "apps/server/serving.h"
+#include "base/clock.h"
 #include "base/shutdown_signal.h"
 #include "base/status_macros.h"
 #include "client/client_agent.h"
@@ -92,7 +92,7 @@ int RunGateway(const ServerConfig& config) {
     return 2;
   }
   auto transport = security::MakeClientTransport(
-      config.gateway.link, wire::ClientChannelArguments(), absl::Now());
+      config.gateway.link, wire::ClientChannelArguments(), Clock::Real().Now());
   if (!transport.ok()) {
     spdlog::error("--upstream: {}", std::string(transport.status().message()));
     return 2;

@@ -11,6 +11,7 @@
 #include "apps/server/server_checks.h"
 #include "apps/server/server_options.h"
 #include "base/atomic_write.h"
+#include "base/clock.h"
 #include "base/log_text.h"
 #include "base/status_macros.h"
 #include "checkpoint/torch_archive.h"
@@ -212,7 +213,7 @@ absl::Status StartWatches(Serving& serving,
   server::FederationServer* federation = serving.server.get();
   const auto fleet = [federation, figures, job] {
     return server::FleetOf(federation->coordinator(), *figures, job,
-                           absl::Now());
+                           Clock::Real().Now());
   };
   auto metrics_http = server::MetricsHttpServer::Start(
       metrics_listen,
@@ -361,7 +362,8 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   server::Evaluator evaluator = MakeEvaluator(job);
   FEDBERRY_ASSIGN_OR_RETURN(
       security::ServerTransport transport,
-      security::MakeServerTransport(config.transport.transport, absl::Now()));
+      security::MakeServerTransport(config.transport.transport,
+                                    Clock::Real().Now()));
   serving->revoked = std::move(transport.revoked);
   options.credentials = transport.credentials;
   options.access = transport.access;

@@ -18,10 +18,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "apps/sim/child_args.h"
 #include "apps/sim/sim_report.h"
+#include "base/clock.h"
 #include "base/shutdown_signal.h"
 #include "server/html_report.h"
 #include "sim/link_shaper.h"
@@ -282,10 +282,11 @@ void StopOrphans(std::vector<Process>& procs, int gateways,
 // one, until every process has ended; stops what a finished server leaves
 // behind, and the whole federation on a signal.
 void WatchUntilEnd(const SimPlan& plan, Federation& fed,
-                   const std::atomic<bool>& interrupted, absl::Time start) {
+                   const std::atomic<bool>& interrupted, Clock& clock,
+                   absl::Time start) {
   const int rounds = plan.job.rounds;
   size_t shown = 0;
-  absl::Time last_note = absl::Now();
+  absl::Time last_note = clock.Now();
   bool signalled = false;
   std::vector<bool> ended(fed.procs().size(), false);
   while (true) {
@@ -298,25 +299,26 @@ void WatchUntilEnd(const SimPlan& plan, Federation& fed,
     for (; shown < lines.size(); ++shown) {
       const auto& r = lines[shown];
       std::printf("[%6.1fs] round %d/%d: %d/%d clients, %s, round %.2f s\n",
-                  absl::ToDoubleSeconds(absl::Now() - start),
+                  absl::ToDoubleSeconds(clock.Now() - start),
                   static_cast<int>(JsonNumber(r, "round")), rounds,
                   static_cast<int>(JsonNumber(r, "participants")),
                   static_cast<int>(JsonNumber(r, "selected")),
                   RoundFigures(r).c_str(), JsonNumber(r, "round_seconds"));
       std::fflush(stdout);
-      last_note = absl::Now();
+      last_note = clock.Now();
     }
     bool all_done = true;
     for (auto& p : fed.procs()) all_done &= p.Poll().has_value();
     if (all_done) break;
     StopOrphans(fed.procs(), GatewayCount(plan), ended);
-    if (absl::Now() - last_note > absl::Seconds(10)) {
+    if (clock.Now() - last_note > absl::Seconds(10)) {
       std::printf("[%6.1fs] round %zu/%d in progress\n",
-                  absl::ToDoubleSeconds(absl::Now() - start), shown + 1,
+                  absl::ToDoubleSeconds(clock.Now() - start), shown + 1,
                   rounds);
       std::fflush(stdout);
-      last_note = absl::Now();
+      last_note = clock.Now();
     }
+    // A poll of the processes and the log: real time.
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
 }
@@ -370,7 +372,9 @@ int Finish(const SimPlan& plan, Federation& fed, double wall) {
 
 int RunSim(const SimPlan& plan) {
   if (absl::Status s = PrepareOutput(plan); !s.ok()) return Fail(s, 2);
-  const absl::Time start = absl::Now();
+  // The wall time shown to whoever runs the simulation.
+  Clock& clock = Clock::Real();
+  const absl::Time start = clock.Now();
   Federation fed(plan.output.dir);
   std::atomic<bool> interrupted{false};
   ShutdownSignal signal([&](int) { interrupted = true; });
@@ -387,8 +391,8 @@ int RunSim(const SimPlan& plan) {
   if (!StartClients(plan, ports->ports, tls, shaper.get(), fed)) return 2;
   if (!WaitAllListening(plan, fed, interrupted)) return 1;
   PrintStartBanner(plan, ports->ports);
-  WatchUntilEnd(plan, fed, interrupted, start);
-  const double wall = absl::ToDoubleSeconds(absl::Now() - start);
+  WatchUntilEnd(plan, fed, interrupted, clock, start);
+  const double wall = absl::ToDoubleSeconds(clock.Now() - start);
   if (shaper) shaper->Teardown();  // the namespaces and their veth pairs
   return Finish(plan, fed, wall);
 }

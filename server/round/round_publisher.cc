@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "checkpoint/kill_point.h"
 #include "runtime/tensor_codec.h"
 
@@ -20,10 +19,11 @@ bool IsFinite(const runtime::EvalResult& eval) {
 
 // The aggregate of `sum`, or null with `report.refused_result` set.
 std::shared_ptr<const runtime::NamedTensors> Aggregate(RoundAggregator& sum,
-                                                       RoundReport& report) {
-  const absl::Time start = absl::Now();
+                                                       RoundReport& report,
+                                                       Clock& clock) {
+  const absl::Time start = clock.Now();
   absl::StatusOr<runtime::NamedTensors> averaged = sum.Result();
-  report.aggregation_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  report.aggregation_seconds = absl::ToDoubleSeconds(clock.Now() - start);
   if (!averaged.ok()) {
     report.refused_result =
         absl::StrCat("aggregation failed: ", averaged.status().message());
@@ -40,16 +40,16 @@ std::shared_ptr<const runtime::NamedTensors> Aggregate(RoundAggregator& sum,
 }  // namespace
 
 RoundResult MakeRoundResult(RoundAggregator& sum, const Evaluator& evaluator,
-                            bool overlap, RoundReport& report) {
+                            bool overlap, RoundReport& report, Clock& clock) {
   RoundResult result;
-  result.model = Aggregate(sum, report);
+  result.model = Aggregate(sum, report, clock);
   if (result.model && evaluator) {
     // Overlapped: only a probe now, the whole evaluation once the next
     // round has opened.
-    const absl::Time start = absl::Now();
+    const absl::Time start = clock.Now();
     auto eval = evaluator(*result.model, overlap ? kEvaluationProbeSamples : 0);
     // An overlapped evaluation replaces the probe's time with its own.
-    report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    report.eval_seconds = absl::ToDoubleSeconds(clock.Now() - start);
     if (!eval.ok()) {
       spdlog::error("round {}: evaluation failed: {}", report.round,
                     eval.status().ToString());
@@ -77,10 +77,11 @@ RoundResult MakeRoundResult(RoundAggregator& sum, const Evaluator& evaluator,
 }
 
 RoundPublisher::RoundPublisher(Evaluator evaluator, ReportSink sink,
-                               RecordEvaluation record)
+                               RecordEvaluation record, Clock& clock)
     : evaluator_(std::move(evaluator)),
       sink_(std::move(sink)),
-      record_(std::move(record)) {}
+      record_(std::move(record)),
+      clock_(clock) {}
 
 RoundPublisher::~RoundPublisher() { FinishPending(); }
 
@@ -130,9 +131,9 @@ void RoundPublisher::Publish(RoundReport report,
 
 void RoundPublisher::EvaluateAndReport(
     RoundReport report, std::shared_ptr<const runtime::NamedTensors> model) {
-  const absl::Time start = absl::Now();
+  const absl::Time start = clock_.Now();
   auto eval = evaluator_(*model, 0);
-  report.eval_seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  report.eval_seconds = absl::ToDoubleSeconds(clock_.Now() - start);
   report.eval_overlapped = true;
   if (!eval.ok()) {
     spdlog::error("round {}: evaluation failed: {}", report.round,

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "absl/synchronization/mutex.h"
+#include "base/clock.h"
 #include "runtime/model.h"
 #include "server/round/round_types.h"
 #include "server/strategy/strategy.h"
@@ -33,9 +34,10 @@ struct RoundResult {
 // `evaluator` (may be empty): the whole evaluation set, or, when `overlap`,
 // only its first kEvaluationProbeSamples. Fills `report`'s
 // aggregation_seconds, eval_seconds, eval (not for a probe) and
-// refused_result, and logs a refusal.
+// refused_result (timed on `clock`), and logs a refusal.
 RoundResult MakeRoundResult(RoundAggregator& sum, const Evaluator& evaluator,
-                            bool overlap, RoundReport& report);
+                            bool overlap, RoundReport& report,
+                            Clock& clock = Clock::Real());
 
 // Publishes closed rounds on the driver's thread; an overlapped evaluation
 // runs on a thread of its own. Thread-compatible (one driver), except
@@ -47,8 +49,10 @@ class RoundPublisher {
   using RecordEvaluation =
       std::function<FederationSnapshot(const RoundReport&)>;
 
-  // `evaluator`, `sink` may be empty.
-  RoundPublisher(Evaluator evaluator, ReportSink sink, RecordEvaluation record);
+  // `evaluator`, `sink` may be empty. Overlapped evaluations are timed on
+  // `clock`.
+  RoundPublisher(Evaluator evaluator, ReportSink sink, RecordEvaluation record,
+                 Clock& clock = Clock::Real());
   ~RoundPublisher();  // waits for an overlapped evaluation
 
   // Set before the first round.
@@ -78,6 +82,7 @@ class RoundPublisher {
   const Evaluator evaluator_;
   const ReportSink sink_;
   const RecordEvaluation record_;
+  Clock& clock_;
   absl::Mutex persist_mu_;
   SnapshotSink snapshot_sink_ ABSL_GUARDED_BY(persist_mu_);
   // FederationSnapshot::sequence of the last snapshot persisted.

@@ -1,7 +1,7 @@
 // The agent's side of the fleet contract against an in-process fake server:
 // its release in Join, its condition with every GetTask, progress
 // heartbeats while training, and a CLIENT_TOO_OLD refusal that it waits
-// out instead of asking again at once.
+// out (on its Clock) instead of asking again at once.
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <grpcpp/grpcpp.h>
@@ -229,6 +229,32 @@ TEST_F(AgentFleetTest, ClientTooOldIsSaidAndNotAskedAgainAtOnce) {
   EXPECT_TRUE(service_->polls().empty());
   EXPECT_THAT(text, HasSubstr("upgrade fedberry-client on this board"));
   EXPECT_THAT(text, HasSubstr("--min_client_version 99.0"));
+}
+
+TEST_F(AgentFleetTest, ClientTooOldAsksAgainWhenItsClockSaysTheWaitIsOver) {
+  Start(/*too_old=*/true);
+  options_.unfit_wait = absl::Hours(1);
+  ScriptedTrainer trainer(clock_);
+  auto agent = MakeAgent(trainer);
+  absl::Status ran;
+  std::thread run([&] { ran = agent->Run(); });
+  auto joins_reach = [this](size_t n) {
+    for (int i = 0; i < 3000 && service_->joins().size() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return service_->joins().size() >= n;
+  };
+  ASSERT_TRUE(joins_reach(1));
+  // Real time passing does not end the wait; the agent's clock does.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  clock_.Advance(absl::Minutes(59));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(service_->joins().size(), 1u);
+  clock_.Advance(absl::Minutes(1));
+  EXPECT_TRUE(joins_reach(2));
+  agent->Stop();
+  run.join();
+  EXPECT_TRUE(absl::IsCancelled(ran)) << ran;
 }
 
 TEST(PlanTrainerProgress, ReportsEveryStepOfThePlan) {

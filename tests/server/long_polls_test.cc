@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/synchronization/notification.h"
+#include "base/testing/simulated_clock.h"
 
 namespace fedberry::server {
 namespace {
@@ -67,6 +68,25 @@ TEST(LongPolls, APollIsAnsweredAtItsDeadlineNotWoken) {
     woken = w;
     done.Notify();
   });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  EXPECT_FALSE(woken);
+  EXPECT_EQ(polls.parked(), 0u);
+}
+
+TEST(LongPolls, ADeadlineIsOnTheInjectedClock) {
+  SimulatedClock clock;
+  LongPolls polls(clock);
+  absl::Notification done;
+  bool woken = true;
+  polls.Park("a", clock.Now() + absl::Minutes(1), [&](bool w) {
+    woken = w;
+    done.Notify();
+  });
+  // Real time passing does not reach the deadline.
+  EXPECT_FALSE(done.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  clock.Advance(absl::Seconds(59));
+  EXPECT_FALSE(done.WaitForNotificationWithTimeout(absl::Milliseconds(50)));
+  clock.Advance(absl::Seconds(1));
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
   EXPECT_FALSE(woken);
   EXPECT_EQ(polls.parked(), 0u);
