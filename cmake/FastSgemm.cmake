@@ -55,7 +55,6 @@ message(STATUS "fedberry: dnnl_sgemm ${_fedberry_have_dnnl_sgemm} "
 if(FEDBERRY_FAST_SGEMM)
   add_library(fedberry_fast_sgemm OBJECT
     ${CMAKE_CURRENT_LIST_DIR}/../runtime/fast_sgemm.cc)
-  target_include_directories(fedberry_fast_sgemm PUBLIC ${CMAKE_SOURCE_DIR})
   # The executable's sgemm_ must be in its dynamic symbol table for
   # libtorch_cpu's (and liblapack's) references to bind to it.
   target_link_options(fedberry_fast_sgemm INTERFACE
@@ -67,6 +66,9 @@ else()
   add_library(fedberry_fast_sgemm INTERFACE)
 endif()
 add_library(fedberry::fast_sgemm ALIAS fedberry_fast_sgemm)
+# fast_sgemm.h declares nothing that needs the object: whoever links the
+# target may include it, ON or OFF.
+fedberry_include_root(fedberry_fast_sgemm HEADERS runtime/fast_sgemm.h)
 
 # The same sgemm_ as a preloadable library, for programs fedberry does not
 # build: bench/vs_python.sh runs its Python reference with
@@ -75,7 +77,7 @@ add_library(fedberry::fast_sgemm ALIAS fedberry_fast_sgemm)
 if(FEDBERRY_FAST_SGEMM)
   add_library(fedberry_sgemm_preload MODULE
     ${CMAKE_CURRENT_LIST_DIR}/../runtime/fast_sgemm.cc)
-  target_include_directories(fedberry_sgemm_preload PRIVATE ${CMAKE_SOURCE_DIR})
+  fedberry_include_root(fedberry_sgemm_preload)
   target_link_libraries(fedberry_sgemm_preload PRIVATE
     ${FEDBERRY_DNNL_LIBRARY} ${CMAKE_DL_LIBS})
   set_target_properties(fedberry_sgemm_preload PROPERTIES
