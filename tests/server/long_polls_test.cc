@@ -8,7 +8,7 @@
 
 #include "absl/synchronization/notification.h"
 
-namespace fedberry::server {
+namespace fedberry::server::long_polls_test {
 namespace {
 
 // Threads of this process, from /proc/self/status.
@@ -157,4 +157,4 @@ TEST(LongPolls, TenThousandParkedPollsAddNoThread) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::long_polls_test

@@ -14,7 +14,7 @@
 #include "server/round/sync_rounds.h"
 #include "tests/server/tiny_model.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_closing_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -175,4 +175,4 @@ TEST_F(RoundClosingTest, AnOpenedRoundClosesIntoTheNext) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_closing_test

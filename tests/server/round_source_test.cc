@@ -8,7 +8,7 @@
 
 #include "absl/strings/match.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_source_test {
 namespace {
 
 std::shared_ptr<const runtime::NamedTensors> Model(float value) {
@@ -104,4 +104,4 @@ TEST(UpstreamRounds, ARefusedRoundTellsTheParentWhy) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_source_test
