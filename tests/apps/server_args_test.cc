@@ -17,7 +17,7 @@
 #include "apps/server/server_config.h"
 #include "apps/server/server_flags.h"
 
-namespace fedberry::apps {
+namespace fedberry::apps::server_args_test {
 namespace {
 
 using ::testing::ElementsAre;
@@ -174,4 +174,4 @@ TEST(ServerArgsFrom, WritesValuesAsTheyAreTyped) {
 }
 
 }  // namespace
-}  // namespace fedberry::apps
+}  // namespace fedberry::apps::server_args_test

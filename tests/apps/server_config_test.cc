@@ -22,7 +22,7 @@ ABSL_DECLARE_FLAG(std::string, strategy);
 ABSL_DECLARE_FLAG(double, fraction);
 ABSL_DECLARE_FLAG(int, max_transport_mib);
 
-namespace fedberry::apps {
+namespace fedberry::apps::server_config_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -185,4 +185,4 @@ TEST(ApplyMode, SetsTheAsynchronousRounds) {
 }
 
 }  // namespace
-}  // namespace fedberry::apps
+}  // namespace fedberry::apps::server_config_test

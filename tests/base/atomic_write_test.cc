@@ -8,7 +8,7 @@
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::base {
+namespace fedberry::base::atomic_write_test {
 namespace {
 
 TEST(WriteFileAtomically, ReplacesTheFileWhole) {
@@ -48,4 +48,4 @@ TEST(WriteFileAtomically, WhatItWroteSurvivesAPowerCut) {
 }
 
 }  // namespace
-}  // namespace fedberry::base
+}  // namespace fedberry::base::atomic_write_test

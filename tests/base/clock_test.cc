@@ -8,7 +8,7 @@
 #include "absl/time/time.h"
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry {
+namespace fedberry::clock_test {
 namespace {
 
 TEST(SimulatedClock, SleepForMovesItInsteadOfSleeping) {
@@ -71,4 +71,4 @@ TEST(RealClock, SleepForLetsTimePass) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::clock_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fedberry::base {
+namespace fedberry::base::log_text_test {
 namespace {
 
 TEST(Printable, EscapesControlBytesSoNoLineCanBeForged) {
@@ -25,4 +25,4 @@ TEST(FirstUnprintable, FindsTheFirstControlOrNonAsciiByte) {
 }
 
 }  // namespace
-}  // namespace fedberry::base
+}  // namespace fedberry::base::log_text_test

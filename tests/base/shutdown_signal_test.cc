@@ -12,7 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
-namespace fedberry {
+namespace fedberry::shutdown_signal_test {
 namespace {
 
 TEST(ShutdownSignal, HangUpRunsItsCallbackAndDoesNotStop) {
@@ -48,4 +48,4 @@ TEST(ShutdownSignal, WithoutAHangUpCallbackSighupStops) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::shutdown_signal_test

@@ -4,7 +4,7 @@
 
 #include "gtest/gtest.h"
 
-namespace fedberry {
+namespace fedberry::version_test {
 namespace {
 
 TEST(Version, ThisBuildsVersionParses) {
@@ -39,4 +39,4 @@ TEST(Version, ComparesNumericallyWithMissingPartsAsZero) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::version_test

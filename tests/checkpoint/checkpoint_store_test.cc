@@ -8,7 +8,7 @@
 #include "base/testing/fault_injection_file_system.h"
 #include "tests/test_files.h"
 
-namespace fedberry::checkpoint {
+namespace fedberry::checkpoint::checkpoint_store_test {
 namespace {
 
 using base::testing::FaultInjectionFileSystem;
@@ -232,4 +232,4 @@ TEST(CheckpointStore, LeftoverTempFolderFromACrashIsIgnoredAndCleaned) {
 }
 
 }  // namespace
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::checkpoint::checkpoint_store_test

@@ -8,7 +8,7 @@
 
 #include "tests/test_files.h"
 
-namespace fedberry::checkpoint {
+namespace fedberry::checkpoint::inspect_test {
 namespace {
 
 std::vector<CheckpointFile> Training(int round, int step) {
@@ -99,4 +99,4 @@ TEST(Inspect, EmptyFolderIsNotFound) {
 }
 
 }  // namespace
-}  // namespace fedberry::checkpoint
+}  // namespace fedberry::checkpoint::inspect_test

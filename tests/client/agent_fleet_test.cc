@@ -24,7 +24,7 @@
 #include "runtime/training_plan.h"
 #include "tests/client/small_training_job.h"
 
-namespace fedberry::client {
+namespace fedberry::client::agent_fleet_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -277,4 +277,4 @@ TEST(PlanTrainerProgress, ReportsEveryStepOfThePlan) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::agent_fleet_test

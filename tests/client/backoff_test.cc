@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fedberry::client {
+namespace fedberry::client::backoff_test {
 namespace {
 
 TEST(Backoff, GrowsExponentiallyWithJitterUpToTheCap) {
@@ -40,4 +40,4 @@ TEST(Backoff, ResetStartsOver) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::backoff_test

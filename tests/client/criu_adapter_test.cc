@@ -17,7 +17,7 @@
 #include "absl/time/clock.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::criu_adapter_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -205,4 +205,4 @@ TEST(RealCriu, DumpsAndRestoresAProcess) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::criu_adapter_test

@@ -24,7 +24,7 @@
 #include "client/supervisor.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::criu_release_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -261,4 +261,4 @@ TEST_F(CriuSupervisor, WithoutCriuTheClientIsNotOfferedADump) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::criu_release_test

@@ -6,7 +6,7 @@
 #include <numeric>
 #include <set>
 
-namespace fedberry::client {
+namespace fedberry::client::data_loan_test {
 namespace {
 
 // Row r's pixels are all r (mod 256) and its label r % 10.
@@ -71,4 +71,4 @@ TEST(DataLoan, RoundDatasetRefusesBadReceivedSamples) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::data_loan_test

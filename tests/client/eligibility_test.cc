@@ -11,7 +11,7 @@
 #include "base/testing/simulated_clock.h"
 #include "runtime/testing/fake_proc_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::eligibility_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -306,4 +306,4 @@ TEST(ValidateEligibilityOptions, RefusesNegativeLimits) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::eligibility_test

@@ -9,7 +9,7 @@
 #include "runtime/sha256.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::model_file_cache_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -85,4 +85,4 @@ TEST(ModelFileCache, ACorruptCachedFileIsDroppedToBeFetchedAgain) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::model_file_cache_test

@@ -18,7 +18,7 @@
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::partial_training_test {
 namespace {
 
 using small_job::Config;
@@ -156,4 +156,4 @@ TEST(PartialTraining, UpdatesCarryOnlyTrainableTensorsInEveryEncoding) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::partial_training_test

@@ -11,7 +11,7 @@
 
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry::client {
+namespace fedberry::client::server_ready_file_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -75,4 +75,4 @@ TEST_F(ServerReadyFileTest, AStopEndsTheWait) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::server_ready_file_test

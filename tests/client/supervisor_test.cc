@@ -12,7 +12,7 @@
 #include "base/testing/simulated_clock.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::supervisor_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -134,4 +134,4 @@ TEST(Supervisor, MissingProgramFails) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::supervisor_test

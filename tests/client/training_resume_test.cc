@@ -13,7 +13,7 @@
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::training_resume_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -293,4 +293,4 @@ TEST(TrainingResume, FinishedCheckpointSkipsTraining) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::training_resume_test

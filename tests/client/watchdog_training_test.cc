@@ -28,7 +28,7 @@
 #include "tests/client/small_training_job.h"
 #include "tests/test_files.h"
 
-namespace fedberry::client {
+namespace fedberry::client::watchdog_training_test {
 namespace {
 
 using small_job::Config;
@@ -410,4 +410,4 @@ TEST(WatchdogTraining, ShrunkBatchesKeepTheEffectiveBatch) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::watchdog_training_test

@@ -29,7 +29,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::async_encodings_test {
 namespace {
 
 using testing::ReadJsonLines;
@@ -147,4 +147,4 @@ TEST(AsyncEncodings, TopKUpdatesDecodeOnTheirVersionAndEndNearFloat32) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::async_encodings_test

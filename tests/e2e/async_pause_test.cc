@@ -26,7 +26,7 @@
 #include "tests/json_lines.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::async_pause_test {
 namespace {
 
 using sim::Process;
@@ -249,4 +249,4 @@ TEST_F(AsyncPause, AStaleUpdateAfterAPauseIsRefusedAndTheBoardsNextCounts) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::async_pause_test

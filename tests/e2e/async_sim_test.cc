@@ -16,7 +16,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::async_sim_test {
 namespace {
 
 using testing::RunCommand;
@@ -175,4 +175,4 @@ TEST(AsyncSim, SettingsAsynchronousRoundsCannotHonourAreRefused) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::async_sim_test

@@ -12,7 +12,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::board_eval_test {
 namespace {
 
 using testing::RunCommand;
@@ -181,4 +181,4 @@ TEST(BoardEval, ASettingOutOfRangeIsAClearError) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::board_eval_test

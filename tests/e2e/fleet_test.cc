@@ -24,7 +24,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::fleet_test {
 namespace {
 
 using sim::Process;
@@ -316,4 +316,4 @@ TEST_F(Fleet, AnOldClientIsToldToUpgradeAndNoKeyIsShown) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::fleet_test

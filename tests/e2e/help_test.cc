@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+namespace fedberry::help_test {
 namespace {
 
 struct Outcome {
@@ -85,3 +86,4 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 }  // namespace
+}  // namespace fedberry::help_test

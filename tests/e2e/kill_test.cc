@@ -27,7 +27,7 @@
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
 
-namespace fedberry {
+namespace fedberry::kill_test {
 namespace {
 
 using sim::Process;
@@ -559,4 +559,4 @@ TEST_F(KillTest, DataMovesSurviveKilledSendersReceiversAndTheServer) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::kill_test

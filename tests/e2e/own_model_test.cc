@@ -16,7 +16,7 @@
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
 
-namespace fedberry {
+namespace fedberry::own_model_test {
 namespace {
 
 const std::string kBin = FEDBERRY_BIN_DIR;
@@ -260,4 +260,4 @@ TEST_F(OwnModel, BoardsThatDoNotFitAreToldAndListed) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::own_model_test

@@ -20,7 +20,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::planner_sim_test {
 namespace {
 
 constexpr int kRounds = 4;
@@ -231,4 +231,4 @@ TEST(PlannerSim, ShapedLinkRunsInANamespaceAndIsCleanedUp) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::planner_sim_test

@@ -17,7 +17,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::privacy_test {
 namespace {
 
 using testing::RunCommand;
@@ -190,4 +190,4 @@ TEST(Privacy, SettingsThatVoidTheGuaranteeAreRefused) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::privacy_test

@@ -16,7 +16,7 @@
 #include "sim/process.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::scale_test {
 namespace {
 
 using sim::Process;
@@ -174,4 +174,4 @@ TEST(Scale, TheOpenFileLimitIsRaisedOrItsWallIsSaid) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::scale_test

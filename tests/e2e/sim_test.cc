@@ -11,7 +11,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::sim_test {
 namespace {
 
 using testing::RunCommand;
@@ -143,4 +143,4 @@ TEST(Binaries, HelpDescribesTheFlags) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::sim_test

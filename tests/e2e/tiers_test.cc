@@ -25,7 +25,7 @@
 #include "tests/saved_model.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::tiers_test {
 namespace {
 
 using sim::Process;
@@ -372,4 +372,4 @@ TEST(Tiers, ADpRootNoisesAndAccountsAGatewaysClippedSums) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::tiers_test

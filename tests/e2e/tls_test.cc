@@ -21,7 +21,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::tls_test {
 namespace {
 
 using sim::Process;
@@ -338,4 +338,4 @@ TEST_F(Tls, PlaintextBeyondLoopbackNeedsInsecure) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::tls_test

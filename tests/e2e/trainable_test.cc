@@ -16,7 +16,7 @@
 #include "tests/saved_model.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::trainable_test {
 namespace {
 
 using sim::Process;
@@ -135,4 +135,4 @@ TEST_F(TrainableJob, ARegexMatchingNoParameterStopsTheServer) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::trainable_test

@@ -32,7 +32,7 @@
 #include "tests/saved_model.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::watchdog_e2e_test {
 namespace {
 
 using sim::Process;
@@ -302,4 +302,4 @@ TEST_F(WatchdogE2E, CriuReleaseFallsBackToExitWhereCriuCannotWork) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::watchdog_e2e_test

@@ -17,7 +17,7 @@
 #include "runtime/model_zoo.h"
 #include "server/federation_server.h"
 
-namespace fedberry {
+namespace fedberry::data_moves_test {
 namespace {
 
 constexpr int64_t kRows = 640;
@@ -245,4 +245,4 @@ TEST(DataMoves, NothingMovesUnlessBothServerAndClientsAllowIt) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::data_moves_test

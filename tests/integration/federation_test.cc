@@ -20,7 +20,7 @@
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 
-namespace fedberry {
+namespace fedberry::federation_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -684,4 +684,4 @@ TEST(ClientAgent, StopEndsALongPoll) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::federation_test

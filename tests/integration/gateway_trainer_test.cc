@@ -8,7 +8,7 @@
 #include "runtime/training_plan.h"
 #include "tiers/clipped_sum.h"
 
-namespace fedberry::tiers {
+namespace fedberry::tiers::gateway_trainer_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -236,4 +236,4 @@ TEST_F(GatewayTrainerTest, AnAsynchronousSiteRefusesARootWithDp) {
 }
 
 }  // namespace
-}  // namespace fedberry::tiers
+}  // namespace fedberry::tiers::gateway_trainer_test

@@ -27,7 +27,7 @@
 #include "server/federation_server.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::mutual_tls_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -403,4 +403,4 @@ TEST(TransportRules, PlaintextNeedsInsecureBeyondLoopback) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::mutual_tls_test

@@ -29,7 +29,7 @@
 #include "tests/exposition_parser.h"
 #include "tests/test_files.h"
 
-namespace fedberry {
+namespace fedberry::observability_test {
 namespace {
 
 std::vector<nlohmann::json> ReadLines(const std::string& path) {
@@ -256,4 +256,4 @@ TEST(MetricsEndpoint, APortAloneBindsLoopbackAndServesNoModel) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::observability_test

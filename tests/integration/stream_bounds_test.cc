@@ -17,7 +17,7 @@
 #include "spdlog/spdlog.h"
 #include "tests/zero_window_caller.h"
 
-namespace fedberry {
+namespace fedberry::stream_bounds_test {
 namespace {
 
 // Keeps the server's log lines while it lives.
@@ -282,4 +282,4 @@ TEST(StreamBounds, ARefusedPushHearsNoGoAhead) {
 }
 
 }  // namespace
-}  // namespace fedberry
+}  // namespace fedberry::stream_bounds_test

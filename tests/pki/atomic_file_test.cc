@@ -12,7 +12,7 @@
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::pki {
+namespace fedberry::pki::atomic_file_test {
 namespace {
 
 using ::fedberry::testing::ModeOf;
@@ -75,4 +75,4 @@ TEST(PkiAtomicFileTest, ErrorsNameTheFile) {
 }
 
 }  // namespace
-}  // namespace fedberry::pki
+}  // namespace fedberry::pki::atomic_file_test

@@ -15,7 +15,7 @@
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::pki {
+namespace fedberry::pki::fleet_folder_test {
 namespace {
 
 using ::fedberry::testing::ModeOf;
@@ -239,4 +239,4 @@ TEST_F(PkiFleetFolderTest, ACorruptLogIsReportedNotOverwritten) {
 }
 
 }  // namespace
-}  // namespace fedberry::pki
+}  // namespace fedberry::pki::fleet_folder_test

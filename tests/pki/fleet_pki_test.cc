@@ -27,7 +27,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry::pki {
+namespace fedberry::pki::fleet_pki_test {
 namespace {
 
 using ::fedberry::testing::ReadText;
@@ -689,4 +689,4 @@ TEST_F(FleetPkiInteropTest, WeReadWhatOpensslMakes) {
 }
 
 }  // namespace
-}  // namespace fedberry::pki
+}  // namespace fedberry::pki::fleet_pki_test

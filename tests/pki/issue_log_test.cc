@@ -11,7 +11,7 @@
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::pki {
+namespace fedberry::pki::issue_log_test {
 namespace {
 
 using ::fedberry::testing::ModeOf;
@@ -128,4 +128,4 @@ TEST(IssueLogTest, FileRoundTripWithMode0644) {
 }
 
 }  // namespace
-}  // namespace fedberry::pki
+}  // namespace fedberry::pki::issue_log_test

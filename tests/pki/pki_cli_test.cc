@@ -16,7 +16,7 @@
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
-namespace fedberry::pki {
+namespace fedberry::pki::pki_cli_test {
 namespace {
 
 using ::fedberry::testing::ModeOf;
@@ -283,4 +283,4 @@ TEST_F(PkiCliTest, CrlReSignsWithTheNextNumber) {
 }
 
 }  // namespace
-}  // namespace fedberry::pki
+}  // namespace fedberry::pki::pki_cli_test

@@ -15,7 +15,7 @@
 #include "tests/privacy/tf_privacy_orders.h"
 #include "tests/run_command.h"
 
-namespace fedberry::privacy {
+namespace fedberry::privacy::dp_cli_test {
 namespace {
 
 struct Outcome {
@@ -174,4 +174,4 @@ TEST(DpCliTest, UsageErrorsNameTheFlagAndExitTwo) {
 }
 
 }  // namespace
-}  // namespace fedberry::privacy
+}  // namespace fedberry::privacy::dp_cli_test

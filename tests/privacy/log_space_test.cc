@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-namespace fedberry::privacy {
+namespace fedberry::privacy::log_space_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -57,4 +57,4 @@ TEST(LogErfcTest, StaysAccurateWhereErfcUnderflowsADouble) {
 }
 
 }  // namespace
-}  // namespace fedberry::privacy
+}  // namespace fedberry::privacy::log_space_test

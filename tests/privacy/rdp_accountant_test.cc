@@ -15,7 +15,7 @@
 #include "absl/strings/match.h"
 #include "tests/privacy/tf_privacy_orders.h"
 
-namespace fedberry::privacy {
+namespace fedberry::privacy::rdp_accountant_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -249,4 +249,4 @@ TEST(NoiseMultiplierForTest, EdgeCasesAndRefusals) {
 }
 
 }  // namespace
-}  // namespace fedberry::privacy
+}  // namespace fedberry::privacy::rdp_accountant_test

@@ -31,7 +31,7 @@
 #include "privacy/rdp_accountant.h"
 #include "tests/privacy/tf_privacy_orders.h"
 
-namespace fedberry::privacy {
+namespace fedberry::privacy::rdp_test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -347,4 +347,4 @@ TEST(EpsilonFromRdpTest, RefusesBadInputNamingIt) {
 }
 
 }  // namespace
-}  // namespace fedberry::privacy
+}  // namespace fedberry::privacy::rdp_test

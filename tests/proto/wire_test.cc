@@ -5,7 +5,7 @@
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
 
-namespace fedberry::wire {
+namespace fedberry::wire::wire_test {
 namespace {
 
 TEST(Wire, AReasonCrossesTheWireAsStandardErrorDetails) {
@@ -58,4 +58,4 @@ TEST(Wire, ForeignOrBrokenDetailsAreIgnored) {
 }
 
 }  // namespace
-}  // namespace fedberry::wire
+}  // namespace fedberry::wire::wire_test

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::binding_values_test {
 namespace {
 
 TEST(BindingValues, RefusesANonPositiveStdAndANonFiniteMeanNamingTheSource) {
@@ -50,4 +50,4 @@ TEST(BindingValues, NamesTheShardOneBased) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::binding_values_test

@@ -17,7 +17,7 @@
 #include "absl/strings/match.h"
 #include "runtime/fast_sgemm.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::compute_kernels_test {
 namespace {
 
 // Sets FEDBERRY_KERNELS for one test and restores it.
@@ -126,4 +126,4 @@ TEST(ComputeKernels, RefusesReferenceKernelsOnceLibTorchChoseItsCode) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::compute_kernels_test

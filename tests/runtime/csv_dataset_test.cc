@@ -17,7 +17,7 @@
 #include "runtime/testing/read_all.h"
 #include "tests/test_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::csv_dataset_test {
 namespace {
 
 using ::fedberry::testing::TempDir;
@@ -584,4 +584,4 @@ TEST(CsvDataset, LabelCountIsOverTheKeptRows) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::csv_dataset_test

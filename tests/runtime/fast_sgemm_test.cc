@@ -15,7 +15,7 @@ extern "C" void sgemm_(const char* transa, const char* transb, const int* m,
                        const int* ldb, const float* beta, float* c,
                        const int* ldc);
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::fast_sgemm_test {
 namespace {
 
 // Column-major element (i, j) of op(X), X stored with leading dimension ld.
@@ -128,4 +128,4 @@ TEST(FastSgemm, LinearLayerTrainingStepReachesIt) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::fast_sgemm_test

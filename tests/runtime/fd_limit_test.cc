@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::fd_limit_test {
 namespace {
 
 class FakeFdLimitSystem : public FdLimitSystem {
@@ -103,4 +103,4 @@ TEST(FdUsageWatch, SaysOnceNearTheLimitOnceAtItAndAgainAfterARecovery) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::fd_limit_test

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::heap_tuning_test {
 namespace {
 
 #if defined(__GLIBC__)
@@ -47,4 +47,4 @@ TEST(HeapTuning, AServersModelSizedBlocksComeFromTheHeap) {
 #endif
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::heap_tuning_test

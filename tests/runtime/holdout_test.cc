@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::holdout_test {
 namespace {
 
 // Row i holds the value i and the label i % 3.
@@ -90,4 +90,4 @@ TEST(Holdout, RefusesAShareOutsideTheOpenIntervalOrTooFewRows) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::holdout_test

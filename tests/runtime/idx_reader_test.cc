@@ -5,7 +5,7 @@
 #include "runtime/image_dataset.h"
 #include "tests/test_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::idx_reader_test {
 namespace {
 
 using testing::IdxBytes;
@@ -151,4 +151,4 @@ TEST(ImageDataset, MissingFolderNamesTheFile) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::idx_reader_test

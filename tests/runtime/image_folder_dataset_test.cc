@@ -19,7 +19,7 @@
 #include "runtime/testing/read_all.h"
 #include "tests/test_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::image_folder_dataset_test {
 namespace {
 
 using ::fedberry::testing::TempDir;
@@ -369,4 +369,4 @@ TEST(ImageFolderDataset, PartitionsAreDisjointAndCover) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::image_folder_dataset_test

@@ -7,7 +7,7 @@
 
 #include "runtime/testing/fake_proc_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::memory_readings_test {
 namespace {
 
 constexpr char kPsi[] =
@@ -196,4 +196,4 @@ TEST(MemoryReader, ReadsThisMachine) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::memory_readings_test

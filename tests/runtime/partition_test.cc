@@ -4,7 +4,7 @@
 
 #include <set>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::partition_test {
 namespace {
 
 std::vector<uint8_t> Labels(size_t n) {
@@ -124,4 +124,4 @@ TEST(Partition, RejectsBadSpecs) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::partition_test

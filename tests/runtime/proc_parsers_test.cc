@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::proc_parsers_test {
 namespace {
 
 // A real /proc/self/stat line, with a command name holding ") (".
@@ -137,4 +137,4 @@ TEST(ParseOsPrettyName, UnquotesOrIsAbsent) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::proc_parsers_test

@@ -11,7 +11,7 @@
 #include "runtime/device_facts.h"
 #include "runtime/testing/fake_proc_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::resource_monitor_test {
 namespace {
 
 std::string Stat(uint64_t utime, uint64_t stime) {
@@ -182,4 +182,4 @@ TEST(DeviceFacts, ReadsSampleFilesAndToleratesMissingOnes) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::resource_monitor_test

@@ -9,7 +9,7 @@
 
 #include "tests/test_files.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::row_cache_test {
 namespace {
 
 using testing::TempDir;
@@ -293,4 +293,4 @@ TEST(RowCache, FieldsRoundTripWithNewlinesAndEquals) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::row_cache_test

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::sample_codec_test {
 namespace {
 
 ImageDataset Samples(int64_t rows, int64_t h = 3, int64_t w = 2) {
@@ -109,4 +109,4 @@ TEST(SampleCodec, AssemblerRefusesAShapeChangeAndAShortStream) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::sample_codec_test

@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::tensor_codec_test {
 namespace {
 
 NamedTensors Sample() {
@@ -209,4 +209,4 @@ TEST(TensorCodec, CheckFiniteSeesEveryValue) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::tensor_codec_test

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "runtime/model_zoo.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::trainable_set_test {
 namespace {
 
 // ResNet-8's tensors: parameters (stem, blocks, fc), then buffers.
@@ -131,4 +131,4 @@ TEST(TrainableSet, KeepFrozenCopiesTheGlobalTensorsBack) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::trainable_set_test

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::update_clip_test {
 namespace {
 
 NamedTensors Model(std::vector<float> weights, int64_t counter = 7) {
@@ -68,4 +68,4 @@ TEST(UpdateNoise, SameSeedSameNoiseOfTheAskedDeviation) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::update_clip_test

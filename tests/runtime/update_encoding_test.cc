@@ -10,7 +10,7 @@
 
 #include "runtime/tensor_codec.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::update_encoding_test {
 namespace {
 
 at::Tensor Random(int64_t n, double scale, uint64_t seed) {
@@ -207,4 +207,4 @@ TEST(UpdateEncoding, StreamsThePlanDidNotAskForAreRefused) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::update_encoding_test

@@ -7,7 +7,7 @@
 
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::watchdog_test {
 namespace {
 
 using E = WatchdogEvent;
@@ -264,4 +264,4 @@ TEST(MemoryLevel, BelowUsesTheTighterOfShareAndBytes) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::watchdog_test

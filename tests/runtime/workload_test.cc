@@ -19,7 +19,7 @@
 #include "tests/test_files.h"
 #include "tests/torchscript_export.h"
 
-namespace fedberry::runtime {
+namespace fedberry::runtime::workload_test {
 namespace {
 
 using fedberry::testing::ExportTorchScript;
@@ -500,4 +500,4 @@ TEST(DataSpec, ParsesKindsAndRefusesOthers) {
 }
 
 }  // namespace
-}  // namespace fedberry::runtime
+}  // namespace fedberry::runtime::workload_test

@@ -12,7 +12,7 @@
 #include "tests/pki/pki_test_util.h"
 #include "tests/test_files.h"
 
-namespace fedberry::security {
+namespace fedberry::security::revocation_list_test {
 namespace {
 
 PeerIdentity Peer(std::string name, std::string serial,
@@ -99,4 +99,4 @@ TEST_F(RevocationListTest, ABrokenUpdateKeepsTheListInForce) {
 }
 
 }  // namespace
-}  // namespace fedberry::security
+}  // namespace fedberry::security::revocation_list_test

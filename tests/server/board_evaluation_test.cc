@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 
-namespace fedberry::server {
+namespace fedberry::server::board_evaluation_test {
 namespace {
 
 BoardEvalOptions Options(int personalize_steps = 0) {
@@ -182,4 +182,4 @@ TEST(BoardEvaluation, TheHeldOutBoundFollowsTheShare) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::board_evaluation_test

@@ -5,7 +5,7 @@
 #include "server/fleet/board_state.h"
 #include "server/round/job_history.h"
 
-namespace fedberry::server {
+namespace fedberry::server::board_messages_test {
 namespace {
 
 ClientRecord Joined() {
@@ -106,4 +106,4 @@ TEST(JobHistoryTest, KeepsSummariesAndLateFiguresAndTimeAcrossRestarts) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::board_messages_test

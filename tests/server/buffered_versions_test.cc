@@ -10,7 +10,7 @@
 #include "server/round/staleness.h"
 #include "tests/server/tiny_model.h"
 
-namespace fedberry::server {
+namespace fedberry::server::buffered_versions_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -212,4 +212,4 @@ TEST(AsyncOptionsTest, RefusesOutOfRangeSettings) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::buffered_versions_test

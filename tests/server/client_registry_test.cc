@@ -7,7 +7,7 @@
 
 #include "absl/strings/match.h"
 
-namespace fedberry::server {
+namespace fedberry::server::client_registry_test {
 namespace {
 
 const absl::Time kStart = absl::FromUnixSeconds(1'000'000);
@@ -115,4 +115,4 @@ TEST(ClientRegistry, AvailableBoardsAskedAndWereHeardRecently) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::client_registry_test

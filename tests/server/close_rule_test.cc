@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace fedberry::server {
+namespace fedberry::server::close_rule_test {
 namespace {
 
 constexpr absl::Duration kDeadline = absl::Minutes(10);
@@ -105,4 +105,4 @@ TEST(CloseRule, QuorumIsAShareOfTheSelected) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::close_rule_test

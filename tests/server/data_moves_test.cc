@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "server/planner/ilp_planner.h"
 
-namespace fedberry::server::planner {
+namespace fedberry::server::planner::data_moves_test {
 namespace {
 
 MoveClient Mover(std::string id, uint64_t samples, double sps, double fixed = 0,
@@ -514,4 +514,4 @@ TEST(DataMovesTest, SixtyThousandSamplesOnEightClients) {
 }
 
 }  // namespace
-}  // namespace fedberry::server::planner
+}  // namespace fedberry::server::planner::data_moves_test

@@ -5,7 +5,7 @@
 #include <limits>
 #include <string>
 
-namespace fedberry::server {
+namespace fedberry::server::declared_size_bound_test {
 namespace {
 
 TEST(DeclaredSizeBound, NoBoundWithoutAFleet) {
@@ -50,4 +50,4 @@ TEST(DeclaredSizeBound, OffAndHugeBoundsDoNotOverflow) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::declared_size_bound_test

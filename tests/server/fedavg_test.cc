@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-namespace fedberry::server {
+namespace fedberry::server::fedavg_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -92,4 +92,4 @@ TEST(FedAvg, NoUpdateIsFailedPrecondition) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::fedavg_test

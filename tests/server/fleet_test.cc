@@ -12,7 +12,7 @@
 #include "server/fleet/refused_joins.h"
 #include "server/fleet/version_gate.h"
 
-namespace fedberry::server {
+namespace fedberry::server::fleet_test {
 namespace {
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
@@ -181,4 +181,4 @@ TEST(VersionGate, AdmitsTheMinimumAndNewerAndTellsOlderToUpgrade) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::fleet_test

@@ -20,7 +20,7 @@
 #include "server/server_metrics.h"
 #include "tests/exposition_parser.h"
 
-namespace fedberry::server {
+namespace fedberry::server::grafana_dashboard_test {
 namespace {
 
 using nlohmann::json;
@@ -499,4 +499,4 @@ TEST(GrafanaDashboard, ReportsUnknownMetricsAndLabels) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::grafana_dashboard_test

@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-namespace fedberry::server {
+namespace fedberry::server::held_evaluation_test {
 namespace {
 
 HeldEvaluation::Held Round(uint64_t round) {
@@ -86,4 +86,4 @@ TEST(HeldEvaluationTest, TheHeldRoundComesBackWithTheBoardsFigures) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::held_evaluation_test

@@ -14,7 +14,7 @@
 #include "server/svg_chart.h"
 #include "tests/test_files.h"
 
-namespace fedberry::server {
+namespace fedberry::server::html_report_test {
 namespace {
 
 const std::string kJob = std::string(FEDBERRY_TEST_DATA) + "/sim-job";
@@ -224,4 +224,4 @@ TEST(HtmlReport, ARoundThatPublishedNothingSaysSo) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::html_report_test

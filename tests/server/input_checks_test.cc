@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace fedberry::server {
+namespace fedberry::server::input_checks_test {
 namespace {
 
 v1::JoinRequest Request(const std::string& name) {
@@ -108,4 +108,4 @@ TEST(UpdateWeight, IsBoundedByTheTask) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::input_checks_test

@@ -9,7 +9,7 @@
 #include "absl/synchronization/notification.h"
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry::server {
+namespace fedberry::server::long_polls_test {
 namespace {
 
 // Threads of this process, from /proc/self/status.
@@ -177,4 +177,4 @@ TEST(LongPolls, TenThousandParkedPollsAddNoThread) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::long_polls_test

@@ -8,7 +8,7 @@
 
 #include "tests/test_files.h"
 
-namespace fedberry::server {
+namespace fedberry::server::metrics_log_test {
 namespace {
 
 std::vector<std::string> Lines(const std::string& path) {
@@ -79,4 +79,4 @@ TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::metrics_log_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace fedberry::server {
+namespace fedberry::server::open_round_test {
 namespace {
 
 TEST(OpenRoundTest, AwaitsSelectedBoardsUntilTheyReportOrAreRefused) {
@@ -76,4 +76,4 @@ TEST(OpenRoundTest, ANewAttemptForgetsThePreviousOnesBoardsAndPlan) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::open_round_test

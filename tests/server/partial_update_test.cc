@@ -11,7 +11,7 @@
 #include "server/round_coordinator.h"
 #include "server/strategy/keep_frozen.h"
 
-namespace fedberry::server {
+namespace fedberry::server::partial_update_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -170,4 +170,4 @@ TEST(KeepFrozen, AWholeModelStrategyIsLeftAsItIs) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::partial_update_test

@@ -13,7 +13,7 @@
 #include "server/planner/round_planner.h"
 #include "server/planner/work_plan.h"
 
-namespace fedberry::server::planner {
+namespace fedberry::server::planner::planner_test {
 namespace {
 
 ClientCapacity Client(std::string id, double step, double fixed, int64_t lo,
@@ -401,4 +401,4 @@ TEST(RoundPlannerTest, BadOptionsAreRefused) {
 }
 
 }  // namespace
-}  // namespace fedberry::server::planner
+}  // namespace fedberry::server::planner::planner_test

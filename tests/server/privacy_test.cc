@@ -15,7 +15,7 @@
 #include "server/privacy/privacy_budget.h"
 #include "server/round/cohort_selection.h"
 
-namespace fedberry::server {
+namespace fedberry::server::privacy_test {
 namespace {
 
 std::vector<std::string> Boards(int n) {
@@ -424,4 +424,4 @@ TEST(ForwardedSum, AddToRoundSendsASumToAddSumAndAnUpdateToAdd) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::privacy_test

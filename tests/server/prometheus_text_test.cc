@@ -7,7 +7,7 @@
 #include "server/server_metrics.h"
 #include "tests/exposition_parser.h"
 
-namespace fedberry::server {
+namespace fedberry::server::prometheus_text_test {
 namespace {
 
 TEST(PrometheusText, GroupsFamiliesAndEscapesLabels) {
@@ -105,4 +105,4 @@ TEST(ServerMetrics, RendersRoundsAndClientsButNotAbsentReadings) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::prometheus_text_test

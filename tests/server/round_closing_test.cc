@@ -18,7 +18,7 @@
 #include "server/round/sync_rounds.h"
 #include "tests/server/tiny_model.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_closing_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -299,4 +299,4 @@ TEST_F(RoundClosingTest, BoardsAreToldToTrainWaitOrStopAndTheirTasksChecked) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_closing_test

@@ -19,7 +19,7 @@
 #include "server/federation_checkpoint.h"
 #include "server/privacy/privacy_budget.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_coordinator_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -1804,9 +1804,9 @@ TEST_F(RoundCoordinatorTest, ShutdownEndsLongPolls) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_coordinator_test
 
-namespace fedberry::server {
+namespace fedberry::server::round_coordinator_test {
 namespace {
 
 class BoardEvaluationRounds : public RoundCoordinatorTest {
@@ -2207,4 +2207,4 @@ NamedTensors AsyncVersionWithRestart(AsyncRoundsTest& t, bool restart,
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_coordinator_test

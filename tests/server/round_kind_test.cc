@@ -12,7 +12,7 @@
 #include "server/round/sync_rounds.h"
 #include "tests/server/tiny_model.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_kind_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -186,4 +186,4 @@ TEST_F(RoundKindTest, AnAsyncTaskRefusedForWhatItCarriedFreesItsSlot) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_kind_test

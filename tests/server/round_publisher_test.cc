@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_publisher_test {
 namespace {
 
 // A round's sum whose result is fixed by the test.
@@ -156,4 +156,4 @@ TEST(RoundPublisher, PersistsBeforeItReportsAndOverlapsTheWholeEvaluation) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_publisher_test

@@ -10,7 +10,7 @@
 
 #include "absl/strings/match.h"
 
-namespace fedberry::server {
+namespace fedberry::server::round_source_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -123,4 +123,4 @@ TEST(UpstreamRounds, ARefusedRoundTellsTheParentWhy) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::round_source_test

@@ -6,7 +6,7 @@
 
 #include "proto/wire.h"
 
-namespace fedberry::server {
+namespace fedberry::server::sample_relay_test {
 namespace {
 
 runtime::ImageDataset Samples(int64_t rows) {
@@ -146,4 +146,4 @@ TEST(SampleRelay, UndeliveredListsWhatASenderStillOwesUntilSentOrKept) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::sample_relay_test

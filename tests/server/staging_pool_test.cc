@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-namespace fedberry::server {
+namespace fedberry::server::staging_pool_test {
 namespace {
 
 runtime::NamedTensors Set() { return {{"w", at::zeros({2, 3})}}; }
@@ -40,4 +40,4 @@ TEST(StagingPool, KeepsNoTensorThatIsStillShared) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::staging_pool_test

@@ -13,7 +13,7 @@
 #include "server/strategy/update_store.h"
 #include "tests/test_files.h"
 
-namespace fedberry::server {
+namespace fedberry::server::strategy_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -336,4 +336,4 @@ TEST(UpdateStore, BlocksCoverEveryCoordinateOfEveryUpdate) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::strategy_test

@@ -9,7 +9,7 @@
 
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry::server {
+namespace fedberry::server::stream_limiter_test {
 namespace {
 
 // Options for a limiter of `max_streams` streams that may last
@@ -259,4 +259,4 @@ TEST(StreamTurn, WaitsItsTurnHoldsItsPlaceAndLeavesTheQueueWhenGone) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::stream_limiter_test

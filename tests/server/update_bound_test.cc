@@ -5,7 +5,7 @@
 
 #include <cmath>
 
-namespace fedberry::server {
+namespace fedberry::server::update_bound_test {
 namespace {
 
 using runtime::NamedTensors;
@@ -48,4 +48,4 @@ TEST(UpdateBound, MeasuresTheDistanceInFloat64WhateverTheLayout) {
 }
 
 }  // namespace
-}  // namespace fedberry::server
+}  // namespace fedberry::server::update_bound_test

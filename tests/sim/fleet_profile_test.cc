@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
-namespace fedberry::sim {
+namespace fedberry::sim::fleet_profile_test {
 namespace {
 
 TEST(FleetProfileTest, ParsesLinesCommentsAndDefaults) {
@@ -68,4 +68,4 @@ TEST(FleetProfileTest, RefusesBadPausesNamingTheLineAndTheKey) {
 }
 
 }  // namespace
-}  // namespace fedberry::sim
+}  // namespace fedberry::sim::fleet_profile_test

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace fedberry::sim {
+namespace fedberry::sim::reserved_port_test {
 namespace {
 
 // A TCP socket on 127.0.0.1:port, with SO_REUSEPORT when `reuse_port` (as
@@ -67,4 +67,4 @@ TEST(ReservedPortTest, AHostThatIsNotAnIpv4AddressIsRefused) {
 }
 
 }  // namespace
-}  // namespace fedberry::sim
+}  // namespace fedberry::sim::reserved_port_test

@@ -11,7 +11,7 @@
 
 #include "apps/sim/sim_plan.h"
 
-namespace fedberry::sim {
+namespace fedberry::sim::child_args_test {
 namespace {
 
 using ::testing::Contains;
@@ -238,4 +238,4 @@ TEST(CheckSimPlan, RefusesWhatTheSimulatorCannotRun) {
 }
 
 }  // namespace
-}  // namespace fedberry::sim
+}  // namespace fedberry::sim::child_args_test

@@ -7,7 +7,7 @@
 
 #include "base/testing/simulated_clock.h"
 
-namespace fedberry::client {
+namespace fedberry::client::fleet_emulation_test {
 namespace {
 
 // "Trains" for `took` on the simulated clock and reports it; fails the
@@ -117,4 +117,4 @@ TEST_F(FleetEmulationTest, ASlowedBoardWaitsItsExtraTimeAndReportsIt) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::fleet_emulation_test

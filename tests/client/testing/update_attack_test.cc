@@ -5,7 +5,7 @@
 
 #include "client/plan_trainer.h"
 
-namespace fedberry::client {
+namespace fedberry::client::update_attack_test {
 namespace {
 
 TEST(UpdateAttack, ParsesScaleAndSignFlip) {
@@ -146,4 +146,4 @@ TEST(AttackingTrainer, RefusesAnUpdateOfATensorTheGlobalModelLacks) {
 }
 
 }  // namespace
-}  // namespace fedberry::client
+}  // namespace fedberry::client::update_attack_test
