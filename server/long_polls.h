@@ -38,6 +38,9 @@ class LongPolls {
   LongPolls(const LongPolls&) = delete;
   LongPolls& operator=(const LongPolls&) = delete;
 
+  // The clock deadlines are on: a caller computes them from it.
+  Clock& clock() const { return clock_; }
+
   // Parks `answer` under `key` until woken or `deadline`; returns the poll's
   // id (never 0).
   uint64_t Park(const std::string& key, absl::Time deadline, Answer answer);

@@ -102,7 +102,7 @@ std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
   tasks_->NoteCondition(client_id, condition);
   absl::StatusOr<v1::GetTaskResponse> task = tasks_->Answer(client_id);
   if (!task.ok() || task->action() != v1::GetTaskResponse::WAIT ||
-      absl::Now() >= deadline) {
+      polls_.clock().Now() >= deadline) {
     return task;
   }
   // Parked under job_.mu, so no event that would wake it can slip in between.
@@ -128,7 +128,7 @@ absl::StatusOr<v1::GetTaskResponse> RoundCoordinator::GetTask(
   return AwaitAnswer<absl::StatusOr<v1::GetTaskResponse>>(
       [&](TaskAnswer answer) {
         uint64_t poll_id = 0;
-        return PollTask(client_id, condition, absl::Now() + max_wait,
+        return PollTask(client_id, condition, polls_.clock().Now() + max_wait,
                         std::move(answer), poll_id);
       });
 }
