@@ -55,36 +55,41 @@ absl::Status BoardTasks::Check(const std::string& id, uint64_t round,
   return parts_.kind.CheckTask(id, round, task_id);
 }
 
+absl::StatusOr<ClientRecord*> BoardTasks::CheckedAndSeen(
+    const std::string& id, uint64_t round, const std::string& task_id) {
+  FEDBERRY_RETURN_IF_ERROR(Check(id, round, task_id));
+  ClientRecord& client = parts_.job.clients.At(id);
+  client.last_seen = parts_.clock.Now();
+  return &client;
+}
+
 absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 BoardTasks::ModelFor(const v1::PullModelRequest& request) {
-  ClientRegistry& clients = parts_.job.clients;
   if (auto model = parts_.closing.evaluation().ModelFor(request)) {
     FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
-                              clients.Lookup(request.client_id()));
+                              parts_.job.clients.Lookup(request.client_id()));
     if (model->ok()) client->last_seen = parts_.clock.Now();
     return *std::move(model);
   }
   FEDBERRY_RETURN_IF_ERROR(
-      Check(request.client_id(), request.round(), request.task_id()));
-  clients.At(request.client_id()).last_seen = parts_.clock.Now();
+      CheckedAndSeen(request.client_id(), request.round(), request.task_id())
+          .status());
   return parts_.kind.BaseModel(request.client_id());
 }
 
 absl::StatusOr<std::string> BoardTasks::NameForTask(
     const std::string& id, uint64_t round, const std::string& task_id) {
-  FEDBERRY_RETURN_IF_ERROR(Check(id, round, task_id));
-  ClientRecord& client = parts_.job.clients.At(id);
-  client.last_seen = parts_.clock.Now();
-  return client.name;
+  FEDBERRY_ASSIGN_OR_RETURN(const ClientRecord* client,
+                            CheckedAndSeen(id, round, task_id));
+  return client->name;
 }
 
 absl::Status BoardTasks::Heartbeat(const v1::HeartbeatRequest& request) {
   JobState& job = parts_.job;
-  FEDBERRY_RETURN_IF_ERROR(
-      Check(request.client_id(), request.round(), request.task_id()));
-  ClientRecord& client = job.clients.At(request.client_id());
-  client.last_seen = parts_.clock.Now();
-  NoteHeartbeat(client, request, job.round);
+  FEDBERRY_ASSIGN_OR_RETURN(
+      ClientRecord * client,
+      CheckedAndSeen(request.client_id(), request.round(), request.task_id()));
+  NoteHeartbeat(*client, request, job.round);
   job.WorkChanged();
   return absl::OkStatus();
 }

@@ -49,6 +49,11 @@ class BoardTasks {
   absl::Status Check(const std::string& id, uint64_t round,
                      const std::string& task_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
+  // Check, then the board's record with its last_seen stamped now.
+  absl::StatusOr<ClientRecord*> CheckedAndSeen(const std::string& id,
+                                               uint64_t round,
+                                               const std::string& task_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // The model `request`'s board is to pull: the held evaluation's, or the
   // one its training task starts from.
   absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> ModelFor(
