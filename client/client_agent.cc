@@ -2,28 +2,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/log_text.h"
 #include "base/status_macros.h"
 #include "base/version.h"
-#include "client/data_loan.h"
+#include "client/agent_rpc.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
 #include "client/model_file_cache.h"
 #include "proto/wire.h"
-#include "runtime/sample_codec.h"
 #include "runtime/tensor_codec.h"
 #include "runtime/training_plan.h"
 
 namespace fedberry::client {
 namespace {
-
-bool IsTransient(const absl::Status& s) {
-  return absl::IsUnavailable(s) || absl::IsDeadlineExceeded(s) ||
-         absl::IsResourceExhausted(s) || absl::IsAborted(s);
-}
 
 // The work itself was refused (an update beyond the bounds, a model that
 // does not fit): doing the same task again would be refused again.
@@ -54,22 +47,6 @@ uint64_t EncodedBytes(const TrainOutcome& outcome, uint64_t round,
   return bytes;
 }
 
-// Reads a server stream, handing each chunk to `add` and cancelling the
-// call at the first one it refuses. The decoder's error comes first, else
-// the call's own status.
-template <typename Chunk, typename Add>
-absl::Status ReadStream(grpc::ClientContext& context,
-                        grpc::ClientReaderInterface<Chunk>& reader, Add add) {
-  Chunk chunk;
-  absl::Status decoded;
-  while (reader.Read(&chunk)) {
-    if (decoded.ok()) decoded = add(chunk);
-    if (!decoded.ok()) context.TryCancel();
-  }
-  absl::Status s = wire::FromGrpcStatus(reader.Finish());
-  return decoded.ok() ? s : decoded;
-}
-
 }  // namespace
 
 ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
@@ -77,7 +54,12 @@ ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
     : options_(std::move(options)),
       trainer_(trainer),
       stub_(std::move(stub)),
-      backoff_(options_.backoff, options_.seed) {
+      backoff_(options_.backoff, options_.seed),
+      moves_({stub_.get(), &trainer_, options_.clock, options_.rpc_timeout,
+              options_.data_move_wait,
+              [this](grpc::ClientContext* context) { Track(context); },
+              [this](absl::Duration d) { return Sleep(d); },
+              [this] { return stop_.load(); }}) {
   if (options_.watchdog_totals) meter_.SetWatchdog(options_.watchdog_totals);
 }
 
@@ -367,129 +349,6 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
   return assembler.Finish();
 }
 
-absl::Status ClientAgent::PushSamples(const v1::GetTaskResponse& task,
-                                      const v1::DataMove& move,
-                                      const runtime::ImageDataset& samples,
-                                      uint64_t* bytes) {
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  Track(&context);
-  v1::PushSamplesResponse response;
-  auto writer = stub_->PushSamples(&context, &response);
-  (void)runtime::EncodeSamples(
-      samples, {client_id_, task.round(), task.task_id(), move.move_id()},
-      [&](const v1::SampleChunk& chunk) {
-        *bytes += chunk.ByteSizeLong();
-        return writer->Write(chunk);
-      });  // a broken stream shows in Finish()'s status
-  writer->WritesDone();
-  absl::Status s = wire::FromGrpcStatus(writer->Finish());
-  Track(nullptr);
-  return s;
-}
-
-absl::StatusOr<runtime::ImageDataset> ClientAgent::PullSamples(
-    const v1::GetTaskResponse& task, const v1::DataMove& move,
-    uint64_t* bytes) {
-  v1::PullSamplesRequest request;
-  request.set_client_id(client_id_);
-  request.set_round(task.round());
-  request.set_task_id(task.task_id());
-  request.set_move_id(move.move_id());
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  Track(&context);
-  auto reader = stub_->PullSamples(&context, request);
-  runtime::SampleAssembler assembler(
-      {client_id_, task.round(), task.task_id(), move.move_id()},
-      move.samples());
-  absl::Status s =
-      ReadStream(context, *reader, [&](const v1::SampleChunk& chunk) {
-        *bytes += chunk.ByteSizeLong();
-        return assembler.Add(chunk);
-      });
-  Track(nullptr);
-  FEDBERRY_RETURN_IF_ERROR(s);
-  return assembler.Finish();
-}
-
-void ClientAgent::HandOverSamples(const v1::GetTaskResponse& task,
-                                  RoundData* data, v1::ResourceMetrics* moved) {
-  const absl::Time start = options_.clock->Now();
-  uint64_t sent = 0, total = 0;
-  for (const v1::DataMove& m : task.send()) total += m.samples();
-  absl::StatusOr<runtime::ImageDataset> lend = trainer_.SamplesToLend(
-      TaskRef{task.round(), task.task_id()}, task.config(), total);
-  if (!lend.ok()) {
-    spdlog::error("round {}: cannot hand over {} samples: {}", task.round(),
-                  total, lend.status().ToString());
-  }
-  // Moves go in order, each the next slice of the lending order; the first
-  // that fails ends them, so what was lent is always a prefix, and the rest
-  // are kept (the update tells the server, so their receivers stop waiting).
-  for (int i = 0; i < task.send_size(); ++i) {
-    const v1::DataMove& m = task.send(i);
-    if (!lend.ok() || !data->kept.empty()) {
-      data->kept.push_back(m.move_id());
-      continue;
-    }
-    std::vector<int64_t> slice(m.samples());
-    for (uint64_t k = 0; k < m.samples(); ++k) {
-      slice[k] = static_cast<int64_t>(data->lent + k);
-    }
-    absl::Status pushed = PushSamples(task, m, SelectRows(*lend, slice), &sent);
-    if (!pushed.ok() && !absl::IsAlreadyExists(pushed)) {
-      spdlog::warn(
-          "round {}: data move {}: handing {} samples to {} failed, this "
-          "board trains them itself: {}",
-          task.round(), m.move_id(), m.samples(), m.peer(), pushed.ToString());
-      data->kept.push_back(m.move_id());
-      continue;
-    }
-    data->lent += m.samples();
-    spdlog::info("round {}: data move {}: handed {} samples over to {}",
-                 task.round(), m.move_id(), m.samples(), m.peer());
-  }
-  moved->set_data_move_seconds(
-      moved->data_move_seconds() +
-      absl::ToDoubleSeconds(options_.clock->Now() - start));
-  moved->set_data_move_sent_bytes(sent);
-}
-
-void ClientAgent::FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
-                               v1::ResourceMetrics* moved) {
-  const absl::Time start = options_.clock->Now();
-  uint64_t received = 0;
-  for (const v1::DataMove& m : task.receive()) {
-    absl::StatusOr<runtime::ImageDataset> samples =
-        PullSamples(task, m, &received);
-    // Through a server failure, ask again while the wait allows: a
-    // restarted server gets the samples again from their sender.
-    while (!samples.ok() && IsTransient(samples.status()) && !stop_.load() &&
-           options_.clock->Now() - start < options_.data_move_wait) {
-      spdlog::warn("round {}: data move {}: fetching failed ({}), asking again",
-                   task.round(), m.move_id(), samples.status().ToString());
-      if (!Sleep(absl::Milliseconds(500))) break;
-      samples = PullSamples(task, m, &received);
-    }
-    if (!samples.ok()) {
-      spdlog::warn(
-          "round {}: data move {}: the {} samples from {} did not arrive, "
-          "training without them: {}",
-          task.round(), m.move_id(), m.samples(), m.peer(),
-          samples.status().ToString());
-      continue;
-    }
-    spdlog::info("round {}: data move {}: received {} samples from {}",
-                 task.round(), m.move_id(), samples->rows, m.peer());
-    data->borrowed.push_back(*std::move(samples));
-  }
-  moved->set_data_move_seconds(
-      moved->data_move_seconds() +
-      absl::ToDoubleSeconds(options_.clock->Now() - start));
-  moved->set_data_move_received_bytes(received);
-}
-
 absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
                                      const TrainOutcome& outcome,
                                      const v1::ResourceMetrics& resources,
@@ -533,18 +392,6 @@ absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
   return s;
 }
 
-void ClientAgent::HandOverLentAgain(const v1::GetTaskResponse& task,
-                                    const RoundData& data) {
-  v1::GetTaskResponse lent = task;
-  lent.clear_send();
-  for (const v1::DataMove& m : task.send()) {
-    if (!absl::c_linear_search(data.kept, m.move_id())) *lent.add_send() = m;
-  }
-  RoundData again;
-  v1::ResourceMetrics ignored;
-  HandOverSamples(lent, &again, &ignored);
-}
-
 absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
@@ -552,9 +399,9 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   // Senders hand their samples over first, so receivers wait least.
   v1::ResourceMetrics moved;  // stays empty without data moves
   RoundData data;
-  if (task.send_size() > 0) HandOverSamples(task, &data, &moved);
+  if (task.send_size() > 0) moves_.HandOver(client_id_, task, &data, &moved);
   FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
-  if (task.receive_size() > 0) FetchSamples(task, &data, &moved);
+  if (task.receive_size() > 0) moves_.Fetch(client_id_, task, &data, &moved);
   {
     absl::MutexLock lock(&mu_);
     current_.set_client_id(client_id_);
@@ -609,7 +456,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       // The server lost the samples this board lent (it restarted): their
       // receivers wait for them, so send them again before the update.
       spdlog::warn("round {}: {}", task.round(), std::string(pushed.message()));
-      HandOverLentAgain(task, data);
+      moves_.HandOverLentAgain(client_id_, task, data);
       continue;
     }
     if (stop_.load()) return pushed;

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
+#include "client/agent_data_moves.h"
 #include "client/backoff.h"
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
@@ -128,25 +129,6 @@ class ClientAgent {
   absl::Status ReportEvaluation(const v1::EvaluationReport& report);
   absl::StatusOr<runtime::NamedTensors> PullModel(
       const v1::GetTaskResponse& task);
-  // Carry out the task's data moves (hand over the samples of its send
-  // moves; fetch those of its receive moves) into `data`, adding their time
-  // and bytes to `moved`. A move that fails is logged and skipped (the
-  // round trains on what it has), never fatal.
-  void HandOverSamples(const v1::GetTaskResponse& task, RoundData* data,
-                       v1::ResourceMetrics* moved);
-  void FetchSamples(const v1::GetTaskResponse& task, RoundData* data,
-                    v1::ResourceMetrics* moved);
-  // Sends the samples of `task`'s moves this board lent (not those it kept
-  // and trained itself) again: the server lost them (it restarted).
-  void HandOverLentAgain(const v1::GetTaskResponse& task,
-                         const RoundData& data);
-  absl::Status PushSamples(const v1::GetTaskResponse& task,
-                           const v1::DataMove& move,
-                           const runtime::ImageDataset& samples,
-                           uint64_t* bytes);
-  absl::StatusOr<runtime::ImageDataset> PullSamples(
-      const v1::GetTaskResponse& task, const v1::DataMove& move,
-      uint64_t* bytes);
   absl::Status PushUpdate(const v1::GetTaskResponse& task,
                           const TrainOutcome& outcome,
                           const v1::ResourceMetrics& resources,
@@ -162,6 +144,7 @@ class ClientAgent {
   LocalTrainer& trainer_;
   std::unique_ptr<v1::Federation::StubInterface> stub_;
   Backoff backoff_;
+  AgentDataMoves moves_;  // built from options_, trainer_ and stub_
   std::string client_id_;
   uint64_t declared_samples_ = 0;  // at the last join
   uint32_t declared_boards_ = 0;

@@ -7,9 +7,9 @@
 #include <string>
 
 #include "absl/time/time.h"
-#include "client/board_data.h"
-#include "client/eligibility.h"
-#include "client/plan_trainer.h"
+#include "client/board_data_options.h"
+#include "client/checkpoint_policy.h"
+#include "client/eligibility_options.h"
 #include "runtime/watchdog.h"
 #include "security/transport.h"
 

@@ -1,17 +1,18 @@
 // fedberry-client's flags; client_flags.h says how they are read.
 #include "client/client_flags.h"
 
-#include <filesystem>
 #include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "client/client_args.h"
 #include "runtime/image_dataset.h"
 #include "runtime/periodic_sampler.h"
 #include "runtime/sha256.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "Server address host:port.");
+ABSL_FLAG(std::string, server, fedberry::client::kDefaultServer,
+          "Server address host:port.");
 ABSL_FLAG(std::string, data, fedberry::runtime::kDefaultFashionMnistDir,
           "This board's data: idx:DIR (train-*-idx*-ubyte[.gz]; a bare "
           "folder means idx), csv:FILE (a header row; the plan names the "
@@ -32,7 +33,7 @@ ABSL_FLAG(int, partition_index, 0, "This board's shard, 0-based.");
 ABSL_FLAG(int, partition_count, 1, "Number of shards the data is split into.");
 ABSL_FLAG(std::string, partition, "iid", "Split: iid or dirichlet.");
 ABSL_FLAG(double, alpha, 0.5, "Dirichlet concentration (non-IID skew).");
-ABSL_FLAG(uint64_t, partition_seed, 42,
+ABSL_FLAG(uint64_t, partition_seed, fedberry::client::kDefaultPartitionSeed,
           "Seed of the split; every board of a job must use the same.");
 ABSL_FLAG(int, threads, 1, "LibTorch intra-op threads.");
 ABSL_FLAG(std::string, name, "",
@@ -87,14 +88,7 @@ ABSL_FLAG(std::string, server_ready_file, "",
 ABSL_FLAG(uint64_t, min_samples, 0,
           "Board-side eligibility: sit rounds out while this board holds "
           "fewer training samples than this (0: off).");
-// A Pi 3 B+ throttles from 60 C and hard-limits at 80 C; a PC's sensors say
-// nothing of a board, and an emulated fleet must not sit out on them.
-#if defined(__aarch64__) || defined(__arm__)
-constexpr double kDefaultMaxTemperature = 70;
-#else
-constexpr double kDefaultMaxTemperature = 0;
-#endif
-ABSL_FLAG(double, max_temperature, kDefaultMaxTemperature,
+ABSL_FLAG(double, max_temperature, fedberry::client::kDefaultMaxTemperature,
           "Sit rounds out while the SoC is hotter than this, in degrees C "
           "(0: off; default 70 on ARM builds, off on others).");
 ABSL_FLAG(std::string, thermal_file, fedberry::client::kDefaultThermalFile,
@@ -260,11 +254,7 @@ absl::Status ReadBoardFlags(ClientConfig& c) {
   }
   c.data.cache_dir = absl::GetFlag(FLAGS_cache_dir);
   if (c.data.cache_dir.empty()) {
-    c.data.cache_dir =
-        !c.checkpoint_dir.empty()
-            ? absl::StrCat(c.checkpoint_dir, "/cache")
-            : (std::filesystem::temp_directory_path() / "fedberry-cache")
-                  .string();
+    c.data.cache_dir = DefaultCacheDir(c.checkpoint_dir);
   }
   c.data.spec = absl::GetFlag(FLAGS_data);
   c.skip_bad_rows = absl::GetFlag(FLAGS_skip_bad_rows);
@@ -299,7 +289,7 @@ absl::Status ReadWatchdogFlags(ClientConfig& c) {
   c.watchdog_poll_interval = absl::GetFlag(FLAGS_watchdog_poll_interval);
   c.watchdog_release = absl::GetFlag(FLAGS_watchdog_release);
   c.criu_dir = absl::GetFlag(FLAGS_criu_dir).empty()
-                   ? c.checkpoint_dir + "/criu"
+                   ? DefaultCriuDir(c.checkpoint_dir)
                    : absl::GetFlag(FLAGS_criu_dir);
   c.supervise = absl::GetFlag(FLAGS_supervise);
   c.supervise_max_restarts = absl::GetFlag(FLAGS_supervise_max_restarts);

@@ -22,35 +22,15 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "base/clock.h"
+#include "client/eligibility_options.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/proc_files.h"
 
 namespace fedberry::client {
 
-inline constexpr char kDefaultThermalFile[] =
-    "/sys/class/thermal/thermal_zone0/temp";
-// The Raspberry Pi firmware driver's copy of `vcgencmd get_throttled`
-// (drivers/firmware/raspberrypi.c), hex without "0x".
-inline constexpr char kDefaultThrottledFile[] =
-    "/sys/devices/platform/soc/soc:firmware/get_throttled";
-
 // Firmware throttled flags that decline a board: now, not since boot.
 inline constexpr uint32_t kUnderVoltageNow = 1u << 0;
 inline constexpr uint32_t kThrottledNow = 1u << 2;
-
-// Local hours a board trains in, "22:00-06:00"; may wrap midnight.
-struct TrainWindow {
-  int start_minute = 0;  // minutes after midnight, [0, 1440)
-  int end_minute = 0;    // (0, 1440]; 1440 is "24:00"
-  // True when `minute_of_day` (0..1439) is inside [start, end).
-  bool Contains(int minute_of_day) const;
-  std::string ToString() const;  // "22:00-06:00"
-};
-
-// "HH:MM-HH:MM" (hours 0-23, "24:00" as an end); empty: no window (always).
-// InvalidArgument naming the text when malformed or empty (start == end).
-absl::StatusOr<std::optional<TrainWindow>> ParseTrainWindow(
-    absl::string_view text);
 
 // The firmware's throttled flags: hex as the sysfs file writes them
 // ("50005", with or without "0x"), or vcgencmd's "throttled=0x50005".
@@ -60,20 +40,6 @@ absl::StatusOr<uint32_t> ParseThrottledFlags(absl::string_view text);
 // A thermal zone's temperature in degrees C from the kernel's millidegrees
 // ("45277\n" -> 45.277). InvalidArgument naming the text otherwise.
 absl::StatusOr<double> ParseMillidegrees(absl::string_view text);
-
-struct EligibilityOptions {
-  uint64_t min_samples = 0;     // 0: off
-  double max_temperature = 70;  // degrees C; 0: off
-  std::string thermal_file = kDefaultThermalFile;
-  std::string throttled_file = kDefaultThrottledFile;
-  bool decline_throttled = true;
-  absl::Duration pressure_cooldown = absl::Minutes(5);  // 0: off
-  std::optional<TrainWindow> train_window;              // none: always
-  absl::TimeZone time_zone = absl::LocalTimeZone();     // of the window
-};
-
-// InvalidArgument naming the flag when a limit is negative or not a number.
-absl::Status ValidateEligibilityOptions(const EligibilityOptions& options);
 
 // What the board knows of itself beyond its files.
 struct EligibilitySources {

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "checkpoint/checkpoint_store.h"
+#include "client/checkpoint_policy.h"
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
 #include "client/training_gate.h"
@@ -27,11 +28,6 @@
 #include "runtime/trainer.h"
 
 namespace fedberry::client {
-
-struct CheckpointPolicy {
-  int64_t every_batches = 100;               // 0: never by count
-  absl::Duration every = absl::Seconds(60);  // zero: never by time
-};
 
 // Opens this board's data as the plan's binding says.
 using DataOpener =

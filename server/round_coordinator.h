@@ -187,7 +187,7 @@ class RoundCoordinator {
   // refused at join), by name.
   std::vector<BoardRow> Boards() const;
 
-  // Tiers (options.relay): the round to run next, with the parent's model
+  // Tiers (options.upstream): the round to run next, with the parent's model
   // and config; it replaces an offer not yet run. InvalidArgument when the
   // model's layout is not this job's.
   absl::Status OfferRound(UpstreamRound round);

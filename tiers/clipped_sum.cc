@@ -6,7 +6,7 @@
 #include "server/privacy/difference_sum.h"
 #include "server/privacy/gaussian_sum.h"
 #include "server/strategy/strategy_decorator.h"
-#include "tiers/relay_cohorts.h"
+#include "tiers/site_cohorts.h"
 
 namespace fedberry::tiers {
 namespace {
@@ -86,7 +86,7 @@ std::unique_ptr<server::Strategy> ClippedSumBudget::Aggregate(
 
 void ForwardClippedSums(std::shared_ptr<SitePrivacy> privacy,
                         server::CoordinatorOptions& c) {
-  c.selection = std::make_shared<const RelayCohorts>(
+  c.selection = std::make_shared<const SiteCohorts>(
       privacy, std::make_shared<const server::SharedCohorts>(
                    c.fraction, c.target_updates, c.over_select,
                    c.min_clients_per_round));

@@ -40,7 +40,7 @@ class ClippedSumBudget final : public server::RoundBudget {
 };
 
 // A gateway's coordinator `c` follows its root's DP round by round: its
-// cohorts through RelayCohorts (its own rule when the root runs without
+// cohorts through SiteCohorts (its own rule when the root runs without
 // DP), its sums through ClippedSumBudget.
 void ForwardClippedSums(std::shared_ptr<SitePrivacy> privacy,
                         server::CoordinatorOptions& c);

@@ -44,7 +44,7 @@ absl::Status GatewayTrainer::UsePlan(
   }
   FEDBERRY_ASSIGN_OR_RETURN(
       server::RoundCoordinator * site,
-      start_(plan, model_file, [this](server::RelayedRound round) {
+      start_(plan, model_file, [this](server::UpstreamResult round) {
         Deliver(std::move(round));
       }));
   plan_ = plan;
@@ -80,7 +80,7 @@ uint32_t GatewayTrainer::boards() const {
   return s ? static_cast<uint32_t>(s->registered_clients()) : 0;
 }
 
-void GatewayTrainer::Deliver(server::RelayedRound round) {
+void GatewayTrainer::Deliver(server::UpstreamResult round) {
   absl::MutexLock lock(&mu_);
   result_ = std::move(round);
 }
@@ -118,7 +118,7 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
       "round {}: running the parent's task {} with this gateway's "
       "boards",
       task.round, task.task_id);
-  server::RelayedRound result;
+  server::UpstreamResult result;
   {
     absl::MutexLock lock(&mu_);
     const auto ready = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -154,7 +154,7 @@ absl::StatusOr<client::TrainOutcome> GatewayTrainer::Train(
 
 absl::StatusOr<client::TrainOutcome> GatewayTrainer::ForwardSum(
     const client::TaskRef& task, const SiteRound& dp,
-    const runtime::NamedTensors& global, server::RelayedRound result) {
+    const runtime::NamedTensors& global, server::UpstreamResult result) {
   const std::optional<SiteSum> sum =
       result.mean.ok() ? privacy_->summed(task.task_id) : std::nullopt;
   client::TrainOutcome out;

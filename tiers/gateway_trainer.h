@@ -1,7 +1,7 @@
 // A site gateway's side of tiers (fedberry-server --upstream=PARENT). To its
 // parent the gateway is one board: a client::ClientAgent joins, polls, pulls
 // the parent's model and pushes an update. Its "training" is a round of its
-// own boards, run by the gateway's RoundCoordinator in relay mode; the
+// own boards, run by the gateway's RoundCoordinator in upstream mode; the
 // update is their weighted mean, weighing what they weighed together, so
 // FedAvg over the tiers is FedAvg over every board. Under a root that runs
 // differential privacy the update is instead the sum of the boards' clipped
@@ -39,11 +39,11 @@ struct GatewayOptions {
 class GatewayTrainer final : public client::LocalTrainer {
  public:
   // Starts the gateway's own server for the parent's plan, with `sink` as
-  // its coordinator's relay sink, and returns that coordinator (which must
+  // its coordinator's upstream sink, and returns that coordinator (which must
   // outlive this trainer's use of it).
   using SiteStarter = std::function<absl::StatusOr<server::RoundCoordinator*>(
       const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
-      server::RelaySink sink)>;
+      server::UpstreamSink sink)>;
 
   // `privacy` (may be null: one of its own) is what the site's cohorts and
   // sums read (ForwardClippedSums), set here for each parent task.
@@ -73,11 +73,11 @@ class GatewayTrainer final : public client::LocalTrainer {
   void JobDone() override;
 
  private:
-  void Deliver(server::RelayedRound round);
+  void Deliver(server::UpstreamResult round);
   // The outcome of a round under a root with differential privacy.
   absl::StatusOr<client::TrainOutcome> ForwardSum(
       const client::TaskRef& task, const SiteRound& dp,
-      const runtime::NamedTensors& global, server::RelayedRound result);
+      const runtime::NamedTensors& global, server::UpstreamResult result);
 
   const GatewayOptions options_;
   const SiteStarter start_;
@@ -87,7 +87,7 @@ class GatewayTrainer final : public client::LocalTrainer {
   runtime::NamedTensors residual_;
   mutable absl::Mutex mu_;
   server::RoundCoordinator* site_ ABSL_GUARDED_BY(mu_) = nullptr;
-  std::optional<server::RelayedRound> result_ ABSL_GUARDED_BY(mu_);
+  std::optional<server::UpstreamResult> result_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -2,7 +2,7 @@
 // task at a time (tiers). A root under DP puts its settings in every task's
 // config (TrainConfig.dp_clip, dp_sampling_rate, dp_local_noise_multiplier);
 // the gateway's boards get that config and clip as the root's own boards
-// do, the gateway draws them with the root's q (RelayCohorts), sums their
+// do, the gateway draws them with the root's q (SiteCohorts), sums their
 // clipped updates without noise (ClippedSumBudget) and forwards the sum
 // with its counts. This is the state those parts share: the trainer sets
 // the task's settings before offering it, the round reads them and leaves

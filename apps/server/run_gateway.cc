@@ -60,26 +60,26 @@ struct Site {
 };
 
 // Starts serving the parent's plan (its model file, when it sends one)
-// with the boards' results relayed to `sink`.
+// with the boards' results sent up to `sink`.
 tiers::GatewayTrainer::SiteStarter ServeParentPlan(const ServerConfig& config,
                                                    Site& site) {
-  return
-      [&config, &site](
-          const v1::TrainingPlan& plan, const runtime::VerifiedModelFile* file,
-          server::RelaySink sink) -> absl::StatusOr<server::RoundCoordinator*> {
-        FEDBERRY_ASSIGN_OR_RETURN(server::JobPlan job,
-                                  server::JobPlanFromParent(plan, file));
-        for (const auto& w : job.warnings) spdlog::warn("{}", w);
-        spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
-        server::ServerOptions options = ServerOptionsOf(config);
-        tiers::ForwardClippedSums(site.privacy, options.coordinator);
-        FEDBERRY_ASSIGN_OR_RETURN(
-            site.serving,
-            StartServing(std::move(job), config, std::move(options),
-                         std::move(sink), file != nullptr ? file->path() : ""));
-        site.revoked = site.serving->revoked.get();
-        return &site.serving->server->coordinator();
-      };
+  return [&config, &site](const v1::TrainingPlan& plan,
+                          const runtime::VerifiedModelFile* file,
+                          server::UpstreamSink sink)
+             -> absl::StatusOr<server::RoundCoordinator*> {
+    FEDBERRY_ASSIGN_OR_RETURN(server::JobPlan job,
+                              server::JobPlanFromParent(plan, file));
+    for (const auto& w : job.warnings) spdlog::warn("{}", w);
+    spdlog::info("the parent's plan: {}", runtime::DescribePlan(plan));
+    server::ServerOptions options = ServerOptionsOf(config);
+    tiers::ForwardClippedSums(site.privacy, options.coordinator);
+    FEDBERRY_ASSIGN_OR_RETURN(
+        site.serving,
+        StartServing(std::move(job), config, std::move(options),
+                     std::move(sink), file != nullptr ? file->path() : ""));
+    site.revoked = site.serving->revoked.get();
+    return &site.serving->server->coordinator();
+  };
 }
 
 }  // namespace

@@ -1,37 +1,13 @@
 #include "apps/server/server_args.h"
 
-#include "absl/flags/marshalling.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
+#include "base/flag_args.h"
 #include "runtime/image_dataset.h"
 
 namespace fedberry::apps {
 namespace {
 
-// Appends --name=value for each value that differs from its default.
-class Args {
- public:
-  explicit Args(std::vector<std::string>& argv) : argv_(argv) {}
-
-  template <typename T>
-  void Add(const char* name, const T& value, const T& base) {
-    if (value == base) return;
-    argv_.push_back(absl::StrCat("--", name, "=", absl::UnparseFlag(value)));
-  }
-  void Add(const char* name, absl::Duration value, absl::Duration base) {
-    if (value == base) return;
-    argv_.push_back(absl::StrCat("--", name, "=", absl::FormatDuration(value)));
-  }
-  void Add(const char* name, const std::vector<std::string>& value,
-           const std::vector<std::string>& base) {
-    if (value == base) return;
-    argv_.push_back(absl::StrCat("--", name, "=", absl::StrJoin(value, ",")));
-  }
-
- private:
-  std::vector<std::string>& argv_;
-};
+using Args = base::FlagArgs;
 
 // The plan's flags that fedberry-sim passes through, then the rest of it
 // but the encodings and --trainable.

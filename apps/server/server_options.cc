@@ -116,7 +116,7 @@ server::planner::RoundPlanOptions PlanningOf(const PlannerConfig& p) {
 server::CoordinatorOptions CoordinatorOptionsOf(const ServerConfig& config) {
   server::CoordinatorOptions c;
   SetRounds(config, c);
-  c.relay = config.is_gateway();
+  c.upstream = config.is_gateway();
   // Checked before serving (server_main's Run): a malformed version never
   // gets here.
   c.version_gate = server::VersionGate::Parse(config.fleet.min_client_version)

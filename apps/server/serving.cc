@@ -233,8 +233,8 @@ absl::Status StartWatches(Serving& serving,
 }
 
 // The job's plan into the server's settings: model, parameter count,
-// encodings; and a gateway's relay.
-void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
+// encodings; and a gateway's upstream sink.
+void ApplyPlan(server::JobPlan& job, server::UpstreamSink upstream_sink,
                server::ServerOptions& options) {
   server::CoordinatorOptions& c = options.coordinator;
   // Evaluation on the boards is the job's: every board holds out the same
@@ -246,8 +246,8 @@ void ApplyPlan(server::JobPlan& job, server::RelaySink relay_sink,
         static_cast<uint32_t>(c.board_eval.personalize_steps));
   }
   c.board_eval.regression = job.plan.task() == "regression";
-  c.relay = static_cast<bool>(relay_sink);
-  c.relay_sink = std::move(relay_sink);
+  c.upstream = static_cast<bool>(upstream_sink);
+  c.upstream_sink = std::move(upstream_sink);
   c.train.set_model(job.plan.model_name());
   // Model::State lists parameters first: the server optimizers step those.
   c.strategy.parameter_count = static_cast<int>(job.model->Parameters().size());
@@ -297,9 +297,9 @@ absl::Status ApplyPrivacy(const ServerConfig& config,
 // The job's plan, the checked command line, the asynchronous rounds and
 // differential privacy into `options`.
 absl::Status ApplySettings(server::JobPlan& job, const ServerConfig& config,
-                           server::RelaySink relay_sink,
+                           server::UpstreamSink upstream_sink,
                            server::ServerOptions& options) {
-  ApplyPlan(job, std::move(relay_sink), options);
+  ApplyPlan(job, std::move(upstream_sink), options);
   FEDBERRY_RETURN_IF_ERROR(CheckServerOptions(config));
   FEDBERRY_RETURN_IF_ERROR(ApplyMode(config, options.coordinator));
   FEDBERRY_RETURN_IF_ERROR(
@@ -331,12 +331,12 @@ int ExitCodeOf(const absl::Status& s) {
 // coordinator's options, sinks and transport, and starts serving.
 absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     server::JobPlan job, const ServerConfig& config,
-    server::ServerOptions options, server::RelaySink relay_sink,
+    server::ServerOptions options, server::UpstreamSink upstream_sink,
     std::string script_source) {
   auto serving = std::make_unique<Serving>();
-  const bool relay = static_cast<bool>(relay_sink);
+  const bool upstream = static_cast<bool>(upstream_sink);
   FEDBERRY_RETURN_IF_ERROR(
-      ApplySettings(job, config, std::move(relay_sink), options));
+      ApplySettings(job, config, std::move(upstream_sink), options));
   checkpoint::StoreOptions store_options;
   store_options.keep = config.output.checkpoint_keep;
   serving->store = std::make_unique<checkpoint::CheckpointStore>(
@@ -375,7 +375,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
                                                  const std::string& reason) {
     log->WriteRefusedBoard(name, reason);
   };
-  serving->rounds = relay ? 0 : options.coordinator.rounds;
+  serving->rounds = upstream ? 0 : options.coordinator.rounds;
   auto figures = std::make_shared<server::ServerMetrics>();
   RaiseDescriptorLimit();
   auto started = server::FederationServer::Start(
@@ -391,10 +391,10 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
   spdlog::info(
       "fedberry-server listening on {}, {} ({}, output {})",
       serving->server->address(), transport.description,
-      relay ? absl::StrCat("a site gateway of ", config.gateway.link.server,
-                           ", ", job.plan.model_name())
-            : absl::StrCat(options.coordinator.rounds, " rounds of ",
-                           options.coordinator.train.model()),
+      upstream ? absl::StrCat("a site gateway of ", config.gateway.link.server,
+                              ", ", job.plan.model_name())
+               : absl::StrCat(options.coordinator.rounds, " rounds of ",
+                              options.coordinator.train.model()),
       config.output.dir);
   FEDBERRY_RETURN_IF_ERROR(
       StartWatches(*serving, figures, config.transport.metrics_listen,

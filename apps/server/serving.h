@@ -45,14 +45,14 @@ int ExitCodeOf(const absl::Status& s);
 // Resumes from the checkpoints, checks `config` and wires the
 // coordinator's options (`options`, from ServerOptionsOf(config) and what
 // the caller adds), sinks and transport, and starts serving `job`. A
-// gateway's coordinator (tiers) relays each round's result to
-// `relay_sink`; null: this server runs the job's rounds itself.
+// gateway's coordinator (tiers) sends each round's result up to
+// `upstream_sink`; null: this server runs the job's rounds itself.
 // `script_source`: the TorchScript file the trained weights go in at the
 // end. Unavailable or AlreadyExists when the server cannot start, else
 // InvalidArgument or NotFound naming the flag or file.
 absl::StatusOr<std::unique_ptr<Serving>> StartServing(
     server::JobPlan job, const ServerConfig& config,
-    server::ServerOptions options, server::RelaySink relay_sink,
+    server::ServerOptions options, server::UpstreamSink upstream_sink,
     std::string script_source);
 
 // SIGHUP re-reads the revocation list (null: none to re-read).

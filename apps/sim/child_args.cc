@@ -6,45 +6,38 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "apps/server/server_args.h"
+#include "client/client_args.h"
 
 namespace fedberry::sim {
 namespace {
 
-// Appends --name=value for each value given (empty: the child's default).
-void AddGivenFlags(
-    std::vector<std::string>& argv,
-    const std::vector<std::pair<const char*, std::string>>& flags) {
-  for (const auto& [name, value] : flags) {
-    if (!value.empty()) argv.push_back(absl::StrCat("--", name, "=", value));
-  }
-}
-
-// The job's flags that the server always gets.
-std::vector<std::string> ServerJobArgs(const SimPlan& plan) {
+// The server's config: the settings the plan passes through, with the job
+// the simulator's own flags describe.
+apps::ServerConfig ServerConfigOf(const SimPlan& plan) {
   const SimJob& job = plan.job;
-  const int min_clients = ServerMinClients(plan);
-  return {
-      absl::StrCat("--rounds=", job.rounds),
-      absl::StrCat("--fraction=", job.fraction),
-      absl::StrCat("--min_clients=", min_clients),
-      absl::StrCat("--min_clients_to_start=", min_clients),
-      absl::StrCat("--local_epochs=", job.local_epochs),
-      absl::StrCat("--local_steps=", job.local_steps),
-      absl::StrCat("--batch_size=", job.batch_size),
-      absl::StrCat("--lr=", job.lr),
-      absl::StrCat("--momentum=", job.momentum),
-      absl::StrCat("--round_deadline=",
-                   absl::FormatDuration(job.round_deadline)),
-      absl::StrCat("--model=", job.model),
-      absl::StrCat("--eval_data=",
-                   job.eval_data == "auto" ? job.data : job.eval_data),
-      absl::StrCat("--seed=", job.seed),
-      absl::StrCat("--threads=", std::max(1, plan.fleet.threads_per_client)),
-      absl::StrCat("--planner=", job.planner),
-      absl::StrCat("--planner_max_factor=", job.planner_max_factor),
-      absl::StrCat("--data_moves=", job.data_moves),
-      absl::StrCat("--overlap_evaluation=", job.overlap_evaluation),
-  };
+  apps::ServerConfig config = plan.server;
+  apps::RoundsConfig& rounds = config.rounds;
+  rounds.rounds = job.rounds;
+  rounds.fraction = job.fraction;
+  rounds.min_clients = ServerMinClients(plan);
+  rounds.min_clients_to_start = rounds.min_clients;
+  rounds.round_deadline = job.round_deadline;
+  rounds.overlap_evaluation = job.overlap_evaluation;
+  apps::PlanConfig& p = config.plan;
+  p.local_epochs = job.local_epochs;
+  p.local_steps = job.local_steps;
+  p.batch_size = job.batch_size;
+  p.lr = job.lr;
+  p.momentum = job.momentum;
+  p.model = job.model;
+  p.eval_data = job.eval_data == "auto" ? job.data : job.eval_data;
+  p.seed = job.seed;
+  p.skip_bad_rows = job.skip_bad_rows;
+  config.threads = std::max(1, plan.fleet.threads_per_client);
+  config.planner.planner = job.planner;
+  config.planner.max_factor = job.planner_max_factor;
+  config.planner.data_moves = job.data_moves;
+  return config;
 }
 
 // Where client `index` finds its server's address once it listens.
@@ -56,9 +49,40 @@ std::string ServerReadyFile(const SimPlan& plan, int index) {
                       "/server.addr");
 }
 
-// Board `index`'s line of the fleet profile, as the emulated client's flags.
-void AddFleetProfile(const SimPlan& plan, int index,
-                     std::vector<std::string>& argv) {
+// Board `index`'s config: its shard of the job's data, its server, and
+// checkpoints in the output folder.
+client::ClientConfig ClientConfigOf(const SimPlan& plan, int index,
+                                    const std::string& server) {
+  client::ClientConfig config = client::ClientFlagDefaults();
+  config.transport.server = server;
+  config.data.spec = plan.job.data;
+  runtime::PartitionSpec& partition = config.data.partition;
+  partition.index = index;
+  partition.count = ClientCount(plan);
+  partition.kind = plan.job.partition;
+  partition.alpha = plan.job.alpha;
+  config.threads = plan.fleet.threads_per_client;
+  config.name = absl::StrCat("sim-client-", index);
+  config.give_up_after = absl::Seconds(60);
+  // Started with its server: dials once the server listens.
+  config.server_ready_file = ServerReadyFile(plan, index);
+  config.checkpoint_dir =
+      absl::StrCat(plan.output.dir, "/client-checkpoints/client-", index);
+  config.data.cache_dir.clear();  // the client's own pick
+  config.criu_dir.clear();
+  config.checkpoint.every_batches = plan.fleet.checkpoint_every_batches;
+  config.allow_data_moves = plan.job.data_moves;
+  config.skip_bad_rows = plan.job.skip_bad_rows;
+  return config;
+}
+
+// Board `index`'s test instruments: the attack and its line of the fleet
+// profile, flags of fedberry-emulated-client only.
+void AddTestInstruments(const SimPlan& plan, int index,
+                        std::vector<std::string>& argv) {
+  if (index < plan.fleet.attackers) {
+    argv.push_back(absl::StrCat("--attack=", plan.fleet.attack));
+  }
   if (plan.fleet.boards.empty()) return;
   const BoardProfile& board = plan.fleet.boards[index];
   argv.push_back(absl::StrCat("--data_fraction=", board.data_fraction));
@@ -69,53 +93,56 @@ void AddFleetProfile(const SimPlan& plan, int index,
   }
 }
 
+// `config`'s flags after `program`.
+template <typename Config>
+std::vector<std::string> CommandLine(
+    std::string program, const Config& config,
+    std::vector<std::string> (*args_from)(const Config&)) {
+  std::vector<std::string> argv = {std::move(program)};
+  for (std::string& arg : args_from(config)) argv.push_back(std::move(arg));
+  return argv;
+}
+
 }  // namespace
 
 std::vector<std::string> ServerArgs(const SimPlan& plan, const SimPorts& ports,
                                     const LocalPki* pki) {
+  apps::ServerConfig config = ServerConfigOf(plan);
   const bool shaped = HasShapedLinks(plan);
-  std::vector<std::string> argv = {
-      plan.output.bin_dir + "/fedberry-server",
-      absl::StrCat(
-          "--listen=", shaped ? "0.0.0.0:" : "127.0.0.1:", ports.server),
-      absl::StrCat("--output=", plan.output.dir)};
-  for (std::string& arg : ServerJobArgs(plan)) argv.push_back(std::move(arg));
-  for (std::string& arg : apps::ServerArgsFrom(plan.server)) {
-    argv.push_back(std::move(arg));
-  }
-  if (plan.job.skip_bad_rows) argv.push_back("--skip_bad_rows");
+  security::ServerTransportOptions& transport = config.transport.transport;
+  transport.listen =
+      absl::StrCat(shaped ? "0.0.0.0:" : "127.0.0.1:", ports.server);
+  config.output.dir = plan.output.dir;
   if (pki != nullptr) {
-    argv.push_back(absl::StrCat("--tls_cert=", pki->server_cert));
-    argv.push_back(absl::StrCat("--tls_key=", pki->server_key));
-    argv.push_back(absl::StrCat("--client_ca=", pki->ca_cert));
+    transport.tls = {pki->server_cert, pki->server_key, pki->ca_cert};
   } else if (shaped) {
     // Shaped clients dial a veth address, not loopback.
-    argv.push_back("--insecure");
+    transport.insecure = true;
   }
-  return argv;
+  return CommandLine(plan.output.bin_dir + "/fedberry-server", config,
+                     &apps::ServerArgsFrom);
 }
 
 std::vector<std::string> GatewayArgs(const SimPlan& plan, int g,
                                      const SimPorts& ports) {
   const int boards = GatewayBoards(plan, g);
+  apps::ServerConfig config = apps::ServerFlagDefaults();
+  config.gateway.link.server = absl::StrCat("127.0.0.1:", ports.server);
+  config.gateway.name = absl::StrCat("sim-gateway-", g);
+  config.transport.transport.listen =
+      absl::StrCat("127.0.0.1:", ports.gateways[g]);
+  config.output.dir = GatewayDir(plan, g);
   // Under DP a gateway draws its boards with the root's q: a draw of any
   // size runs (a smaller one than --min_clients would be forwarded empty).
   const bool dp = plan.server.dp.noise_multiplier > 0;
-  std::vector<std::string> argv = {
-      plan.output.bin_dir + "/fedberry-server",
-      absl::StrCat("--upstream=127.0.0.1:", ports.server),
-      absl::StrCat("--upstream_name=sim-gateway-", g),
-      absl::StrCat("--listen=127.0.0.1:", ports.gateways[g]),
-      absl::StrCat("--output=", GatewayDir(plan, g)),
-      absl::StrCat("--min_clients=", dp ? 1 : boards),
-      absl::StrCat("--min_clients_to_start=", boards),
-      absl::StrCat("--round_deadline=",
-                   absl::FormatDuration(plan.job.round_deadline)),
-      absl::StrCat("--seed=", plan.job.seed),
-      "--eval_data="};
-  AddGivenFlags(argv, {{"mode", plan.tiers.site_mode},
-                       {"async_buffer", plan.tiers.site_async_buffer}});
-  return argv;
+  config.rounds.min_clients = dp ? 1 : boards;
+  config.rounds.min_clients_to_start = boards;
+  config.rounds.round_deadline = plan.job.round_deadline;
+  config.plan.seed = plan.job.seed;
+  config.plan.eval_data = "";
+  if (plan.tiers.site) config.mode = *plan.tiers.site;
+  return CommandLine(plan.output.bin_dir + "/fedberry-server", config,
+                     &apps::ServerArgsFrom);
 }
 
 std::vector<std::string> ClientArgs(const SimPlan& plan, int index,
@@ -125,42 +152,20 @@ std::vector<std::string> ClientArgs(const SimPlan& plan, int index,
   const int gateways = GatewayCount(plan);
   const int port =
       gateways > 0 ? ports.gateways[index % gateways] : ports.server;
-  const std::string& out = plan.output.dir;
-  std::vector<std::string> argv = {
-      plan.output.bin_dir + "/fedberry-emulated-client",
-      absl::StrCat(
-          "--server=",
-          link != nullptr ? link->host_address : std::string("127.0.0.1"), ":",
-          port),
-      absl::StrCat("--data=", plan.job.data),
-      absl::StrCat("--partition_index=", index),
-      absl::StrCat("--partition_count=", ClientCount(plan)),
-      absl::StrCat("--partition=", plan.job.partition),
-      absl::StrCat("--alpha=", plan.job.alpha),
-      absl::StrCat("--threads=", plan.fleet.threads_per_client),
-      absl::StrCat("--name=sim-client-", index),
-      "--give_up_after=60s",
-      // Started with its server: dials once the server listens.
-      absl::StrCat("--server_ready_file=", ServerReadyFile(plan, index)),
-      absl::StrCat("--checkpoint_dir=", out, "/client-checkpoints/client-",
-                   index),
-      absl::StrCat("--checkpoint_every_batches=",
-                   plan.fleet.checkpoint_every_batches),
-  };
-  if (plan.job.data_moves) argv.push_back("--allow_data_moves");
-  if (plan.job.skip_bad_rows) argv.push_back("--skip_bad_rows");
-  if (index < plan.fleet.attackers) {
-    argv.push_back(absl::StrCat("--attack=", plan.fleet.attack));
-  }
+  client::ClientConfig config = ClientConfigOf(
+      plan, index,
+      absl::StrCat(link != nullptr ? link->host_address : "127.0.0.1", ":",
+                   port));
   if (pki != nullptr) {
-    argv.push_back(absl::StrCat("--tls_ca=", pki->ca_cert));
-    argv.push_back(absl::StrCat("--tls_cert=", pki->board_certs[index]));
-    argv.push_back(absl::StrCat("--tls_key=", pki->board_keys[index]));
-    argv.push_back(absl::StrCat("--tls_server_name=", pki->server_name));
+    config.transport.tls = {pki->ca_cert, pki->board_certs[index],
+                            pki->board_keys[index], pki->server_name};
   } else if (link != nullptr) {
-    argv.push_back("--insecure");
+    config.transport.insecure = true;
   }
-  AddFleetProfile(plan, index, argv);
+  std::vector<std::string> argv =
+      CommandLine(plan.output.bin_dir + "/fedberry-emulated-client", config,
+                  &client::ClientArgsFrom);
+  AddTestInstruments(plan, index, argv);
   return argv;
 }
 

@@ -8,8 +8,11 @@
 #include <utility>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "apps/server/server_flags_shared.h"
 #include "runtime/image_dataset.h"
+#include "runtime/partition.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
 ABSL_FLAG(bool, tls, false,
@@ -103,7 +106,6 @@ SimJob JobFromFlags() {
   job.model = absl::GetFlag(FLAGS_model);
   job.data = absl::GetFlag(FLAGS_data);
   job.eval_data = absl::GetFlag(FLAGS_eval_data);
-  job.partition = absl::GetFlag(FLAGS_partition);
   job.alpha = absl::GetFlag(FLAGS_alpha);
   job.seed = absl::GetFlag(FLAGS_seed);
   job.planner = absl::GetFlag(FLAGS_planner);
@@ -113,6 +115,26 @@ SimJob JobFromFlags() {
   job.skip_bad_rows = absl::GetFlag(FLAGS_skip_bad_rows);
   job.resume = absl::GetFlag(FLAGS_resume);
   return job;
+}
+
+// The flags whose text is parsed: the split and the gateways' rounds.
+absl::Status ReadParsedFlags(SimPlan& plan) {
+  auto partition = runtime::ParsePartitionKind(absl::GetFlag(FLAGS_partition));
+  if (!partition.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--partition: ", partition.status().message()));
+  }
+  plan.job.partition = *partition;
+  const std::string mode = absl::GetFlag(FLAGS_site_mode);
+  const std::string buffer = absl::GetFlag(FLAGS_site_async_buffer);
+  if (mode.empty() && buffer.empty()) return absl::OkStatus();
+  apps::ModeConfig& site = plan.tiers.site.emplace();
+  if (!mode.empty()) site.mode = mode;
+  if (!buffer.empty() && !absl::SimpleAtoi(buffer, &site.async_buffer)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--site_async_buffer=", buffer, " is not a whole number"));
+  }
+  return absl::OkStatus();
 }
 
 // The boards; a fleet profile is read here, as it sets their number.
@@ -141,8 +163,7 @@ absl::StatusOr<SimPlan> SimPlanFromFlags() {
   if (absl::Status s = ReadFleetFlags(plan.fleet); !s.ok()) return s;
   plan.tiers.tiers = absl::GetFlag(FLAGS_tiers);
   plan.tiers.gateways = absl::GetFlag(FLAGS_gateways);
-  plan.tiers.site_mode = absl::GetFlag(FLAGS_site_mode);
-  plan.tiers.site_async_buffer = absl::GetFlag(FLAGS_site_async_buffer);
+  if (absl::Status s = ReadParsedFlags(plan); !s.ok()) return s;
   plan.transport.tls = absl::GetFlag(FLAGS_tls);
   plan.output.dir = absl::GetFlag(FLAGS_output);
   plan.output.bin_dir = absl::GetFlag(FLAGS_bin_dir);

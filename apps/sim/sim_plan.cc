@@ -54,8 +54,7 @@ absl::Status CheckSimPlan(const SimPlan& plan) {
         "clients (%d)",
         n));
   }
-  if (tiers == 1 && (!plan.tiers.site_mode.empty() ||
-                     !plan.tiers.site_async_buffer.empty())) {
+  if (tiers == 1 && plan.tiers.site.has_value()) {
     return absl::InvalidArgumentError(
         "--site_mode and --site_async_buffer set the site gateways' rounds: "
         "they need --tiers=2");

@@ -9,6 +9,7 @@
 #define FEDBERRY_APPS_SIM_SIM_PLAN_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "absl/time/time.h"
 #include "apps/server/server_args.h"
 #include "apps/server/server_config.h"
+#include "runtime/partition.h"
 #include "sim/fleet_profile.h"
 
 namespace fedberry::sim {
@@ -35,7 +37,7 @@ struct SimJob {
   std::string data;  // the flag's default: the Fashion-MNIST folder
   // "auto": `data`; empty: no server-side evaluation.
   std::string eval_data = "auto";
-  std::string partition = "iid";
+  runtime::PartitionSpec::Kind partition = runtime::PartitionSpec::Kind::kIid;
   double alpha = 0.5;
   uint64_t seed = 1;
   std::string planner = "uniform";
@@ -60,10 +62,11 @@ struct SimFleet {
 // Boards joining site gateways (fedberry-server --upstream) instead of the
 // server.
 struct SimTiers {
-  int tiers = 1;                  // 1 or 2
-  int gateways = 2;               // with tiers == 2
-  std::string site_mode;          // the gateways' --mode; empty: theirs
-  std::string site_async_buffer;  // the gateways' --async_buffer
+  int tiers = 1;     // 1 or 2
+  int gateways = 2;  // with tiers == 2
+  // The gateways' --mode and --async_buffer (--site_mode,
+  // --site_async_buffer); none: their defaults.
+  std::optional<apps::ModeConfig> site;
 };
 
 struct SimTransport {

@@ -30,11 +30,11 @@ namespace fedberry::server {
 struct CoordinatorOptions {
   int rounds = 5;
   // Tiers: rounds come from OfferRound (the parent's tasks) instead of
-  // 1..rounds; each closed round's weighted mean goes to `relay_sink` and
+  // 1..rounds; each closed round's weighted mean goes to `upstream_sink` and
   // the job ends with Shutdown (the parent said DONE). The strategy must be
   // fedavg: the parent applies the job's own.
-  bool relay = false;
-  RelaySink relay_sink;
+  bool upstream = false;
+  UpstreamSink upstream_sink;
   // Told of each board whose data does not fit the job's plan (it joined
   // with a plan_error), with its name and reason, both escaped. May be
   // empty.
@@ -99,7 +99,7 @@ struct CoordinatorOptions {
   // tensors stay the initial model's (runtime/trainable_set.h).
   std::vector<std::string> trainable_tensors;
   // Evaluate a round's model while the next round trains instead of before
-  // it opens (not for the last round, nor with `relay`). The model is
+  // it opens (not for the last round, nor with `upstream`). The model is
   // published once its aggregate is finite and its first
   // kEvaluationProbeSamples evaluate to a finite loss; the whole
   // evaluation then runs on a thread of its own, and the round's report
@@ -109,7 +109,7 @@ struct CoordinatorOptions {
   // Evaluation on the boards (see BoardEvaluation): after the rounds it
   // names, the round's report waits while the boards that are there
   // evaluate its model on their held-out samples, and carries their
-  // figures. Not with `relay` (a gateway's boards evaluate for no one).
+  // figures. Not with `upstream` (a gateway's boards evaluate for no one).
   BoardEvalOptions board_eval;
   // Who trains each round (null: SharedCohorts of fraction,
   // target_updates, over_select and min_clients_per_round).

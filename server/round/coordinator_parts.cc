@@ -12,8 +12,8 @@ namespace fedberry::server {
 
 std::unique_ptr<RoundSource> MakeRoundSource(
     const CoordinatorOptions& options) {
-  if (options.relay) {
-    return std::make_unique<UpstreamRounds>(options.relay_sink);
+  if (options.upstream) {
+    return std::make_unique<UpstreamRounds>(options.upstream_sink);
   }
   return std::make_unique<OwnRounds>(options.rounds, options.train,
                                      options.seed);
@@ -67,7 +67,7 @@ std::unique_ptr<RoundKind> MakeRoundKind(
   if (options.async) {
     return std::make_unique<AsyncRounds>(
         context, AsyncRoundOptions{*options.async, options.seed,
-                                   options.liveness, options.relay});
+                                   options.liveness, options.upstream});
   }
   return std::make_unique<SyncRounds>(
       context,

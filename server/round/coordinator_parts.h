@@ -21,7 +21,7 @@
 
 namespace fedberry::server {
 
-// The job's own rounds, or (options.relay) a gateway's parent's.
+// The job's own rounds, or (options.upstream) a gateway's parent's.
 std::unique_ptr<RoundSource> MakeRoundSource(const CoordinatorOptions& options);
 
 // What the job trains of `initial` (options.trainable_tensors); every

@@ -64,7 +64,7 @@ uint32_t UpstreamRounds::total_rounds() const {
 void UpstreamRounds::Closed(
     const RoundReport& report,
     const std::shared_ptr<const runtime::NamedTensors>& model) {
-  RelayedRound out;
+  UpstreamResult out;
   {
     absl::MutexLock lock(&mu_);
     if (!offer_) return;
@@ -100,7 +100,7 @@ void UpstreamRounds::Closed(
 }
 
 void UpstreamRounds::Abandoned(const RoundReport& report) {
-  RelayedRound out;
+  UpstreamResult out;
   {
     absl::MutexLock lock(&mu_);
     if (!offer_ || !offer_->draw_once) return;  // drawn again later

@@ -38,14 +38,14 @@ struct UpstreamRound {
 // What a site gateway's round gives its parent: the weighted mean of its
 // boards' models and their weights summed, so FedAvg over the tiers equals
 // FedAvg over every board.
-struct RelayedRound {
+struct UpstreamResult {
   std::string upstream_task_id;
   absl::StatusOr<runtime::NamedTensors> mean;  // error: no result
   uint64_t weight = 0;
   v1::TrainMetrics metrics;  // its boards' figures, weighted means
   int participants = 0;
 };
-using RelaySink = std::function<void(RelayedRound)>;
+using UpstreamSink = std::function<void(UpstreamResult)>;
 
 // Thread-safe.
 class RoundSource {
@@ -107,7 +107,7 @@ class OwnRounds final : public RoundSource {
 // Shutdown), never by a count.
 class UpstreamRounds final : public RoundSource {
  public:
-  explicit UpstreamRounds(RelaySink sink) : sink_(std::move(sink)) {}
+  explicit UpstreamRounds(UpstreamSink sink) : sink_(std::move(sink)) {}
   // The round to run next; it replaces an offer not yet run.
   // InvalidArgument for an offer without a model or whose model does not
   // fit `model`'s layout (the gateway's own plan).
@@ -126,7 +126,7 @@ class UpstreamRounds final : public RoundSource {
   void Abandoned(const RoundReport& report) override;
 
  private:
-  const RelaySink sink_;
+  const UpstreamSink sink_;
   mutable absl::Mutex mu_;
   std::optional<UpstreamRound> offer_ ABSL_GUARDED_BY(mu_);
   uint32_t total_rounds_ ABSL_GUARDED_BY(mu_) = 0;

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/commandlineflag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "apps/server/server_config.h"
 #include "apps/server/server_flags.h"
+#include "base/testing/set_flags.h"
 
 namespace fedberry::apps::server_args_test {
 namespace {
@@ -106,21 +106,6 @@ ServerConfig EveryFieldSet() {
   return c;
 }
 
-// Sets the flags as a command line of `--name=value`s would.
-void Parse(const std::vector<std::string>& args) {
-  for (const std::string& arg : args) {
-    ASSERT_TRUE(absl::StartsWith(arg, "--")) << arg;
-    const size_t eq = arg.find('=');
-    ASSERT_NE(eq, std::string::npos) << arg;
-    absl::CommandLineFlag* flag =
-        absl::FindCommandLineFlag(arg.substr(2, eq - 2));
-    ASSERT_NE(flag, nullptr) << arg;
-    std::string error;
-    EXPECT_TRUE(flag->ParseFrom(arg.substr(eq + 1), &error))
-        << arg << ": " << error;
-  }
-}
-
 TEST(ServerArgsFrom, TheFlagsDefaultsGiveNoFlags) {
   EXPECT_THAT(ServerArgsFrom(ServerConfigFromFlags()), IsEmpty());
   EXPECT_THAT(ServerArgsFrom(ServerFlagDefaults()), IsEmpty());
@@ -130,7 +115,8 @@ TEST(ServerArgsFrom, EveryFieldParsesBackToTheSameConfig) {
   const ServerConfig config = EveryFieldSet();
   const std::vector<std::string> args = ServerArgsFrom(config);
   absl::FlagSaver saver;
-  Parse(args);
+  const absl::Status set = base::SetFlagsForTest(args);
+  ASSERT_TRUE(set.ok()) << set;
   const ServerConfig parsed = ServerConfigFromFlags();
   // Each field differs from its default, so each has its flag; the parsed
   // config gives the same flags, hence the same values.

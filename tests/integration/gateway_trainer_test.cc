@@ -21,7 +21,7 @@ v1::TrainingPlan Plan() {
   return runtime::DefaultImagePlan(config);
 }
 
-// A gateway's own site in one process: its coordinator in relay mode, made
+// A gateway's own site in one process: its coordinator in upstream mode, made
 // when the trainer is given the parent's plan, and boards that join it.
 class GatewayTrainerTest : public ::testing::Test {
  protected:
@@ -29,11 +29,11 @@ class GatewayTrainerTest : public ::testing::Test {
       : trainer_(
             {/*min_boards=*/2, absl::Milliseconds(5)},
             [this](const v1::TrainingPlan&, const runtime::VerifiedModelFile*,
-                   server::RelaySink sink)
+                   server::UpstreamSink sink)
                 -> absl::StatusOr<server::RoundCoordinator*> {
               server::CoordinatorOptions o;
-              o.relay = true;
-              o.relay_sink = std::move(sink);
+              o.upstream = true;
+              o.upstream_sink = std::move(sink);
               o.min_clients_per_round = 2;
               o.min_clients_to_start = 2;
               o.max_update_ratio = 0;

@@ -85,10 +85,10 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.budget = budget_;
     o.version_gate = version_gate_;
     o.async = async_;
-    if (relay_) {
-      o.relay = true;
-      o.relay_sink = [this](RelayedRound r) {
-        relayed_.push_back(std::move(r));
+    if (upstream_) {
+      o.upstream = true;
+      o.upstream_sink = [this](UpstreamResult r) {
+        sent_up_.push_back(std::move(r));
       };
     }
     coordinator_ = std::make_unique<RoundCoordinator>(
@@ -211,9 +211,9 @@ class RoundCoordinatorTest : public ::testing::Test {
   BoardEvalOptions board_eval_;  // off
   int target_updates_ = 0;
   double over_select_ = 1.0;
-  bool relay_ = false;                  // a site gateway's coordinator (tiers)
+  bool upstream_ = false;               // a site gateway's coordinator (tiers)
   std::unique_ptr<Strategy> strategy_;  // null: options' (fedavg)
-  std::vector<RelayedRound> relayed_;
+  std::vector<UpstreamResult> sent_up_;
   std::shared_ptr<const CohortSelection> selection_;  // null: shared
   std::shared_ptr<RoundBudget> budget_;               // null: none
   VersionGate version_gate_;                          // none
@@ -526,9 +526,9 @@ UpstreamRound ParentRound(NamedTensors global) {
 
 // A site gateway (tiers) runs its parent's round: the parent's round number,
 // config and model. Its result is its boards' weighted mean, weighing their
-// weights summed, handed to the relay sink; it has no end of its own.
+// weights summed, handed to the upstream sink; it has no end of its own.
 TEST_F(RoundCoordinatorTest, AGatewayRunsItsParentsRoundAndRelaysTheMean) {
-  relay_ = true;
+  upstream_ = true;
   Make(2, /*rounds=*/1);
   const std::string a = Join("a"), b = Join("b");
   EXPECT_FALSE(coordinator_->RunOnce());  // nothing from the parent yet
@@ -561,8 +561,8 @@ TEST_F(RoundCoordinatorTest, AGatewayRunsItsParentsRoundAndRelaysTheMean) {
   ASSERT_TRUE(Submit(ha, Model(2, 2)).ok());
   ASSERT_TRUE(Submit(hb, Model(6, 6)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
-  ASSERT_EQ(relayed_.size(), 1u);
-  const RelayedRound& r = relayed_[0];
+  ASSERT_EQ(sent_up_.size(), 1u);
+  const UpstreamResult& r = sent_up_[0];
   EXPECT_EQ(r.upstream_task_id, "parent-task");
   EXPECT_EQ(r.weight, 16u);
   EXPECT_EQ(r.participants, 2);
@@ -583,7 +583,7 @@ TEST_F(RoundCoordinatorTest, OnlyAGatewayTakesAParentsRoundAndOnlyOfItsModel) {
   Make(2);
   EXPECT_EQ(coordinator_->OfferRound(ParentRound(Model(1, 1))).code(),
             absl::StatusCode::kFailedPrecondition);
-  relay_ = true;
+  upstream_ = true;
   Make(2);
   EXPECT_EQ(
       coordinator_->OfferRound(ParentRound({{"w", at::zeros({3})}})).code(),
@@ -2111,7 +2111,7 @@ TEST_F(AsyncRoundsTest,
 // trained on an earlier parent round counts, rebased onto the new model and
 // weighed by its staleness (in this site's versions).
 TEST_F(AsyncRoundsTest, AGatewayBuffersItsBoardsForEachParentRound) {
-  relay_ = true;
+  upstream_ = true;
   MakeAsync(/*buffer=*/1);
   const std::string a = Join("a"), b = Join("b");
   EXPECT_FALSE(coordinator_->RunOnce());  // nothing from the parent yet
@@ -2124,11 +2124,11 @@ TEST_F(AsyncRoundsTest, AGatewayBuffersItsBoardsForEachParentRound) {
   EXPECT_EQ(ta.total_rounds(), 9u);
   ASSERT_TRUE(Submit(Header(a, ta, 4), Model(3, 3)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
-  ASSERT_EQ(relayed_.size(), 1u);
-  EXPECT_EQ(relayed_[0].upstream_task_id, "parent-task");
-  EXPECT_EQ(relayed_[0].weight, 4u);
-  ASSERT_TRUE(relayed_[0].mean.ok()) << relayed_[0].mean.status();
-  EXPECT_TRUE(SameModel(*relayed_[0].mean, Model(3, 3)));
+  ASSERT_EQ(sent_up_.size(), 1u);
+  EXPECT_EQ(sent_up_[0].upstream_task_id, "parent-task");
+  EXPECT_EQ(sent_up_[0].weight, 4u);
+  ASSERT_TRUE(sent_up_[0].mean.ok()) << sent_up_[0].mean.status();
+  EXPECT_TRUE(SameModel(*sent_up_[0].mean, Model(3, 3)));
   // Between the parent's rounds no task is handed out.
   EXPECT_FALSE(coordinator_->RunOnce());
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
@@ -2141,11 +2141,11 @@ TEST_F(AsyncRoundsTest, AGatewayBuffersItsBoardsForEachParentRound) {
   // b trained 1 -> 5 on the site's version 1: 10 + 4/sqrt(2).
   ASSERT_TRUE(Submit(Header(b, slow, 6), Model(5, 5)).ok());
   ASSERT_TRUE(coordinator_->RunOnce());
-  ASSERT_EQ(relayed_.size(), 2u);
-  EXPECT_EQ(relayed_[1].upstream_task_id, "parent-task-2");
-  EXPECT_EQ(relayed_[1].weight, 6u);
-  ASSERT_TRUE(relayed_[1].mean.ok()) << relayed_[1].mean.status();
-  EXPECT_NEAR(relayed_[1].mean->at(0).tensor[0][0].item<float>(),
+  ASSERT_EQ(sent_up_.size(), 2u);
+  EXPECT_EQ(sent_up_[1].upstream_task_id, "parent-task-2");
+  EXPECT_EQ(sent_up_[1].weight, 6u);
+  ASSERT_TRUE(sent_up_[1].mean.ok()) << sent_up_[1].mean.status();
+  EXPECT_NEAR(sent_up_[1].mean->at(0).tensor[0][0].item<float>(),
               10 + 4 / std::sqrt(2.0), 1e-5);
   ASSERT_EQ(reports_.size(), 2u);
   EXPECT_EQ(reports_[1].round, 8u);

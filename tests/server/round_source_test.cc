@@ -57,8 +57,9 @@ RoundReport Closed(uint64_t round,
 }
 
 TEST(UpstreamRounds, RunsEachOfferOnceAndSendsItsMeanUp) {
-  std::vector<RelayedRound> sent;
-  UpstreamRounds rounds([&](RelayedRound r) { sent.push_back(std::move(r)); });
+  std::vector<UpstreamResult> sent;
+  UpstreamRounds rounds(
+      [&](UpstreamResult r) { sent.push_back(std::move(r)); });
   EXPECT_FALSE(rounds.Next(1, Model(0)).has_value());  // no offer yet
   EXPECT_EQ(rounds.total_rounds(), 0u);
   UpstreamRound offer;
@@ -90,7 +91,7 @@ TEST(UpstreamRounds, RunsEachOfferOnceAndSendsItsMeanUp) {
 }
 
 TEST(UpstreamRounds, RefusesAnOfferThatDoesNotFitTheGatewaysModel) {
-  UpstreamRounds rounds([](RelayedRound) {});
+  UpstreamRounds rounds([](UpstreamResult) {});
   UpstreamRound offer;
   offer.round = 3;
   absl::Status none = rounds.Offer(offer, *Model(0));
@@ -105,8 +106,9 @@ TEST(UpstreamRounds, RefusesAnOfferThatDoesNotFitTheGatewaysModel) {
 }
 
 TEST(UpstreamRounds, ARefusedRoundTellsTheParentWhy) {
-  std::vector<RelayedRound> sent;
-  UpstreamRounds rounds([&](RelayedRound r) { sent.push_back(std::move(r)); });
+  std::vector<UpstreamResult> sent;
+  UpstreamRounds rounds(
+      [&](UpstreamResult r) { sent.push_back(std::move(r)); });
   UpstreamRound offer;
   offer.round = 2;
   offer.task_id = "t";

@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "apps/sim/sim_plan.h"
+#include "runtime/partition.h"
 
 namespace fedberry::sim::child_args_test {
 namespace {
@@ -54,20 +56,46 @@ bool HasFlag(const std::vector<std::string>& argv, const std::string& prefix) {
   });
 }
 
-TEST(ServerArgs, DefaultPlanGivesTheJobAndNoPassThroughFlags) {
+// Flags appear only where the plan differs from the child's own defaults:
+// the server's (apps::ServerFlagDefaults) and the board's
+// (client::ClientFlagDefaults).
+TEST(ServerArgs, DefaultPlanGivesWhereTheJobDiffersFromTheServersDefaults) {
   EXPECT_THAT(
       ServerArgs(Plan(), Ports(), nullptr),
-      ElementsAre("/bin/fedberry-server", "--listen=127.0.0.1:5000",
-                  "--output=/out", "--rounds=5", "--fraction=1",
+      ElementsAre("/bin/fedberry-server", "--eval_data=/data",
                   "--min_clients=4", "--min_clients_to_start=4",
-                  "--local_epochs=1", "--local_steps=0", "--batch_size=32",
-                  "--lr=0.05", "--momentum=0.9", "--round_deadline=10m",
-                  "--model=lenet5", "--eval_data=/data", "--seed=1",
-                  "--threads=1", "--planner=uniform", "--planner_max_factor=4",
-                  "--data_moves=0", "--overlap_evaluation=1"));
+                  "--listen=127.0.0.1:5000", "--output=/out", "--threads=1"));
 }
 
-TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenNotDefaultInTheirOrder) {
+TEST(ServerArgs, TheSimulatorsJobFlagsReachTheServer) {
+  SimPlan plan = Plan();
+  SimJob& job = plan.job;
+  job.rounds = 7;
+  job.fraction = 0.5;
+  job.local_epochs = 2;
+  job.local_steps = 30;
+  job.batch_size = 16;
+  job.lr = 0.1;
+  job.momentum = 0.5;
+  job.round_deadline = absl::Minutes(3);
+  job.model = "resnet8";
+  job.seed = 9;
+  job.planner = "greedy";
+  job.planner_max_factor = 2;
+  job.data_moves = true;
+  job.overlap_evaluation = false;
+  const auto argv = ServerArgs(plan, Ports(), nullptr);
+  for (const char* flag :
+       {"--rounds=7", "--fraction=0.5", "--local_epochs=2", "--local_steps=30",
+        "--batch_size=16", "--lr=0.1", "--momentum=0.5", "--round_deadline=3m",
+        "--model=resnet8", "--seed=9", "--planner=greedy",
+        "--planner_max_factor=2", "--data_moves=true",
+        "--overlap_evaluation=false"}) {
+    EXPECT_THAT(argv, Contains(flag));
+  }
+}
+
+TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenNotDefault) {
   SimPlan plan = Plan();
   plan.server.strategy.name = "fedadam";
   plan.server.plan.update_encoding = "int8";
@@ -78,11 +106,11 @@ TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenNotDefaultInTheirOrder) {
   const auto argv = ServerArgs(plan, Ports(), nullptr);
   const auto base = ServerArgs(Plan(), Ports(), nullptr);
   ASSERT_EQ(argv.size(), base.size() + 4);
-  EXPECT_THAT(std::vector<std::string>(argv.end() - 4, argv.end()),
-              ElementsAre("--strategy=fedadam", "--update_encoding=int8",
-                          "--metrics_listen=9464", "--skip_bad_rows"));
-  EXPECT_THAT(argv, Contains("--eval_data="));
-  EXPECT_THAT(argv, Contains("--min_clients=3"));
+  for (const char* flag :
+       {"--strategy=fedadam", "--update_encoding=int8", "--metrics_listen=9464",
+        "--skip_bad_rows=true", "--eval_data=", "--min_clients=3"}) {
+    EXPECT_THAT(argv, Contains(flag));
+  }
   for (const char* empty : {"--optimizer=", "--dp_clip=", "--mode=", "--tau=",
                             "--trainable=", "--tls_cert=", "--insecure"}) {
     EXPECT_FALSE(HasFlag(argv, empty)) << empty;
@@ -103,9 +131,10 @@ TEST(ServerArgs, ShapedLinksListenBeyondLoopbackInPlaintext) {
   plan.fleet.boards.resize(2);
   plan.fleet.boards[1].bandwidth_mbit = 8;
   const auto argv = ServerArgs(plan, Ports(), nullptr);
-  EXPECT_EQ(argv[1], "--listen=0.0.0.0:5000");
-  EXPECT_THAT(argv, Contains("--min_clients=2"));
-  EXPECT_THAT(argv, Contains("--insecure"));
+  EXPECT_THAT(argv, Contains("--listen=0.0.0.0:5000"));
+  // Two boards: the server's default --min_clients.
+  EXPECT_FALSE(HasFlag(argv, "--min_clients="));
+  EXPECT_THAT(argv, Contains("--insecure=true"));
 }
 
 TEST(ClientArgs, TlsAddsTheBoardsOwnCertificate) {
@@ -126,11 +155,24 @@ TEST(ClientArgs, DefaultBoardDialsTheServerOnLoopback) {
       argv,
       ElementsAre("/bin/fedberry-emulated-client", "--server=127.0.0.1:5000",
                   "--data=/data", "--partition_index=1", "--partition_count=4",
-                  "--partition=iid", "--alpha=0.5", "--threads=1",
-                  "--name=sim-client-1", "--give_up_after=60s",
+                  "--name=sim-client-1", "--give_up_after=1m",
                   "--server_ready_file=/out/server.addr",
-                  "--checkpoint_dir=/out/client-checkpoints/client-1",
-                  "--checkpoint_every_batches=100"));
+                  "--checkpoint_dir=/out/client-checkpoints/client-1"));
+}
+
+TEST(ClientArgs, TheFleetsSettingsReachEveryBoard) {
+  SimPlan plan = Plan();
+  plan.job.partition = runtime::PartitionSpec::Kind::kDirichlet;
+  plan.job.alpha = 0.1;
+  plan.job.skip_bad_rows = true;
+  plan.fleet.threads_per_client = 2;
+  plan.fleet.checkpoint_every_batches = 10;
+  const auto argv = ClientArgs(plan, 3, Ports(), nullptr, nullptr);
+  for (const char* flag :
+       {"--partition=dirichlet", "--alpha=0.1", "--skip_bad_rows=true",
+        "--threads=2", "--checkpoint_every_batches=10"}) {
+    EXPECT_THAT(argv, Contains(flag));
+  }
 }
 
 TEST(ClientArgs, AttackersAndTheFleetProfileGiveTheTestInstruments) {
@@ -147,7 +189,7 @@ TEST(ClientArgs, AttackersAndTheFleetProfileGiveTheTestInstruments) {
   plan.job.data_moves = true;
   const auto first = ClientArgs(plan, 0, Ports(), nullptr, nullptr);
   EXPECT_THAT(first, Contains("--attack=signflip"));
-  EXPECT_THAT(first, Contains("--allow_data_moves"));
+  EXPECT_THAT(first, Contains("--allow_data_moves=true"));
   EXPECT_THAT(first, Contains("--partition_count=2"));
   EXPECT_FALSE(HasFlag(first, "--pause_every"));
   ShapedLink link;
@@ -156,7 +198,7 @@ TEST(ClientArgs, AttackersAndTheFleetProfileGiveTheTestInstruments) {
   const auto second = ClientArgs(plan, 1, Ports(), &link, nullptr);
   EXPECT_FALSE(HasFlag(second, "--attack"));
   EXPECT_EQ(second[1], "--server=veth-host:5000");
-  EXPECT_THAT(second, Contains("--insecure"));
+  EXPECT_THAT(second, Contains("--insecure=true"));
   EXPECT_THAT(std::vector<std::string>(second.end() - 4, second.end()),
               ElementsAre("--data_fraction=0.5", "--compute_slowdown=4",
                           "--pause_every=2", "--pause_seconds=20"));
@@ -170,31 +212,42 @@ SimPlan TieredPlan() {
   return plan;
 }
 
+// Seven boards on three gateways: 3, 2 and 2 boards.
+SimPlan SevenBoardsOnThreeGateways() {
+  SimPlan plan = TieredPlan();
+  plan.fleet.clients = 7;
+  plan.tiers.gateways = 3;
+  return plan;
+}
+
 TEST(GatewayArgs, EachGatewayJoinsTheServerAndWaitsForItsBoards) {
-  const SimPlan plan = TieredPlan();
-  EXPECT_THAT(GatewayArgs(plan, 0, Ports(2)),
-              ElementsAre("/bin/fedberry-server", "--upstream=127.0.0.1:5000",
-                          "--upstream_name=sim-gateway-0",
-                          "--listen=127.0.0.1:6000", "--output=/out/gateway-0",
-                          "--min_clients=2", "--min_clients_to_start=2",
-                          "--round_deadline=10m", "--seed=1", "--eval_data="));
-  const auto second = GatewayArgs(plan, 1, Ports(2));
-  EXPECT_THAT(second, Contains("--min_clients_to_start=1"));
+  const SimPlan plan = SevenBoardsOnThreeGateways();
+  EXPECT_THAT(
+      GatewayArgs(plan, 0, Ports(3)),
+      ElementsAre("/bin/fedberry-server", "--eval_data=", "--min_clients=3",
+                  "--min_clients_to_start=3", "--listen=127.0.0.1:6000",
+                  "--output=/out/gateway-0", "--upstream=127.0.0.1:5000",
+                  "--upstream_name=sim-gateway-0"));
+  const auto second = GatewayArgs(plan, 1, Ports(3));
+  // Two boards: the server's default --min_clients and
+  // --min_clients_to_start.
+  EXPECT_FALSE(HasFlag(second, "--min_clients"));
   EXPECT_FALSE(HasFlag(second, "--mode="));
   // The server's boards are the gateways.
-  EXPECT_THAT(ServerArgs(plan, Ports(2), nullptr), Contains("--min_clients=2"));
+  EXPECT_THAT(ServerArgs(plan, Ports(3), nullptr), Contains("--min_clients=3"));
 }
 
 TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
-  SimPlan plan = TieredPlan();
-  plan.tiers.site_mode = "async";
-  plan.tiers.site_async_buffer = "2";
+  SimPlan plan = SevenBoardsOnThreeGateways();
+  plan.tiers.site.emplace();
+  plan.tiers.site->mode = "async";
+  plan.tiers.site->async_buffer = 2;
   plan.server.dp.noise_multiplier = 1.1;
-  const auto argv = GatewayArgs(plan, 0, Ports(2));
-  EXPECT_THAT(argv, Contains("--min_clients=1"));
-  EXPECT_THAT(argv, Contains("--min_clients_to_start=2"));
-  EXPECT_THAT(std::vector<std::string>(argv.end() - 2, argv.end()),
-              ElementsAre("--mode=async", "--async_buffer=2"));
+  const auto argv = GatewayArgs(plan, 0, Ports(3));
+  for (const char* flag : {"--min_clients=1", "--min_clients_to_start=3",
+                           "--mode=async", "--async_buffer=2"}) {
+    EXPECT_THAT(argv, Contains(flag));
+  }
 }
 
 TEST(ClientArgs, WithTiersBoardIJoinsGatewayIModG) {
@@ -228,7 +281,7 @@ TEST(CheckSimPlan, RefusesWhatTheSimulatorCannotRun) {
                 p.tiers.gateways = 5;
               }),
               StartsWith("--tiers is 1 or 2"));
-  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.site_mode = "async"; }),
+  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.site.emplace(); }),
               HasSubstr("they need --tiers=2"));
   EXPECT_THAT(refused([](SimPlan& p) {
                 p.tiers.tiers = 2;

@@ -1,18 +1,18 @@
-#include "tiers/relay_cohorts.h"
+#include "tiers/site_cohorts.h"
 
 #include <utility>
 
 namespace fedberry::tiers {
 
-server::Cohort RelayCohorts::Choose(std::vector<std::string> available,
-                                    std::mt19937_64& rng) const {
+server::Cohort SiteCohorts::Choose(std::vector<std::string> available,
+                                   std::mt19937_64& rng) const {
   const std::vector<uint32_t> boards(available.size(), 0);
   return Choose(std::move(available), boards, rng);
 }
 
-server::Cohort RelayCohorts::Choose(std::vector<std::string> available,
-                                    const std::vector<uint32_t>& boards,
-                                    std::mt19937_64& rng) const {
+server::Cohort SiteCohorts::Choose(std::vector<std::string> available,
+                                   const std::vector<uint32_t>& boards,
+                                   std::mt19937_64& rng) const {
   const SiteRound round = privacy_->round();
   if (!round.forwards()) {
     return otherwise_->Choose(std::move(available), boards, rng);

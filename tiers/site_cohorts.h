@@ -5,8 +5,8 @@
 // takes part with probability q as the root's accountant assumes; under a
 // root without DP, the gateway's own rule (--fraction and the rest).
 // Thread-safety: const, thread-safe.
-#ifndef FEDBERRY_TIERS_RELAY_COHORTS_H_
-#define FEDBERRY_TIERS_RELAY_COHORTS_H_
+#ifndef FEDBERRY_TIERS_SITE_COHORTS_H_
+#define FEDBERRY_TIERS_SITE_COHORTS_H_
 
 #include <memory>
 #include <random>
@@ -18,10 +18,10 @@
 
 namespace fedberry::tiers {
 
-class RelayCohorts final : public server::CohortSelection {
+class SiteCohorts final : public server::CohortSelection {
  public:
-  RelayCohorts(std::shared_ptr<const SitePrivacy> privacy,
-               std::shared_ptr<const server::CohortSelection> otherwise)
+  SiteCohorts(std::shared_ptr<const SitePrivacy> privacy,
+              std::shared_ptr<const server::CohortSelection> otherwise)
       : privacy_(std::move(privacy)), otherwise_(std::move(otherwise)) {}
   server::Cohort Choose(std::vector<std::string> available,
                         std::mt19937_64& rng) const override;
@@ -36,4 +36,4 @@ class RelayCohorts final : public server::CohortSelection {
 
 }  // namespace fedberry::tiers
 
-#endif  // FEDBERRY_TIERS_RELAY_COHORTS_H_
+#endif  // FEDBERRY_TIERS_SITE_COHORTS_H_
