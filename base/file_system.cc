@@ -170,8 +170,9 @@ FileSystem& FileSystem::Default() {
 }
 
 absl::Status WriteFileSynced(FileSystem& fs, const std::string& path,
-                             absl::string_view data) {
-  auto file = fs.NewWritableFile(path, NewFileOptions());
+                             absl::string_view data,
+                             const NewFileOptions& options) {
+  auto file = fs.NewWritableFile(path, options);
   if (!file.ok()) return file.status();
   if (absl::Status s = (*file)->Append(data); !s.ok()) return s;
   if (absl::Status s = (*file)->Sync(); !s.ok()) return s;

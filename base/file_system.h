@@ -73,9 +73,11 @@ class FileSystem {
   static FileSystem& Default();
 };
 
-// Writes `data` to `path` through `fs`: create, append, fsync, close.
+// Writes `data` to `path` through `fs`: create (as `options` say), append,
+// fsync, close.
 absl::Status WriteFileSynced(FileSystem& fs, const std::string& path,
-                             absl::string_view data);
+                             absl::string_view data,
+                             const NewFileOptions& options = {});
 
 }  // namespace fedberry::base
 
