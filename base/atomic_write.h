@@ -20,7 +20,7 @@ namespace fedberry::base {
 
 // `options` apply to the temporary, so to the file: with an exact mode (a
 // private key's ExactMode(0600)) the file has exactly that mode whatever the
-// umask, and is never wider, not even as the temporary; a stale temporary
+// umask, and is never wider, not even as the temporary: a stale temporary
 // is replaced, not reused, and a symlink planted there is not followed.
 // The FileSystem's error, naming `path`, when a step fails (PermissionDenied,
 // ResourceExhausted for ENOSPC, DataLoss for EIO, ...); the temporary file is

@@ -75,8 +75,9 @@ class PosixFileSystem : public FileSystem {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
       const std::string& path, const NewFileOptions& options) override {
-    if (options.exact_mode)
+    if (options.exact_mode) {
       return NewFileOfExactMode(path, *options.exact_mode);
+    }
     int fd =
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
