@@ -12,21 +12,13 @@ absl::Status Named(const absl::Status& s, const std::string& path) {
                       absl::StrCat("cannot write ", path, ": ", s.message()));
 }
 
-absl::Status WriteAndSync(FileSystem& fs, const std::string& tmp,
-                          absl::string_view bytes) {
-  auto file = fs.NewWritableFile(tmp);
-  if (!file.ok()) return file.status();
-  if (absl::Status s = (*file)->Append(bytes); !s.ok()) return s;
-  if (absl::Status s = (*file)->Sync(); !s.ok()) return s;
-  return (*file)->Close();
-}
-
 }  // namespace
 
 absl::Status WriteFileAtomically(FileSystem& fs, const std::string& path,
-                                 absl::string_view bytes) {
+                                 absl::string_view bytes,
+                                 const NewFileOptions& options) {
   const std::string tmp = path + ".tmp";
-  absl::Status s = WriteAndSync(fs, tmp, bytes);
+  absl::Status s = WriteFileSynced(fs, tmp, bytes, options);
   if (s.ok()) s = fs.Rename(tmp, path);
   if (!s.ok()) {
     (void)fs.RemoveFile(tmp);

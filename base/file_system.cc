@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/errno_status.h"
@@ -52,10 +54,30 @@ class PosixWritableFile : public WritableFile {
   std::string path_;
 };
 
+// A stale file at `path` may have any mode and a planted symlink may point
+// anywhere: both are removed, and O_EXCL|O_NOFOLLOW makes the file ours and
+// fresh. open() applies the umask, which can only narrow `mode`; fchmod then
+// sets exactly `mode` (e.g. 0644 under umask 077).
+absl::StatusOr<std::unique_ptr<WritableFile>> NewFileOfExactMode(
+    const std::string& path, mode_t mode) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoStatus(errno, "cannot remove the stale", path);
+  }
+  const int fd = ::open(
+      path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
+  auto file = std::make_unique<PosixWritableFile>(fd, path);
+  if (::fchmod(fd, mode) != 0) return ErrnoStatus(errno, "cannot chmod", path);
+  return std::unique_ptr<WritableFile>(std::move(file));
+}
+
 class PosixFileSystem : public FileSystem {
  public:
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
-      const std::string& path) override {
+      const std::string& path, const NewFileOptions& options) override {
+    if (options.exact_mode) {
+      return NewFileOfExactMode(path, *options.exact_mode);
+    }
     int fd =
         ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus(errno, "cannot create", path);
@@ -149,8 +171,9 @@ FileSystem& FileSystem::Default() {
 }
 
 absl::Status WriteFileSynced(FileSystem& fs, const std::string& path,
-                             absl::string_view data) {
-  auto file = fs.NewWritableFile(path);
+                             absl::string_view data,
+                             const NewFileOptions& options) {
+  auto file = fs.NewWritableFile(path, options);
   if (!file.ok()) return file.status();
   if (absl::Status s = (*file)->Append(data); !s.ok()) return s;
   if (absl::Status s = (*file)->Sync(); !s.ok()) return s;

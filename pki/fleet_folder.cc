@@ -12,7 +12,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "pki/atomic_file.h"
+#include "base/atomic_write.h"
+#include "base/file_system.h"
 
 namespace fedberry::pki {
 namespace {
@@ -51,6 +52,18 @@ class FolderLock {
   int fd_;
 };
 
+// The folder's files, through the base seam: whole reads, and atomic
+// replacement with an exact mode whatever the umask (keys 0600).
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  return base::FileSystem::Default().ReadFile(path);
+}
+
+absl::Status WriteFile(const std::string& path, absl::string_view text,
+                       mode_t mode) {
+  return base::WriteFileAtomically(base::FileSystem::Default(), path, text,
+                                   base::ExactMode(mode));
+}
+
 bool Exists(const std::string& path) {
   struct stat st;
   return ::lstat(path.c_str(), &st) == 0;
@@ -66,7 +79,7 @@ absl::StatusOr<CaFiles> ReadCa(const FleetFolder& folder) {
   CaFiles ca;
   for (auto [file, text] : {std::pair{kCaCertFile, &ca.cert_pem},
                             std::pair{kCaKeyFile, &ca.key_pem}}) {
-    absl::StatusOr<std::string> read = ReadWholeFile(folder.PathOf(file));
+    absl::StatusOr<std::string> read = ReadFile(folder.PathOf(file));
     if (absl::IsNotFound(read.status())) {
       return absl::FailedPreconditionError(absl::StrCat(
           "no fleet CA in ", folder.dir(), " (", folder.PathOf(file),
@@ -100,7 +113,7 @@ absl::StatusOr<uint64_t> WriteCrl(const FleetFolder& folder, const CaFiles& ca,
                                   const std::vector<IssueRecord>& log,
                                   absl::Duration crl_validity, absl::Time now) {
   uint64_t number = 1;
-  absl::StatusOr<std::string> current = ReadWholeFile(folder.PathOf(kCrlFile));
+  absl::StatusOr<std::string> current = ReadFile(folder.PathOf(kCrlFile));
   if (current.ok()) {
     absl::StatusOr<CrlFacts> facts = ReadCrl(*current, ca.cert_pem);
     if (!facts.ok()) {
@@ -119,7 +132,7 @@ absl::StatusOr<uint64_t> WriteCrl(const FleetFolder& folder, const CaFiles& ca,
   absl::StatusOr<std::string> crl =
       MakeCrl(ca.cert_pem, ca.key_pem, revoked, number, now, crl_validity);
   if (!crl.ok()) return crl.status();
-  if (absl::Status s = WriteFileAtomically(folder.PathOf(kCrlFile), *crl, 0644);
+  if (absl::Status s = WriteFile(folder.PathOf(kCrlFile), *crl, 0644);
       !s.ok()) {
     return s;
   }
@@ -175,8 +188,7 @@ absl::StatusOr<CertificateFacts> FleetFolder::Init(const std::string& ca_name,
                         {kCaCertFile, ca->cert_pem, 0644},
                         {kCaKeyFile, ca->key_pem, 0600}};
   for (const File& file : files) {
-    if (absl::Status s =
-            WriteFileAtomically(PathOf(file.name), file.text, file.mode);
+    if (absl::Status s = WriteFile(PathOf(file.name), file.text, file.mode);
         !s.ok()) {
       return s;
     }
@@ -225,12 +237,10 @@ absl::StatusOr<IssueRecord> FleetFolder::Issue(
   if (absl::Status s = WriteIssueLog(PathOf(kIssueLogFile), *log); !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFileAtomically(key_path, issued->key_pem, 0600);
-      !s.ok()) {
+  if (absl::Status s = WriteFile(key_path, issued->key_pem, 0600); !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFileAtomically(cert_path, issued->cert_pem, 0644);
-      !s.ok()) {
+  if (absl::Status s = WriteFile(cert_path, issued->cert_pem, 0644); !s.ok()) {
     return s;
   }
   return record;
@@ -297,9 +307,9 @@ absl::StatusOr<std::vector<IssueRecord>> FleetFolder::List() const {
 }
 
 absl::StatusOr<CrlFacts> FleetFolder::ReadCrlFacts() const {
-  absl::StatusOr<std::string> crl = ReadWholeFile(PathOf(kCrlFile));
+  absl::StatusOr<std::string> crl = ReadFile(PathOf(kCrlFile));
   if (!crl.ok()) return crl.status();
-  absl::StatusOr<std::string> ca = ReadWholeFile(PathOf(kCaCertFile));
+  absl::StatusOr<std::string> ca = ReadFile(PathOf(kCaCertFile));
   if (!ca.ok()) return ca.status();
   absl::StatusOr<CrlFacts> facts = ReadCrl(*crl, *ca);
   if (!facts.ok()) {

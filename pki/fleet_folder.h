@@ -2,7 +2,8 @@
 // fleet-ca.key), the CRL (revoked.crl), the issue log (issued.tsv, see
 // pki/issue_log.h) and one NAME.crt/NAME.key pair per server or board. Each
 // operation reads what it needs, signs with pki/fleet_pki.h and replaces the
-// files atomically (pki/atomic_file.h); keys are mode 0600.
+// files atomically (base::WriteFileAtomically) with exact modes whatever
+// the umask; keys are mode 0600.
 //
 // Write order makes a crash harmless: the issue log is written before a new
 // certificate (a logged certificate nobody holds can still be revoked), the
@@ -58,7 +59,7 @@ class FleetFolder {
   // now - kBackdate to now + `validity`, an empty CRL (number 1, next update
   // now + `crl_validity`) and an empty issue log. AlreadyExists when
   // fleet-ca.key exists and `force` is false; InvalidArgument for a bad CA
-  // name or validity; file errors as pki/atomic_file.h.
+  // name or validity; file errors as base::WriteFileAtomically's.
   absl::StatusOr<CertificateFacts> Init(const std::string& ca_name,
                                         absl::Duration validity,
                                         absl::Duration crl_validity, bool force,

@@ -6,7 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "pki/atomic_file.h"
+#include "base/atomic_write.h"
+#include "base/file_system.h"
 
 namespace fedberry::pki {
 namespace {
@@ -115,7 +116,7 @@ absl::StatusOr<std::vector<IssueRecord>> ParseIssueLog(absl::string_view text) {
 }
 
 absl::StatusOr<std::vector<IssueRecord>> ReadIssueLog(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadWholeFile(path);
+  absl::StatusOr<std::string> text = base::FileSystem::Default().ReadFile(path);
   if (!text.ok()) return text.status();
   absl::StatusOr<std::vector<IssueRecord>> records = ParseIssueLog(*text);
   if (!records.ok()) {
@@ -127,7 +128,9 @@ absl::StatusOr<std::vector<IssueRecord>> ReadIssueLog(const std::string& path) {
 
 absl::Status WriteIssueLog(const std::string& path,
                            const std::vector<IssueRecord>& records) {
-  return WriteFileAtomically(path, FormatIssueLog(records), 0644);
+  return base::WriteFileAtomically(base::FileSystem::Default(), path,
+                                   FormatIssueLog(records),
+                                   base::ExactMode(0644));
 }
 
 }  // namespace fedberry::pki

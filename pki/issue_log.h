@@ -48,7 +48,8 @@ absl::StatusOr<std::vector<IssueRecord>> ParseIssueLog(absl::string_view text);
 // naming the file otherwise.
 absl::StatusOr<std::vector<IssueRecord>> ReadIssueLog(const std::string& path);
 
-// Replaces the file at `path` atomically (pki/atomic_file.h), mode 0644.
+// Replaces the file at `path` atomically (base::WriteFileAtomically), mode
+// exactly 0644.
 absl::Status WriteIssueLog(const std::string& path,
                            const std::vector<IssueRecord>& records);
 

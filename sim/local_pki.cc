@@ -3,7 +3,8 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
-#include "pki/atomic_file.h"
+#include "base/atomic_write.h"
+#include "base/file_system.h"
 #include "pki/fleet_pki.h"
 
 namespace fedberry::sim {
@@ -22,10 +23,11 @@ absl::StatusOr<LocalPki> MakeLocalPki(
   const pki::Validity validity{now - absl::Hours(1), now + absl::Hours(24)};
   auto ca = pki::MakeCa("fedberry-sim fleet CA", validity);
   if (!ca.ok()) return ca.status();
+  base::FileSystem& fs = base::FileSystem::Default();
   LocalPki out;
   out.ca_cert = dir + "/fleet-ca.crt";
-  if (absl::Status s =
-          pki::WriteFileAtomically(out.ca_cert, ca->cert_pem, 0644);
+  if (absl::Status s = base::WriteFileAtomically(fs, out.ca_cert, ca->cert_pem,
+                                                 base::ExactMode(0644));
       !s.ok()) {
     return s;
   }
@@ -37,12 +39,13 @@ absl::StatusOr<LocalPki> MakeLocalPki(
     if (!issued.ok()) return issued.status();
     *cert = absl::StrCat(dir, "/", name, ".crt");
     *key = absl::StrCat(dir, "/", name, ".key");
-    if (absl::Status s =
-            pki::WriteFileAtomically(*cert, issued->cert_pem, 0644);
+    if (absl::Status s = base::WriteFileAtomically(fs, *cert, issued->cert_pem,
+                                                   base::ExactMode(0644));
         !s.ok()) {
       return s;
     }
-    return pki::WriteFileAtomically(*key, issued->key_pem, 0600);
+    return base::WriteFileAtomically(fs, *key, issued->key_pem,
+                                     base::ExactMode(0600));
   };
   if (absl::Status s = issue(pki::Role::kServer, out.server_name,
                              {"DNS:localhost", "IP:127.0.0.1"},

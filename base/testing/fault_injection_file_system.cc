@@ -79,9 +79,10 @@ void FaultInjectionFileSystem::DropUnsyncedData() {
 }
 
 absl::StatusOr<std::unique_ptr<WritableFile>>
-FaultInjectionFileSystem::NewWritableFile(const std::string& path) {
+FaultInjectionFileSystem::NewWritableFile(const std::string& path,
+                                          const NewFileOptions& options) {
   if (absl::Status s = Check(Op::kCreate); !s.ok()) return s;
-  auto base = base_.NewWritableFile(path);
+  auto base = base_.NewWritableFile(path, options);
   if (!base.ok()) return base.status();
   {
     absl::MutexLock lock(&mu_);

@@ -43,7 +43,7 @@ class FaultInjectionFileSystem : public FileSystem {
   void DropUnsyncedData();
 
   absl::StatusOr<std::unique_ptr<WritableFile>> NewWritableFile(
-      const std::string& path) override;
+      const std::string& path, const NewFileOptions& options) override;
   absl::StatusOr<std::string> ReadFile(const std::string& path) override;
   absl::Status CreateDir(const std::string& path) override;
   absl::Status Rename(const std::string& from, const std::string& to) override;
