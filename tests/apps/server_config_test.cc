@@ -78,7 +78,7 @@ TEST(ServerConfigFromFlags, FlagsReachTheirGroups) {
   EXPECT_EQ(config.strategy.name, "median");
   EXPECT_EQ(StrategyOptionsOf(config).name, "fedavg");
   const server::ServerOptions options = ServerOptionsOf(config);
-  EXPECT_TRUE(options.coordinator.relay);
+  EXPECT_TRUE(options.coordinator.upstream);
   EXPECT_EQ(options.max_transport_bytes, size_t{3} << 20);
 }
 
