@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/flag_args.h"
 #include "runtime/image_dataset.h"
+#include "runtime/partition.h"
 #include "runtime/periodic_sampler.h"
 
 namespace fedberry::client {
@@ -40,10 +41,6 @@ std::string WindowText(const std::optional<TrainWindow>& window) {
   return window ? window->ToString() : "";
 }
 
-std::string PartitionText(runtime::PartitionSpec::Kind kind) {
-  return kind == runtime::PartitionSpec::Kind::kDirichlet ? "dirichlet" : "iid";
-}
-
 // The connection and the board's data.
 void AddBoard(const ClientConfig& c, const ClientConfig& b, FlagArgs& a) {
   const security::ClientTransportOptions& t = c.transport;
@@ -58,7 +55,8 @@ void AddBoard(const ClientConfig& c, const ClientConfig& b, FlagArgs& a) {
   const runtime::PartitionSpec& bp = b.data.partition;
   a.Add("partition_index", p.index, bp.index);
   a.Add("partition_count", p.count, bp.count);
-  a.Add("partition", PartitionText(p.kind), PartitionText(bp.kind));
+  a.Add("partition", std::string(runtime::PartitionKindName(p.kind)),
+        std::string(runtime::PartitionKindName(bp.kind)));
   a.Add("alpha", p.alpha, bp.alpha);
   a.Add("partition_seed", p.seed, bp.seed);
   if (!c.data.cache_dir.empty()) {
@@ -154,11 +152,9 @@ ClientConfig ClientFlagDefaults() {
   c.transport.server = kDefaultServer;
   c.data.spec = runtime::kDefaultFashionMnistDir;
   c.data.partition.seed = kDefaultPartitionSeed;
-  c.data.cache_dir = DefaultCacheDir(c.checkpoint_dir);
   c.resource_sample_interval = runtime::kDefaultSampleInterval;
   c.eligibility.max_temperature = kDefaultMaxTemperature;
   c.eligibility.pressure_cooldown = absl::ZeroDuration();
-  c.criu_dir = DefaultCriuDir(c.checkpoint_dir);
   return c;
 }
 

@@ -32,7 +32,9 @@ std::string DefaultCacheDir(const std::string& checkpoint_dir);
 // Where CRIU dumps go without --criu_dir: <checkpoint_dir>/criu.
 std::string DefaultCriuDir(const std::string& checkpoint_dir);
 
-// The config that fedberry-client's flags give when none is set.
+// The config that fedberry-client's flags give when none is set, but for
+// data.cache_dir and criu_dir, left empty: the client picks them from its
+// checkpoint_dir (DefaultCacheDir, DefaultCriuDir) once that is known.
 ClientConfig ClientFlagDefaults();
 
 // `--name=value` for each of the client's flags whose value in `config`

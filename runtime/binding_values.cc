@@ -37,9 +37,7 @@ absl::StatusOr<std::vector<float>> PerUnit(const std::vector<float>& values,
 
 std::string ShardText(const PartitionSpec& partition) {
   return absl::StrCat(" (shard ", partition.index + 1, " of ", partition.count,
-                      partition.kind == PartitionSpec::Kind::kDirichlet
-                          ? ", dirichlet)"
-                          : ", iid)");
+                      ", ", PartitionKindName(partition.kind), ")");
 }
 
 }  // namespace fedberry::runtime

@@ -133,6 +133,10 @@ absl::StatusOr<PartitionSpec::Kind> ParsePartitionKind(const std::string& s) {
       "unknown partition kind '", s, "' (expected iid or dirichlet)"));
 }
 
+const char* PartitionKindName(PartitionSpec::Kind kind) {
+  return kind == PartitionSpec::Kind::kDirichlet ? "dirichlet" : "iid";
+}
+
 absl::StatusOr<std::vector<std::vector<int64_t>>> PartitionAll(
     const std::vector<uint8_t>& labels, const PartitionSpec& spec) {
   if (absl::Status s = Validate(labels.size(), spec); !s.ok()) return s;

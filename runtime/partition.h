@@ -25,6 +25,8 @@ struct PartitionSpec {
 
 // Parses "iid" or "dirichlet". InvalidArgument otherwise.
 absl::StatusOr<PartitionSpec::Kind> ParsePartitionKind(const std::string& s);
+// The name ParsePartitionKind reads: "iid" or "dirichlet".
+const char* PartitionKindName(PartitionSpec::Kind kind);
 
 // All shards, each sorted ascending. `labels` gives each row's class (used by
 // kDirichlet; kIid only uses its size). InvalidArgument for count < 1,

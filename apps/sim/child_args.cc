@@ -68,8 +68,6 @@ client::ClientConfig ClientConfigOf(const SimPlan& plan, int index,
   config.server_ready_file = ServerReadyFile(plan, index);
   config.checkpoint_dir =
       absl::StrCat(plan.output.dir, "/client-checkpoints/client-", index);
-  config.data.cache_dir.clear();  // the client's own pick
-  config.criu_dir.clear();
   config.checkpoint.every_batches = plan.fleet.checkpoint_every_batches;
   config.allow_data_moves = plan.job.data_moves;
   config.skip_bad_rows = plan.job.skip_bad_rows;
