@@ -36,7 +36,9 @@
 #include "runtime/heap_tuning.h"
 #include "runtime/memory_readings.h"
 #include "runtime/periodic_sampler.h"
+#include "runtime/proc_files.h"
 #include "runtime/resource_monitor.h"
+#include "runtime/torch_libraries.h"
 #include "security/transport.h"
 
 namespace fedberry::client {
@@ -370,6 +372,11 @@ int RunClient(int argc, char** argv, const ClientConfig& config,
   runtime::SetComputeThreads(std::max(1, config.threads));
   at::set_num_interop_threads(1);
   spdlog::info("compute: {}", runtime::DescribeComputeKernels());
+  if (std::string unrepaired =
+          runtime::CheckTorchLibraries(runtime::ProcFiles::Real());
+      !unrepaired.empty()) {
+    spdlog::warn("{}", unrepaired);
+  }
   BoardDataOptions data = config.data;
   data.edit_idx_shard = decorators.edit_idx_shard;
   auto open_data = MakeBoardDataOpener(data);

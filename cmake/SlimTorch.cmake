@@ -15,7 +15,12 @@
 # the simulator and the tests run on them too) and install to
 # <prefix>/lib/fedberry (the installed programs' RUNPATH; /usr/lib/fedberry
 # in the .deb, which then depends on what the copies still load instead of
-# libtorch1.13). Defines FEDBERRY_PRIVATE_LIBDIR (relative to the prefix).
+# libtorch1.13). Defines FEDBERRY_PRIVATE_LIBDIR (relative to the prefix)
+# and the interface target fedberry::torch, which every fedberry target
+# links instead of LibTorch's `torch`: it depends on the copies, so building
+# any one program (scripts/sim.sh builds fedberry-sim only) makes them first.
+# A program built without them would run, silently, on Debian's files
+# (runtime/torch_libraries.h warns at start-up).
 option(FEDBERRY_SLIM_TORCH
   "Load repaired copies of libtorch_cpu and libc10 without their dead library links (scripts/slim-library.sh)"
   ON)
@@ -36,6 +41,13 @@ else()
 endif()
 set(FEDBERRY_TORCH_BLAS_DIR "${_fedberry_blas_default}" CACHE STRING
   "Where the libtorch_cpu copy loads libblas.so.3 and liblapack.so.3 from (empty: Debian's alternatives)")
+
+# LibTorch as fedberry's targets link it. CMake follows an interface
+# library's dependencies in its place, so a target linking this one (or a
+# library that links it) is built after the copies.
+add_library(fedberry_torch INTERFACE)
+target_link_libraries(fedberry_torch INTERFACE torch)
+add_library(fedberry::torch ALIAS fedberry_torch)
 
 if(FEDBERRY_SLIM_TORCH)
   find_program(FEDBERRY_PATCHELF patchelf)
@@ -77,6 +89,7 @@ if(FEDBERRY_SLIM_TORCH)
     list(APPEND _fedberry_slim_outputs ${_fedberry_slim_dir}/${_soname})
   endforeach()
   add_custom_target(fedberry_slim_torch ALL DEPENDS ${_fedberry_slim_outputs})
+  add_dependencies(fedberry_torch fedberry_slim_torch)
   set(CMAKE_BUILD_RPATH ${_fedberry_slim_dir})
   set(CMAKE_INSTALL_RPATH ${CMAKE_INSTALL_PREFIX}/${FEDBERRY_PRIVATE_LIBDIR})
   install(FILES ${_fedberry_slim_outputs}
@@ -84,3 +97,35 @@ if(FEDBERRY_SLIM_TORCH)
 endif()
 message(STATUS "fedberry: FEDBERRY_SLIM_TORCH ${FEDBERRY_SLIM_TORCH}, "
                "BLAS folder '${FEDBERRY_TORCH_BLAS_DIR}'")
+
+# Fails the configure when a target links LibTorch's `torch` itself rather
+# than fedberry::torch: it could be built before the copies and run on
+# Debian's files. Called once every target is defined.
+function(fedberry_check_torch_links)
+  set(_dirs ${CMAKE_SOURCE_DIR})
+  set(_offenders)
+  while(_dirs)
+    list(POP_FRONT _dirs _dir)
+    get_property(_subdirs DIRECTORY ${_dir} PROPERTY SUBDIRECTORIES)
+    list(APPEND _dirs ${_subdirs})
+    get_property(_targets DIRECTORY ${_dir} PROPERTY BUILDSYSTEM_TARGETS)
+    foreach(_target IN LISTS _targets)
+      if(_target STREQUAL "fedberry_torch")
+        continue()
+      endif()
+      get_target_property(_type ${_target} TYPE)
+      set(_links)
+      if(NOT _type STREQUAL "INTERFACE_LIBRARY")
+        get_target_property(_links ${_target} LINK_LIBRARIES)
+      endif()
+      get_target_property(_interface ${_target} INTERFACE_LINK_LIBRARIES)
+      if("torch" IN_LIST _links OR "torch" IN_LIST _interface)
+        list(APPEND _offenders ${_target})
+      endif()
+    endforeach()
+  endwhile()
+  if(_offenders)
+    message(FATAL_ERROR "link fedberry::torch, not torch (cmake/SlimTorch.cmake): "
+                        "${_offenders}")
+  endif()
+endfunction()

@@ -13,6 +13,8 @@
 #include "base/shutdown_signal.h"
 #include "runtime/compute_kernels.h"
 #include "runtime/heap_tuning.h"
+#include "runtime/proc_files.h"
+#include "runtime/torch_libraries.h"
 #include "server/fleet/version_gate.h"
 
 namespace fedberry::apps {
@@ -32,6 +34,11 @@ int Run(const ServerConfig& config) {
   }
   runtime::SetComputeThreads(config.threads);
   spdlog::info("compute: {}", runtime::DescribeComputeKernels());
+  if (std::string unrepaired =
+          runtime::CheckTorchLibraries(runtime::ProcFiles::Real());
+      !unrepaired.empty()) {
+    spdlog::warn("{}", unrepaired);
+  }
   return config.is_gateway() ? RunGateway(config) : RunJob(config);
 }
 

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -323,15 +324,34 @@ void WatchUntilEnd(const SimPlan& plan, Federation& fed,
   }
 }
 
-// Each process's exit code and peak memory; the number that failed.
-int PrintExitTable(Federation& fed) {
-  std::printf("\n%-10s %-10s %-14s\n", "process", "exit", "peak_rss_MiB");
+// Each process's exit code and peak memory against its budget; the number
+// that failed. A process over its budget is marked and named after the
+// table, so a memory regression shows in every run.
+int PrintExitTable(const SimPlan& plan, Federation& fed) {
+  std::printf("\n%-10s %-10s %-14s %-12s\n", "process", "exit", "peak_rss_MiB",
+              "budget_MiB");
+  const double mib = 1024.0 * 1024.0;
   int failures = 0;
+  std::vector<std::string> over;
   for (size_t i = 0; i < fed.procs().size(); ++i) {
     const auto& e = *fed.procs()[i].exit();
-    std::printf("%-10s %-10d %-14.1f\n", fed.names()[i].c_str(), e.code,
-                e.max_rss_kib / 1024.0);
+    const std::string& name = fed.names()[i];
+    const bool board = absl::StartsWith(name, "client");
+    const uint64_t budget =
+        board ? plan.fleet.board_rss_budget : plan.fleet.server_rss_budget;
+    const double peak = e.max_rss_kib / 1024.0;
+    const bool above = peak > budget / mib;
+    std::printf("%-10s %-10d %-14.1f %-12.1f%s\n", name.c_str(), e.code, peak,
+                budget / mib, above ? " OVER BUDGET" : "");
+    if (above) {
+      over.push_back(absl::StrFormat(
+          "%s peaked at %.1f MiB, over its %.1f MiB (%s)", name, peak,
+          budget / mib, board ? "--board_rss_budget" : "--server_rss_budget"));
+    }
     failures += e.code != 0;
+  }
+  for (const std::string& line : over) {
+    std::fprintf(stderr, "fedberry-sim: %s\n", line.c_str());
   }
   return failures;
 }
@@ -343,7 +363,7 @@ int Finish(const SimPlan& plan, Federation& fed, double wall) {
   const int rounds = plan.job.rounds;
   auto lines = ReadJsonLines(out + "/rounds.jsonl");
   PrintRoundTable(lines);
-  const int failures = PrintExitTable(fed);
+  const int failures = PrintExitTable(plan, fed);
   PrintClientTable(out);
   const std::string report = out + "/report.html";
   if (absl::Status s = server::WriteHtmlReport(out, report); s.ok()) {

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "absl/flags/flag.h"
@@ -13,6 +14,7 @@
 #include "apps/server/server_flags_shared.h"
 #include "runtime/image_dataset.h"
 #include "runtime/partition.h"
+#include "runtime/watchdog.h"
 
 ABSL_FLAG(int, clients, 4, "Number of client processes.");
 ABSL_FLAG(bool, tls, false,
@@ -85,6 +87,12 @@ ABSL_FLAG(std::string, site_mode, "",
 ABSL_FLAG(std::string, site_async_buffer, "",
           "--site_mode=async: board updates each gateway folds into the one "
           "it sends its parent (the gateways' --async_buffer).");
+ABSL_FLAG(std::string, board_rss_budget, "150MiB",
+          "Each board's memory budget (peak RSS, e.g. 150MiB, 1GiB): the "
+          "closing table flags a board process above it.");
+ABSL_FLAG(std::string, server_rss_budget, "170MiB",
+          "The server's and each gateway's memory budget (peak RSS): the "
+          "closing table flags one above it.");
 ABSL_FLAG(std::string, bin_dir, "",
           "Folder of fedberry-server and fedberry-emulated-client (default: "
           "this program's folder).");
@@ -151,6 +159,20 @@ absl::Status ReadFleetFlags(SimFleet& fleet) {
       absl::GetFlag(FLAGS_checkpoint_every_batches);
   fleet.attackers = absl::GetFlag(FLAGS_attackers);
   fleet.attack = absl::GetFlag(FLAGS_attack);
+  for (const auto& [flag, value, bytes] :
+       {std::tuple{"--board_rss_budget", absl::GetFlag(FLAGS_board_rss_budget),
+                   &fleet.board_rss_budget},
+        std::tuple{"--server_rss_budget",
+                   absl::GetFlag(FLAGS_server_rss_budget),
+                   &fleet.server_rss_budget}}) {
+    absl::StatusOr<runtime::MemoryLevel> level =
+        runtime::ParseMemoryLevel(value);
+    if (!level.ok() || !level->bytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, "=", value, " is not a size (e.g. 150MiB, 1GiB)"));
+    }
+    *bytes = *level->bytes;
+  }
   return absl::OkStatus();
 }
 

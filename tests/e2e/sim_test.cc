@@ -23,10 +23,18 @@ TEST(Sim, SmallJobRunsToTheEndAboveChance) {
   const std::string out = RunCommand(
       std::string(FEDBERRY_BIN_DIR) + "/fedberry-sim --clients=2 --rounds=2 " +
           "--local_steps=20 --batch_size=16 --lr=0.02 --data=" + dir.path() +
-          " --output=" + (dir / "out"),
+          " --board_rss_budget=1MiB --output=" + (dir / "out"),
       &code);
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("round 2/2"), std::string::npos) << out;
+  // A board over the budget it was given is flagged in the table and named.
+  EXPECT_NE(out.find("budget_MiB"), std::string::npos) << out;
+  EXPECT_NE(out.find("OVER BUDGET"), std::string::npos) << out;
+  EXPECT_NE(out.find("fedberry-sim: client-1 peaked at"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("over its 1.0 MiB (--board_rss_budget)"),
+            std::string::npos)
+      << out;
   EXPECT_NE(out.find("test_accuracy"), std::string::npos) << out;
 
   std::ifstream rounds(dir / "out/rounds.jsonl");
