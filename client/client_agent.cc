@@ -539,6 +539,15 @@ absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
         absl::FormatDuration(options_.unfit_wait));
     return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
   }
+  if (absl::IsFailedPrecondition(joined) &&
+      wire::ReasonOf(joined) == wire::kReasonSamplesAboveFleet) {
+    // The bound follows the boards taking part: it may admit this board
+    // once more have joined, or once the operator raises it.
+    spdlog::warn("the server did not admit this board: {} (asking again in {})",
+                 base::Printable(joined.message(), 1024),
+                 absl::FormatDuration(options_.unfit_wait));
+    return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
+  }
   if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
     // Told the server why; a later job may fit this board's data.
     spdlog::warn("{}; asking for the job's plan again in {}",

@@ -54,6 +54,10 @@ inline constexpr char kReasonStaleUpdate[] = "STALE_UPDATE";
 // --min_client_version; it says so and asks again later (after an
 // upgrade, its service restarts with the new release).
 inline constexpr char kReasonClientTooOld[] = "CLIENT_TOO_OLD";
+// FailedPrecondition at Join: the declared sample count is more than
+// --max_samples_ratio times the median of the boards taking part; the
+// board says so and asks again later (the median moves as boards join).
+inline constexpr char kReasonSamplesAboveFleet[] = "SAMPLES_ABOVE_FLEET";
 
 // `status` with `reason` (an ErrorInfo in kErrorDomain) attached as its
 // payload; ToGrpcStatus sends it, FromGrpcStatus restores it.

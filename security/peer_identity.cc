@@ -28,6 +28,15 @@ std::string PeerIdentity::Describe() const {
   return absl::StrCat("'", base::Printable(name, 80), "' (", where, ")");
 }
 
+std::string PeerIdentity::Owner() const {
+  if (authenticated) return absl::StrCat("cert:", sha256_fingerprint);
+  const size_t port = address.rfind(':');
+  const size_t scheme = address.find(':');
+  return absl::StrCat("host:", port != std::string::npos && port > scheme
+                                   ? address.substr(0, port)
+                                   : address);
+}
+
 PeerIdentity IdentityOf(const grpc::ServerContextBase& context) {
   PeerIdentity identity;
   identity.address = context.peer();

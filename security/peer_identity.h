@@ -27,6 +27,10 @@ struct PeerIdentity {
   bool Names(const std::string& board_name) const;
   // For logs: "'board-3' (ipv4:10.0.0.7:51234)", or the address alone.
   std::string Describe() const;
+  // Who is behind the call, for sharing what one party may hold: its
+  // certificate ("cert:<fingerprint>") under mutual TLS, else its host
+  // ("host:ipv4:10.0.0.7", the address without its port).
+  std::string Owner() const;
 };
 
 // The caller of `context`; authenticated only when the transport is TLS and

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "proto/wire.h"
 
 namespace fedberry::server {
 
@@ -34,11 +35,17 @@ uint64_t DeclaredSizeBound::Limit(uint32_t boards) const {
 absl::Status DeclaredSizeBound::CheckJoin(uint64_t declared,
                                           uint32_t boards) const {
   if (declared <= Limit(boards)) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      "declared ", declared, " samples", boards > 0 ? " for its boards" : "",
-      ", more than ", max_ratio_, " x the fleet's median of ", median_,
-      " samples a board (--max_samples_ratio): FedAvg weighs updates by "
-      "their samples, so one declaration cannot outweigh the fleet"));
+  return wire::WithReason(
+      absl::FailedPreconditionError(absl::StrCat(
+          "not joined: declared ", declared, " samples",
+          boards > 0 ? " for its boards" : "", ", more than ", max_ratio_,
+          " x the median of ", median_,
+          " samples a board of the boards taking part (--max_samples_ratio): "
+          "FedAvg weighs updates by their samples, so one declaration cannot "
+          "outweigh the fleet. The board may join again later, as the median "
+          "moves with the boards that join, or once the job's operator raises "
+          "--max_samples_ratio")),
+      wire::kReasonSamplesAboveFleet);
 }
 
 uint64_t DeclaredSizeBound::Cap(uint64_t declared, uint32_t boards) const {

@@ -27,11 +27,14 @@ class DeclaredSizeBound {
   // `max_ratio` <= 0 turns the bound off.
   explicit DeclaredSizeBound(double max_ratio) : max_ratio_(max_ratio) {}
 
-  // The fleet now: each registered board's samples per board it speaks for
-  // (a board: its declaration; a gateway: its declaration / its boards).
+  // The fleet now: the samples per board each board taking part (one that
+  // has asked for a task) speaks for (a board: its declaration; a gateway:
+  // its declaration / its boards).
   void SetFleet(std::vector<uint64_t> per_board);
 
-  // OK, or InvalidArgument naming the declaration, the median and the flag.
+  // OK, or FailedPrecondition with reason kReasonSamplesAboveFleet naming
+  // the declaration, the median and the flag, and saying the board may
+  // ask again.
   absl::Status CheckJoin(uint64_t declared, uint32_t boards) const;
   // The declaration an update is weighed against: `declared`, at most the
   // bound.

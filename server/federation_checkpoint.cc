@@ -16,6 +16,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "runtime/training_plan.h"
 #include "server/json_number.h"
+#include "server/json_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -404,7 +405,7 @@ EncodeFederationCheckpoint(const FederationSnapshot& snapshot,
     FEDBERRY_RETURN_IF_ERROR(EncodeAsync(*snapshot.async, async_files, state));
   }
   std::vector<checkpoint::CheckpointFile> files = {
-      {"model.pt", std::move(model)}, {"state.json", state.dump(1)}};
+      {"model.pt", std::move(model)}, {"state.json", JsonText(state, 1)}};
   if (!snapshot.strategy_state.empty()) {
     FEDBERRY_ASSIGN_OR_RETURN(
         std::string strategy,

@@ -202,7 +202,7 @@ grpc::ServerUnaryReactor* FederationService::Join(
       !named.ok()) {
     return Answer(context, wire::ToGrpcStatus(named));
   }
-  auto joined = coordinator_.Join(*request);
+  auto joined = coordinator_.Join(*request, caller->Owner());
   if (!joined.ok()) return Answer(context, wire::ToGrpcStatus(joined.status()));
   *response = *std::move(joined);
   return Answer(context, grpc::Status::OK);

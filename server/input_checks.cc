@@ -64,14 +64,16 @@ absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits) {
                      " boards; a gateway may speak for at most ",
                      limits.max_gateway_boards));
   }
+  // Kept, logged, written to records and shown: cut on a character
+  // boundary, as the JSON writers and the page need whole characters.
   v1::DeviceInfo& d = *request.mutable_device();
   for (std::string* s :
        {d.mutable_hostname(), d.mutable_architecture(), d.mutable_cpu_model(),
         d.mutable_kernel(), d.mutable_os()}) {
-    if (s->size() > limits.max_device_text_bytes) {
-      s->resize(limits.max_device_text_bytes);
-    }
+    *s = base::ValidUtf8(*s, limits.max_device_text_bytes);
   }
+  *request.mutable_client_version() =
+      base::ValidUtf8(request.client_version(), limits.max_version_bytes);
   return absl::OkStatus();
 }
 

@@ -20,13 +20,15 @@ namespace fedberry::server {
 struct InputLimits {
   size_t max_name_bytes = 128;         // client_name
   size_t max_device_text_bytes = 256;  // each DeviceInfo string
+  size_t max_version_bytes = 64;       // client_version
   uint64_t max_declared_samples = uint64_t{1} << 40;
   uint64_t max_sample_bytes = uint64_t{1} << 30;  // one sample's size
   uint32_t max_gateway_boards = 1000000;  // boards one gateway speaks for
 };
 
 // OK for a name of 1..max_name_bytes printable ASCII bytes, a sample count
-// and sample size within bounds. Cuts DeviceInfo strings to their bound.
+// and sample size within bounds. Cuts DeviceInfo strings and client_version
+// to their bounds on a character boundary (invalid UTF-8 becomes U+FFFD).
 absl::Status CheckJoin(v1::JoinRequest& request, const InputLimits& limits);
 
 // OK when loss, accuracy and seconds are finite, accuracy is in [0, 1] and

@@ -15,6 +15,7 @@
 #include "base/atomic_write.h"
 #include "base/file_system.h"
 #include "base/status_macros.h"
+#include "server/json_text.h"
 
 namespace fedberry::server {
 namespace {
@@ -119,8 +120,7 @@ void WriteBoardEvalLines(uint64_t round, const BoardEvalSummary& b,
                            {"samples", e.global.samples}};
     AddEvalFigures(e.global, "", line);
     if (e.personalized) AddEvalFigures(*e.personalized, "personalized_", line);
-    out << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
-        << '\n';
+    out << JsonText(line) << '\n';
   }
 }
 
@@ -204,9 +204,7 @@ void MetricsLog::WriteRefusedBoard(const std::string& name,
   nlohmann::json line = {
       {"event", kPlanRefused}, {"client", name}, {"reason", reason}};
   absl::MutexLock lock(&mu_);
-  clients_ << line.dump(-1, ' ', false,
-                        nlohmann::json::error_handler_t::replace)
-           << '\n';
+  clients_ << JsonText(line) << '\n';
   clients_.flush();
 }
 
@@ -238,7 +236,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
       nlohmann::json device = DeviceJson(c.device);
       if (!device.empty()) line["device"] = std::move(device);
     }
-    clients_ << line.dump() << '\n';
+    clients_ << JsonText(line) << '\n';
     train_max = std::max(train_max, c.metrics.train_seconds());
     train_sum += c.metrics.train_seconds();
   }
@@ -285,7 +283,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     line["staleness_mean"] = report.version->staleness_mean;
     line["staleness_max"] = report.version->staleness_max;
   }
-  rounds_ << line.dump() << '\n';
+  rounds_ << JsonText(line) << '\n';
 }
 
 }  // namespace fedberry::server

@@ -38,8 +38,9 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
                            options_.over_select,
                            options_.min_clients_per_round)),
       budget_(options_.budget),
-      join_gate_(options_.version_gate, options_.refused_board_sink,
-                 budget_.get(), refused_joins_, clock),
+      join_gate_(options_.version_gate, options_.site_gateways,
+                 options_.refused_board_sink, budget_.get(), refused_joins_,
+                 clock),
       declared_bound_(options_.max_samples_ratio) {
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
@@ -70,19 +71,19 @@ RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
       OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
                    budget_.get(), declared_bound_, *closing_});
   joins_ = std::make_unique<BoardJoins>(
-      JoinParts{clock_, job_, *kind_, polls_, declared_bound_});
+      JoinParts{clock_, job_, *kind_, polls_, declared_bound_, *closing_});
   tasks_ = std::make_unique<BoardTasks>(
       TaskParts{clock_, job_, *kind_, *closing_, relay_});
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
-    const v1::JoinRequest& untrusted) {
+    const v1::JoinRequest& untrusted, const std::string& caller) {
   v1::JoinRequest request = untrusted;
   FEDBERRY_RETURN_IF_ERROR(CheckJoin(request, options_.limits));
   FEDBERRY_RETURN_IF_ERROR(join_gate_.Admit(request));
   absl::MutexLock lock(&job_.mu);
   opening_->Prune();
-  FEDBERRY_ASSIGN_OR_RETURN(std::string id, joins_->Add(request));
+  FEDBERRY_ASSIGN_OR_RETURN(std::string id, joins_->Add(request, caller));
   v1::JoinResponse response;
   response.set_client_id(std::move(id));
   response.set_job_id(options_.job_id);
@@ -331,7 +332,7 @@ int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
 absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
   absl::MutexLock lock(&job_.mu);
-  return tasks_->AcceptEvaluation(report);
+  return tasks_->AcceptEvaluation(report, declared_bound_);
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {

@@ -87,7 +87,10 @@ class RoundCoordinator {
   // already pushed its update, its counted update. InvalidArgument for a
   // name that is empty, too long or not printable ASCII, or declared sizes
   // beyond `limits`; ResourceExhausted when max_clients are registered.
-  absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request);
+  // `caller` is who is behind the call (security::PeerIdentity::Owner):
+  // boards of one caller share its asynchronous training slots.
+  absl::StatusOr<v1::JoinResponse> Join(const v1::JoinRequest& request,
+                                        const std::string& caller = "");
 
   // The client's task: TRAIN when it is in the open round's cohort and has
   // not reported, DONE after the last round, else WAIT. NotFound for an

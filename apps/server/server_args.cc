@@ -109,6 +109,7 @@ void AddPlannerAndFleet(const ServerConfig& c, const ServerConfig& b, Args& a) {
   a.Add("data_move_wait", p.data_move_wait, b.planner.data_move_wait);
   const FleetConfig& f = c.fleet;
   a.Add("min_client_version", f.min_client_version, b.fleet.min_client_version);
+  a.Add("site_gateways", f.site_gateways, b.fleet.site_gateways);
   a.Add("max_clients", f.max_clients, b.fleet.max_clients);
   a.Add("max_update_ratio", f.max_update_ratio, b.fleet.max_update_ratio);
   a.Add("max_samples_ratio", f.max_samples_ratio, b.fleet.max_samples_ratio);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "apps/server/server_options.h"
 #include "base/status_macros.h"
+#include "server/fleet/site_gateways.h"
 #include "server/planner/round_planner.h"
 #include "server/round/staleness.h"
 
@@ -103,6 +104,10 @@ absl::Status CheckServerOptions(const ServerConfig& config) {
       !p.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid planner settings: ", p.status().message()));
+  }
+  if (auto gateways = server::SiteGateways::Parse(config.fleet.site_gateways);
+      !gateways.ok()) {
+    return gateways.status();
   }
   return CheckRanges(config);
 }

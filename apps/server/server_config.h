@@ -119,6 +119,7 @@ struct DpConfig {
 // Who may join and what their updates may do.
 struct FleetConfig {
   std::string min_client_version;  // empty: any release
+  std::string site_gateways;       // name[:max_boards],...; empty: none
   int max_clients = 10000;
   double max_update_ratio = 1000;  // 0: no bound
   double max_samples_ratio = 10;   // 0: no bound

@@ -71,6 +71,13 @@ ABSL_FLAG(std::string, min_client_version, "",
           "an older board is refused at join and told to upgrade, and one "
           "restored from a checkpoint joins again and is told so. Empty: any "
           "release.");
+ABSL_FLAG(std::string, site_gateways, "",
+          "The site gateways (fedberry-server --upstream) that may join this "
+          "server and forward their boards' updates, as a comma-separated "
+          "list of names, each optionally with the most boards it may speak "
+          "for (e.g. shed-gw,barn-gw:50). Under mutual TLS a name is one its "
+          "certificate lists. A join that declares boards under any other "
+          "name is refused. Empty: no site gateways.");
 ABSL_FLAG(std::string, tls_cert, "",
           "This server's TLS certificate (PEM, e.g. from fedberry-pki server "
           "NAME --san=DNS:gateway.local); with --tls_key, turns TLS on. "
@@ -264,6 +271,7 @@ DpConfig DpConfigFromFlags() {
 FleetConfig FleetConfigFromFlags() {
   FleetConfig f;
   f.min_client_version = absl::GetFlag(FLAGS_min_client_version);
+  f.site_gateways = absl::GetFlag(FLAGS_site_gateways);
   f.max_clients = absl::GetFlag(FLAGS_max_clients);
   f.max_update_ratio = absl::GetFlag(FLAGS_max_update_ratio);
   f.max_samples_ratio = absl::GetFlag(FLAGS_max_samples_ratio);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/log_text.h"
 #include "base/status_macros.h"
+#include "server/fleet/site_gateways.h"
 #include "server/fleet/version_gate.h"
 #include "server/round/staleness.h"
 
@@ -121,6 +122,8 @@ server::CoordinatorOptions CoordinatorOptionsOf(const ServerConfig& config) {
   // gets here.
   c.version_gate = server::VersionGate::Parse(config.fleet.min_client_version)
                        .value_or(server::VersionGate());
+  c.site_gateways = server::SiteGateways::Parse(config.fleet.site_gateways)
+                        .value_or(server::SiteGateways());
   c.seed = config.plan.seed;
   c.train.set_local_epochs(config.plan.local_epochs);
   c.train.set_local_steps(config.plan.local_steps);

@@ -246,6 +246,7 @@ void ApplyPlan(server::JobPlan& job, server::UpstreamSink upstream_sink,
         static_cast<uint32_t>(c.board_eval.personalize_steps));
   }
   c.board_eval.regression = job.plan.task() == "regression";
+  c.board_eval.own_loss = job.plan.loss() == "model";
   c.upstream = static_cast<bool>(upstream_sink);
   c.upstream_sink = std::move(upstream_sink);
   c.train.set_model(job.plan.model_name());

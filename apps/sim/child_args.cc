@@ -1,9 +1,12 @@
 #include "apps/sim/child_args.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "apps/server/server_args.h"
 #include "client/client_args.h"
@@ -111,6 +114,13 @@ std::vector<std::string> ServerArgs(const SimPlan& plan, const SimPorts& ports,
   transport.listen =
       absl::StrCat(shaped ? "0.0.0.0:" : "127.0.0.1:", ports.server);
   config.output.dir = plan.output.dir;
+  // The root takes forwarded sums from the simulator's gateways only.
+  std::vector<std::string> gateways;
+  for (int g = 0; g < GatewayCount(plan); ++g) {
+    gateways.push_back(
+        absl::StrCat(GatewayName(g), ":", GatewayBoards(plan, g)));
+  }
+  config.fleet.site_gateways = absl::StrJoin(gateways, ",");
   if (pki != nullptr) {
     transport.tls = {pki->server_cert, pki->server_key, pki->ca_cert};
   } else if (shaped) {
@@ -126,7 +136,7 @@ std::vector<std::string> GatewayArgs(const SimPlan& plan, int g,
   const int boards = GatewayBoards(plan, g);
   apps::ServerConfig config = apps::ServerFlagDefaults();
   config.gateway.link.server = absl::StrCat("127.0.0.1:", ports.server);
-  config.gateway.name = absl::StrCat("sim-gateway-", g);
+  config.gateway.name = GatewayName(g);
   config.transport.transport.listen =
       absl::StrCat("127.0.0.1:", ports.gateways[g]);
   config.output.dir = GatewayDir(plan, g);

@@ -32,6 +32,8 @@ int GatewayBoards(const SimPlan& plan, int g) {
   return n / gateways + (g < n % gateways ? 1 : 0);
 }
 
+std::string GatewayName(int g) { return absl::StrCat("sim-gateway-", g); }
+
 std::string GatewayDir(const SimPlan& plan, int g) {
   return absl::StrCat(plan.output.dir, "/gateway-", g);
 }

@@ -57,6 +57,10 @@ struct SimFleet {
   int checkpoint_every_batches = 100;
   int attackers = 0;  // the first K clients send poisoned updates
   std::string attack = "scale:10";
+  // The peak memory each process may reach (the README's figures for the
+  // default job); the closing table flags a process above its budget.
+  uint64_t board_rss_budget = uint64_t{150} << 20;
+  uint64_t server_rss_budget = uint64_t{170} << 20;  // server and gateways
 };
 
 // Boards joining site gateways (fedberry-server --upstream) instead of the
@@ -104,6 +108,8 @@ bool HasShapedLinks(const SimPlan& plan);
 int ServerMinClients(const SimPlan& plan);
 // Gateway `g`'s boards: client i joins gateway i % gateways.
 int GatewayBoards(const SimPlan& plan, int g);
+// Gateway `g`'s name at the root (--upstream_name), sim-gateway-<g>.
+std::string GatewayName(int g);
 // Gateway `g`'s output folder, <output>/gateway-<g>.
 std::string GatewayDir(const SimPlan& plan, int g);
 

@@ -6,6 +6,13 @@
 #include "proto/wire.h"
 
 namespace fedberry::server {
+namespace {
+
+constexpr char kReleaseForm[] =
+    "MAJOR.MINOR.PATCH, three numbers of at most 6 digits joined by dots "
+    "(e.g. 0.2.0), optionally followed by '-', '+' or '~' and a suffix";
+
+}  // namespace
 
 absl::StatusOr<VersionGate> VersionGate::Parse(const std::string& minimum) {
   VersionGate gate;
@@ -23,12 +30,21 @@ absl::StatusOr<VersionGate> VersionGate::Parse(const std::string& minimum) {
 absl::Status VersionGate::Admit(const std::string& client_version) const {
   if (minimum_.empty()) return absl::OkStatus();
   absl::StatusOr<std::vector<int>> version = ParseVersion(client_version);
+  // fedberry-client says MAJOR.MINOR.PATCH: anything else is no release
+  // to upgrade from.
+  if (!client_version.empty() && (!version.ok() || version->size() != 3)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "not joined: the client version '", base::Printable(client_version, 64),
+        "' is malformed: expected ", kReleaseForm));
+  }
   if (version.ok() && CompareVersions(*version, minimum_) >= 0) {
     return absl::OkStatus();
   }
   const std::string runs =
       client_version.empty()
-          ? "a release that does not report its version"
+          ? absl::StrCat("a release that does not report its version (",
+                         "fedberry-client 0.1.0 and later send ", kReleaseForm,
+                         ")")
           : absl::StrCat("fedberry-client ",
                          base::Printable(client_version, 64));
   return wire::WithReason(

@@ -21,10 +21,11 @@ class VersionGate {
   // version.
   static absl::StatusOr<VersionGate> Parse(const std::string& minimum);
 
-  // OK when `client_version` is at least the minimum. Otherwise
-  // FailedPrecondition with reason wire::kReasonClientTooOld, saying which
-  // release it runs (or that it did not say: a client from before 0.1.0)
-  // and which it needs.
+  // OK when `client_version` is at least the minimum. InvalidArgument when
+  // it is not MAJOR.MINOR.PATCH (with an optional suffix), saying what form
+  // is expected. Otherwise FailedPrecondition with reason
+  // wire::kReasonClientTooOld, saying which release it runs (or that it did
+  // not say: a client from before 0.1.0) and which it needs.
   absl::Status Admit(const std::string& client_version) const;
 
   const std::string& minimum() const { return text_; }

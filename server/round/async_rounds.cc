@@ -10,7 +10,8 @@ namespace fedberry::server {
 AsyncRounds::AsyncRounds(RoundContext context, AsyncRoundOptions options)
     : ctx_(context),
       options_(std::move(options)),
-      versions_(options_.async, options_.seed * 1000003u + 0xa5u) {}
+      versions_(options_.async, options_.seed * 1000003u + 0xa5u),
+      leases_(options_.liveness) {}
 
 void AsyncRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
                        int available, RoundAggregator& sum) {
@@ -51,8 +52,9 @@ std::optional<TrainTask> AsyncRounds::TaskFor(const std::string& id,
                                               const ClientRecord& client) {
   const AsyncTask* task = versions_.Find(id);
   if (task == nullptr && ctx_.phase == RoundPhase::kCollecting &&
-      client.condition.declined().empty()) {
+      client.condition.declined().empty() && MayLease(id, client)) {
     task = versions_.Assign(id);
+    if (task != nullptr) leases_.Lease(id, ctx_.clock.Now());
   }
   if (task == nullptr || task->claimed) return std::nullopt;
   return TrainTask{task->round, task->task_id, task->seed};
@@ -103,7 +105,66 @@ runtime::NamedTensors AsyncRounds::Prepare(runtime::NamedTensors whole,
 void AsyncRounds::Accept(const std::string& id, std::optional<int> staleness,
                          runtime::NamedTensors added, uint64_t samples) {
   versions_.Accept(id, staleness.value_or(0), std::move(added), samples);
+  leases_.Finished(id, ctx_.clock.Now());
   SlotFreed();
+}
+
+bool AsyncRounds::MayLease(const std::string& id,
+                           const ClientRecord& client) const {
+  const absl::Time now = ctx_.clock.Now();
+  if (leases_.Benched(id, now)) return false;
+  const int slots = options_.async.max_concurrency;
+  if (slots == 0) return true;
+  // Its share: the slots over the callers of the boards that are there.
+  std::set<std::string> callers = {client.caller};
+  for (const std::string& other :
+       ctx_.clients.Available(now, options_.liveness)) {
+    callers.insert(ctx_.clients.At(other).caller);
+  }
+  const int share = (slots + static_cast<int>(callers.size()) - 1) /
+                    static_cast<int>(callers.size());
+  int held = 0;
+  for (const std::string& other : versions_.TrainingIds()) {
+    const ClientRecord* c = ctx_.clients.Find(other);
+    held += c != nullptr && c->caller == client.caller;
+  }
+  return held < share;
+}
+
+void AsyncRounds::ExpireLeases() {
+  const absl::Time now = ctx_.clock.Now();
+  leases_.RetainOnly(versions_.TrainingIds());
+  for (const std::string& id : versions_.TrainingIds()) {
+    const ClientRecord* c = ctx_.clients.Find(id);
+    const AsyncTask* task = versions_.Find(id);
+    if (c == nullptr) {
+      spdlog::info("round {}: {} is gone; its task is given up", ctx_.round,
+                   base::Printable(id));
+      versions_.Drop(id);
+      leases_.Release(id);
+      SlotFreed();
+      continue;
+    }
+    // An update being added holds its slot until it is in.
+    leases_.Heard(id, task != nullptr && task->claimed ? now : c->task_heard);
+  }
+  for (const TaskLeases::Ended& ended : leases_.Expire(now)) {
+    const ClientRecord* c = ctx_.clients.Find(ended.id);
+    spdlog::info("round {}: {} {}; its task is given up and its slot freed",
+                 ctx_.round, c != nullptr ? c->name : base::Printable(ended.id),
+                 ended.why);
+    versions_.Drop(ended.id);
+    SlotFreed();
+  }
+}
+
+void AsyncRounds::Restore(const std::optional<AsyncState>& state) {
+  if (!state) return;
+  versions_.Restore(*state);
+  // A restarted server leases the tasks it kept afresh.
+  for (const std::string& id : versions_.TrainingIds()) {
+    leases_.Lease(id, ctx_.clock.Now());
+  }
 }
 
 void AsyncRounds::SlotFreed() {
@@ -115,6 +176,7 @@ bool AsyncRounds::Refused(const v1::UpdateHeader& header) {
   if (const AsyncTask* task = versions_.Find(header.client_id());
       task != nullptr && !task->claimed && task->task_id == header.task_id()) {
     versions_.Drop(header.client_id());
+    leases_.Release(header.client_id());
   }
   return false;
 }
@@ -124,6 +186,7 @@ bool AsyncRounds::Declines(const std::string& id) {
   const AsyncTask* task = versions_.Find(id);
   if (task == nullptr || task->claimed) return false;
   versions_.Drop(id);
+  leases_.Release(id);
   ++ctx_.pending.declined;
   return true;
 }
@@ -138,18 +201,9 @@ BoardPart AsyncRounds::PartOf(const std::string& id) const {
 }
 
 bool AsyncRounds::Closes(CloseDecision& decision) {
-  // A board not heard from within liveness frees its slot; its update, if
-  // it comes, is refused (it holds no task) and it asks again.
-  const absl::Time now = ctx_.clock.Now();
-  for (const std::string& id : versions_.TrainingIds()) {
-    const ClientRecord* c = ctx_.clients.Find(id);
-    if (c == nullptr || !c->SeenWithin(now, options_.liveness)) {
-      spdlog::info("round {}: {} went silent; its task is given up", ctx_.round,
-                   c != nullptr ? c->name : base::Printable(id));
-      versions_.Drop(id);
-      SlotFreed();
-    }
-  }
+  // A board whose lease ended frees its slot; its update, if it comes, is
+  // refused (it holds no task) and it asks again.
+  ExpireLeases();
   decision = CloseDecision{};
   decision.action = CloseAction::kClose;
   return versions_.buffered() >= options_.async.buffer;

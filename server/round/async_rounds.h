@@ -14,13 +14,15 @@
 
 #include "server/round/buffered_versions.h"
 #include "server/round/round_kind.h"
+#include "server/round/task_leases.h"
 
 namespace fedberry::server {
 
 struct AsyncRoundOptions {
   AsyncOptions async;
   uint64_t seed = 1;  // names the tasks and draws their data orders
-  // A training board not heard from for this long gives its task up.
+  // A training board not heard about its task (heartbeats, pulls, pushes;
+  // not polls) for this long gives its task up (TaskLeases).
   absl::Duration liveness = absl::Minutes(2);
   // A site gateway: its versions are its parent's tasks, numbered by the
   // site (the parent's rounds may skip it or repeat).
@@ -79,6 +81,7 @@ class AsyncRounds final : public RoundKind {
   bool PersistsEachUpdate() const override { return true; }
   Renamed Rename(const std::string& id, const std::string& new_id) override {
     versions_.Rename(id, new_id);
+    leases_.Rename(id, new_id);
     return Renamed{};
   }
   bool Refused(const v1::UpdateHeader& header) override;
@@ -89,17 +92,22 @@ class AsyncRounds final : public RoundKind {
   void Close(RoundReport& report) override;
   void Clear() override {}  // the buffer and its tasks outlive a round
   std::optional<AsyncState> State() const override { return versions_.State(); }
-  void Restore(const std::optional<AsyncState>& state) override {
-    if (state) versions_.Restore(*state);
-  }
+  void Restore(const std::optional<AsyncState>& state) override;
 
  private:
   // Frees a slot: boards waiting for one (max_concurrency) may take it.
   void SlotFreed();
+  // Whether `client` may take a slot now: not benched after a lease that
+  // ended, and its caller holds fewer than its share of max_concurrency.
+  bool MayLease(const std::string& id, const ClientRecord& client) const;
+  // Ends the leases of boards gone, silent about their task, or past the
+  // fleet's task deadline.
+  void ExpireLeases();
 
   RoundContext ctx_;
   const AsyncRoundOptions options_;
   BufferedVersions versions_;
+  TaskLeases leases_;
   const std::set<std::string> none_;
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,31 +14,65 @@
 namespace fedberry::server {
 namespace {
 
+// What a board can report of a model over its held-out samples: losses,
+// RMSE and MAE beyond this are no figure of a model but a lie (a loss of
+// -1e300 or 1e300 moved the job's published figure).
+constexpr double kMaxEvalFigure = 1e12;
+
+// `v` in the fewest digits that read back as the same double: a figure
+// just over a bound must not print as the bound ("1.0000001", not "1").
+std::string Exact(double v) {
+  for (int digits = 6; digits < 17; ++digits) {
+    std::string text = absl::StrFormat("%.*g", digits, v);
+    if (std::strtod(text.c_str(), nullptr) == v) return text;
+  }
+  return absl::StrFormat("%.17g", v);
+}
+
 absl::Status CheckMetrics(const v1::EvalMetrics& m, const char* which,
-                          uint64_t max_samples) {
+                          uint64_t max_samples, bool own_loss) {
   if (m.samples() == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("the ", which, " figures cover no samples"));
   }
   if (m.samples() > max_samples) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ", which, " figures claim ", m.samples(),
-        " held-out samples; the board's declaration allows at most ",
-        max_samples));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the ", which, " figures claim ", m.samples(),
+                     " held-out samples; the board's declaration (capped by "
+                     "--max_samples_ratio) allows at most ",
+                     max_samples));
   }
   if (!std::isfinite(m.loss())) {
     return absl::InvalidArgumentError(
         absl::StrCat("the ", which, " loss is not finite (", m.loss(), ")"));
   }
+  // Every built-in loss is a mean of non-negative terms; a model's own loss
+  // may be negative (a log-likelihood), not absurd.
+  const double lowest = own_loss ? -kMaxEvalFigure : 0;
+  if (m.loss() < lowest || m.loss() > kMaxEvalFigure) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the %s loss %s is out of range: a loss over held-out samples is "
+        "in [%g, %g]%s",
+        which, Exact(m.loss()), lowest, kMaxEvalFigure,
+        own_loss ? "" : " (the job's loss is never negative)"));
+  }
   if (!(m.accuracy() >= 0 && m.accuracy() <= 1)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the ", which, " accuracy ", m.accuracy(), " is not in [0, 1]"));
+    const double a = m.accuracy();
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "the %s accuracy %s is not in [0, 1]%s", which, Exact(a),
+        a > 1 ? ": it is above 1, more samples right than were evaluated"
+              : ""));
   }
   for (const auto& [name, value] :
        {std::pair{"RMSE", m.rmse()}, std::pair{"MAE", m.mae()}}) {
     if (!(value >= 0 && std::isfinite(value))) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the ", which, " ", name, " ", value, " is not a finite value >= 0"));
+    }
+    if (value > kMaxEvalFigure) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("the %s %s %s is out of range: at most %g", which,
+                          name, Exact(value), kMaxEvalFigure));
     }
   }
   return absl::OkStatus();
@@ -103,7 +139,8 @@ absl::Status CheckEvaluationReport(const v1::EvaluationReport& report,
   }
   const uint64_t max_samples =
       MaxHeldOutSamples(declared_samples, options.holdout_fraction);
-  if (absl::Status s = CheckMetrics(report.global(), "model's", max_samples);
+  if (absl::Status s = CheckMetrics(report.global(), "model's", max_samples,
+                                    options.own_loss);
       !s.ok()) {
     return s;
   }
@@ -118,7 +155,8 @@ absl::Status CheckEvaluationReport(const v1::EvaluationReport& report,
         " samples, the model's ", report.global().samples(),
         ": both must be the same held-out samples"));
   }
-  return CheckMetrics(report.personalized(), "personalised", max_samples);
+  return CheckMetrics(report.personalized(), "personalised", max_samples,
+                      options.own_loss);
 }
 
 std::string DescribeBoardEvaluation(const BoardEvalSummary& summary) {
@@ -199,6 +237,16 @@ absl::Status BoardEvaluation::Accept(const std::string& client_id,
   }
   figures_[client_id] = std::move(entry);
   return absl::OkStatus();
+}
+
+void BoardEvaluation::Rename(const std::string& old_id, const std::string& id) {
+  if (asked_.erase(old_id) == 0) return;
+  asked_.insert(id);
+  if (declined_.erase(old_id) > 0) declined_.insert(id);
+  if (auto it = figures_.find(old_id); it != figures_.end()) {
+    figures_[id] = std::move(it->second);
+    figures_.erase(it);
+  }
 }
 
 BoardEvalSummary BoardEvaluation::Summarize(absl::Time now,

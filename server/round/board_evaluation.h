@@ -30,6 +30,7 @@ struct BoardEvalOptions {
   // How long an evaluation waits for boards that have not answered.
   absl::Duration deadline = absl::Minutes(2);
   bool regression = false;    // the plan's task: which figures count
+  bool own_loss = false;      // the plan's loss is the model's own
   int personalize_steps = 0;  // >= 0
 };
 
@@ -38,11 +39,13 @@ struct BoardEvalOptions {
 bool EvaluatesOnBoards(const BoardEvalOptions& options, uint64_t round,
                        bool last);
 
-// Checks a board's evaluation report before it counts: finite figures in
-// range, a sample count the board's declaration allows (its held-out share
-// of `declared_samples` training samples at `options.holdout_fraction`),
-// personalised figures only when asked for, over the same samples.
-// InvalidArgument naming what is wrong.
+// Checks a board's evaluation report before it counts: figures in range
+// (a loss >= 0 unless the model has its own loss, every figure at most
+// 1e12 in size, accuracy in [0, 1]), a sample count the board's
+// declaration allows (its held-out share of `declared_samples` training
+// samples, the declaration as capped for training, at
+// `options.holdout_fraction`), personalised figures only when asked for,
+// over the same samples. InvalidArgument naming what is wrong.
 absl::Status CheckEvaluationReport(const v1::EvaluationReport& report,
                                    uint64_t declared_samples,
                                    const BoardEvalOptions& options);
@@ -92,11 +95,15 @@ class BoardEvaluation {
   // `asked` only).
   BoardEvalSummary Summarize(absl::Time now, bool regression) const;
 
+  // Board `old_id` joined again as `id`: it is asked (and its answer, if
+  // it gave one, kept) under the new id. Nothing when it was not asked.
+  void Rename(const std::string& old_id, const std::string& id);
+
  private:
   const uint64_t round_;
   const std::string task_id_;
   const std::shared_ptr<const runtime::NamedTensors> model_;
-  const std::set<std::string> asked_;
+  std::set<std::string> asked_;
   const absl::Time opened_;
   size_t answered_ = 0;
   std::set<std::string> declined_;

@@ -8,7 +8,8 @@
 
 namespace fedberry::server {
 
-absl::StatusOr<std::string> BoardJoins::Add(const v1::JoinRequest& request) {
+absl::StatusOr<std::string> BoardJoins::Add(const v1::JoinRequest& request,
+                                            const std::string& caller) {
   JobState& job = parts_.job;
   if (absl::Status bounded = parts_.declared_bound.CheckJoin(
           request.num_samples(), request.boards());
@@ -19,7 +20,8 @@ absl::StatusOr<std::string> BoardJoins::Add(const v1::JoinRequest& request) {
     return bounded;
   }
   FEDBERRY_RETURN_IF_ERROR(job.clients.CheckRoom(request.client_name()));
-  const ClientRecord record = RecordOfJoin(request, parts_.clock.Now());
+  ClientRecord record = RecordOfJoin(request, parts_.clock.Now());
+  record.caller = caller;
   const std::string id = job.clients.Add(record);
   RetireEarlierIds(request.client_name(), id);
   spdlog::info("{}", JoinedLine(record, id));
@@ -42,6 +44,7 @@ void BoardJoins::RetireEarlierIds(const std::string& name,
                  pushed     ? " (its update of the open round stays counted)"
                  : selected ? " (it keeps its place in the open round)"
                             : "");
+    parts_.closing.evaluation().Rename(old, id);
     job.clients.Remove(old);
     parts_.polls.Wake(old);  // its poll hears the id is gone
   }

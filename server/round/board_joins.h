@@ -15,6 +15,7 @@
 #include "server/declared_size_bound.h"
 #include "server/long_polls.h"
 #include "server/round/job_state.h"
+#include "server/round/round_closing.h"
 #include "server/round/round_kind.h"
 
 namespace fedberry::server {
@@ -26,6 +27,7 @@ struct JoinParts {
   RoundKind& kind;
   LongPolls& polls;                   // an old id's parked poll hears it
   DeclaredSizeBound& declared_bound;  // under job.mu
+  RoundClosing& closing;              // its evaluation: who is asked
 };
 
 class BoardJoins {
@@ -33,9 +35,10 @@ class BoardJoins {
   explicit BoardJoins(JoinParts parts) : parts_(parts) {}
 
   // Registers the board of `request` (checked, and admitted by the join
-  // gate) and returns its new id; the error, naming the board, when its
-  // declared size is out of bounds or the registry is full.
-  absl::StatusOr<std::string> Add(const v1::JoinRequest& request)
+  // gate), sent by `caller`, and returns its new id; the error, naming the
+  // board, when its declared size is out of bounds or the registry is full.
+  absl::StatusOr<std::string> Add(const v1::JoinRequest& request,
+                                  const std::string& caller)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
 
  private:

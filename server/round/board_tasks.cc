@@ -60,6 +60,7 @@ absl::StatusOr<ClientRecord*> BoardTasks::CheckedAndSeen(
   FEDBERRY_RETURN_IF_ERROR(Check(id, round, task_id));
   ClientRecord& client = parts_.job.clients.At(id);
   client.last_seen = parts_.clock.Now();
+  client.task_heard = client.last_seen;
   return &client;
 }
 
@@ -94,13 +95,16 @@ absl::Status BoardTasks::Heartbeat(const v1::HeartbeatRequest& request) {
   return absl::OkStatus();
 }
 
-absl::Status BoardTasks::AcceptEvaluation(const v1::EvaluationReport& report) {
+absl::Status BoardTasks::AcceptEvaluation(const v1::EvaluationReport& report,
+                                          const DeclaredSizeBound& bound) {
   JobState& job = parts_.job;
   FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
                             job.clients.Lookup(report.client_id()));
   client->last_seen = parts_.clock.Now();
   HeldEvaluation& evaluation = parts_.closing.evaluation();
-  FEDBERRY_RETURN_IF_ERROR(evaluation.Accept(report, *client));
+  // Held out from what it trains on: the declaration training weighs.
+  FEDBERRY_RETURN_IF_ERROR(evaluation.Accept(
+      report, *client, bound.Cap(client->num_samples, client->boards)));
   if (evaluation.Complete()) job.WorkChanged();
   return absl::OkStatus();
 }

@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/model.h"
+#include "server/declared_size_bound.h"
 #include "server/fleet/fleet_status.h"
 #include "server/round/job_state.h"
 #include "server/round/round_closing.h"
@@ -67,8 +68,10 @@ class BoardTasks {
   // progress kept (a pause may let the open round close).
   absl::Status Heartbeat(const v1::HeartbeatRequest& request)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
-  // A board's answer to the held evaluation (see HeldEvaluation::Accept).
-  absl::Status AcceptEvaluation(const v1::EvaluationReport& report)
+  // A board's answer to the held evaluation (see HeldEvaluation::Accept),
+  // its held-out samples bounded by its declaration as `bound` caps it.
+  absl::Status AcceptEvaluation(const v1::EvaluationReport& report,
+                                const DeclaredSizeBound& bound)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // Keeps the (untrusted) condition a board's poll declares; a board that
   // starts declining may let the open round close.

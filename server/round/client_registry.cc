@@ -174,6 +174,9 @@ std::vector<uint64_t> ClientRegistry::DeclaredPerBoard() const {
   std::vector<uint64_t> per_board;
   per_board.reserve(clients_.size());
   for (const auto& [id, client] : clients_) {
+    // A join alone proves nothing: boards that never asked for a task
+    // (declarations anyone can send) would set the bound for the rest.
+    if (!client.polled) continue;
     per_board.push_back(SamplesPerBoard(client.num_samples, client.boards));
   }
   return per_board;

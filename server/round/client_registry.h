@@ -25,6 +25,12 @@ struct ClientRecord {
   v1::DeviceInfo device;
   absl::Time joined;
   absl::Time last_seen;
+  // Its last word about its task (a heartbeat, a pull of the task's model,
+  // a push), which holds an asynchronous training slot; polls do not.
+  absl::Time task_heard = absl::InfinitePast();
+  // Who is behind it: its certificate's fingerprint under mutual TLS, else
+  // its host; boards of one caller share its slots (TaskLeases).
+  std::string caller;
   // It asked for a task since it joined: only such boards are selected
   // (a join alone proves nothing), and boards that never do are pruned.
   bool polled = false;
@@ -124,8 +130,9 @@ class ClientRegistry {
   // do not decline rounds.
   std::vector<std::string> Available(absl::Time now,
                                      absl::Duration liveness) const;
-  // The samples each registered client declared per board it speaks for
-  // (the fleet DeclaredSizeBound takes its median of).
+  // The samples each registered client that has asked for a task declared
+  // per board it speaks for (the fleet DeclaredSizeBound takes its median
+  // of).
   std::vector<uint64_t> DeclaredPerBoard() const;
   // Boards heard from within `liveness` whose last poll declined.
   int Declining(absl::Time now, absl::Duration liveness) const;

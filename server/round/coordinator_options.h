@@ -13,6 +13,7 @@
 
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.pb.h"
+#include "server/fleet/site_gateways.h"
 #include "server/fleet/version_gate.h"
 #include "server/input_checks.h"
 #include "server/planner/round_planner.h"
@@ -42,6 +43,9 @@ struct CoordinatorOptions {
   // The oldest client release that may join (--min_client_version); an
   // older board is refused at join and told to upgrade.
   VersionGate version_gate;
+  // Who may join as a site gateway, forwarding its boards' sum
+  // (--site_gateways); a join declaring boards from anyone else is refused.
+  SiteGateways site_gateways;
   double fraction = 1.0;  // share of available clients per round
   // Partial participation: a round needs `target_updates` updates (0: the
   // cohort that fraction and min_clients_per_round give), selects

@@ -52,14 +52,15 @@ HeldEvaluation::ModelFor(const v1::PullModelRequest& request) const {
 }
 
 absl::Status HeldEvaluation::Accept(const v1::EvaluationReport& report,
-                                    const ClientRecord& client) {
+                                    const ClientRecord& client,
+                                    uint64_t declared_samples) {
   if (!evaluation_) {
     return absl::FailedPreconditionError(
         absl::StrCat("board ", client.name, " was not asked to evaluate round ",
                      report.round(), " (no evaluation is open)"));
   }
   absl::Status accepted = evaluation_->Accept(
-      report.client_id(), client.name, client.num_samples, report, options_);
+      report.client_id(), client.name, declared_samples, report, options_);
   if (accepted.ok() && !report.declined().empty()) {
     spdlog::info("round {}: board {} declined to evaluate: {}",
                  evaluation_->round(), client.name,

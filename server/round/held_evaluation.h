@@ -57,11 +57,18 @@ class HeldEvaluation {
   // a board not asked); nullopt when the pull is of another task.
   std::optional<absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>>
   ModelFor(const v1::PullModelRequest& request) const;
-  // Takes `client`'s answer (see BoardEvaluation::Accept); FailedPrecondition
-  // when no evaluation is open.
+  // Takes `client`'s answer (see BoardEvaluation::Accept), its held-out
+  // samples bounded by `declared_samples` (its declaration as capped for
+  // training); FailedPrecondition when no evaluation is open.
   absl::Status Accept(const v1::EvaluationReport& report,
-                      const ClientRecord& client);
+                      const ClientRecord& client, uint64_t declared_samples);
   bool Complete() const { return evaluation_ && evaluation_->Complete(); }
+  // A board asked that joined again is asked under its new id (its old id
+  // can no longer answer: without this the evaluation waited out its
+  // deadline).
+  void Rename(const std::string& old_id, const std::string& id) {
+    if (evaluation_) evaluation_->Rename(old_id, id);
+  }
   // Every asked board answered, its deadline passed, or the job `stopping`.
   bool Over(absl::Time now, bool stopping) const;
   // Ends the evaluation: the held round, its report carrying the boards'

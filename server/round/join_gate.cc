@@ -19,6 +19,13 @@ absl::Status JoinGate::Refusal(const v1::JoinRequest& request) const {
         "not joined: this board's data does not fit the job's plan (", reason,
         ")"));
   }
+  if (absl::Status gateway =
+          gateways_.Admit(request.client_name(), request.boards());
+      !gateway.ok()) {
+    spdlog::warn("refused the join of '{}': {}", name,
+                 std::string(gateway.message()));
+    return gateway;
+  }
   if (absl::Status old = versions_.Admit(request.client_version()); !old.ok()) {
     spdlog::warn("refused the join of '{}': {}", name,
                  std::string(old.message()));

@@ -1,7 +1,8 @@
 // Who may join, decided before a board is registered: a board whose data
 // does not fit the job's plan, a client older than the job's minimum
-// release, and a join the round budget refuses (a site gateway under
-// differential privacy) are turned away. Each refusal is logged, told to
+// release, a site gateway --site_gateways does not name, and a join the
+// round budget refuses (a site gateway under differential privacy) are
+// turned away. Each refusal is logged, told to
 // the refused-board sink (clients.jsonl) where the board should hear of it
 // again, and kept for the fleet page.
 // Thread-safety: thread-safe (its parts are; the budget's Refuses is
@@ -16,6 +17,7 @@
 #include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
 #include "server/fleet/refused_joins.h"
+#include "server/fleet/site_gateways.h"
 #include "server/fleet/version_gate.h"
 #include "server/round/round_budget.h"
 
@@ -28,9 +30,11 @@ class JoinGate {
  public:
   // `budget` may be null; `refused_sink` may be empty. The rest must
   // outlive the gate.
-  JoinGate(VersionGate versions, RefusedBoardSink refused_sink,
-           const RoundBudget* budget, RefusedJoins& refused, Clock& clock)
+  JoinGate(VersionGate versions, SiteGateways gateways,
+           RefusedBoardSink refused_sink, const RoundBudget* budget,
+           RefusedJoins& refused, Clock& clock)
       : versions_(std::move(versions)),
+        gateways_(std::move(gateways)),
         refused_sink_(std::move(refused_sink)),
         budget_(budget),
         refused_(refused),
@@ -47,6 +51,7 @@ class JoinGate {
   absl::Status Refusal(const v1::JoinRequest& request) const;
 
   const VersionGate versions_;
+  const SiteGateways gateways_;
   const RefusedBoardSink refused_sink_;
   const RoundBudget* const budget_;
   RefusedJoins& refused_;

@@ -78,7 +78,7 @@ void SetTheOtherGroups(ServerConfig& c) {
   dp.delta = 1e-6;
   dp.target_epsilon = 8;
   dp.noise_seed = 7;
-  c.fleet = {"0.2.0", 50, 100, 5};
+  c.fleet = {"0.2.0", "gw-a:4,gw-b", 50, 100, 5};
   TransportConfig& t = c.transport;
   t.transport = {
       "10.0.0.1:6000", {"/s.crt", "/s.key", "/ca.crt"}, "/r.crl", true};
@@ -142,7 +142,7 @@ TEST(ServerArgsFrom, GivesEveryFlagOfTheServer) {
       defined.insert(std::string(name));
     }
   }
-  EXPECT_EQ(defined.size(), 98u);
+  EXPECT_EQ(defined.size(), 99u);
   EXPECT_EQ(given, defined);
 }
 

@@ -34,7 +34,9 @@ constexpr char kTask[] = "task-1";
 // Records what the agent sends; one TRAIN task, then DONE.
 class FakeFederation : public v1::Federation::Service {
  public:
-  explicit FakeFederation(bool too_old) : too_old_(too_old) {}
+  // Every join is answered with `join_refusal` (OK: joined).
+  explicit FakeFederation(absl::Status join_refusal)
+      : join_refusal_(std::move(join_refusal)) {}
 
   grpc::Status GetPlan(grpc::ServerContext*, const v1::GetPlanRequest*,
                        v1::GetPlanResponse* response) override {
@@ -48,13 +50,7 @@ class FakeFederation : public v1::Federation::Service {
                     v1::JoinResponse* response) override {
     absl::MutexLock lock(&mu_);
     joins_.push_back(*request);
-    if (too_old_) {
-      return wire::ToGrpcStatus(
-          wire::WithReason(absl::FailedPreconditionError(
-                               "fedberry-client 0.0.1 is older than this job's "
-                               "--min_client_version 99.0"),
-                           wire::kReasonClientTooOld));
-    }
+    if (!join_refusal_.ok()) return wire::ToGrpcStatus(join_refusal_);
     response->set_client_id("client-1");
     response->set_job_id("job");
     return grpc::Status::OK;
@@ -104,7 +100,7 @@ class FakeFederation : public v1::Federation::Service {
   }
 
  private:
-  const bool too_old_;
+  const absl::Status join_refusal_;
   absl::Mutex mu_;
   std::vector<v1::JoinRequest> joins_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::GetTaskRequest> polls_ ABSL_GUARDED_BY(mu_);
@@ -133,10 +129,17 @@ class ScriptedTrainer : public LocalTrainer {
   SimulatedClock& clock_;
 };
 
+absl::Status TooOld() {
+  return wire::WithReason(
+      absl::FailedPreconditionError("fedberry-client 0.0.1 is older than this "
+                                    "job's --min_client_version 99.0"),
+      wire::kReasonClientTooOld);
+}
+
 class AgentFleetTest : public ::testing::Test {
  protected:
-  void Start(bool too_old) {
-    service_ = std::make_unique<FakeFederation>(too_old);
+  void Start(absl::Status join_refusal = absl::OkStatus()) {
+    service_ = std::make_unique<FakeFederation>(std::move(join_refusal));
     grpc::ServerBuilder builder;
     builder.RegisterService(service_.get());
     server_ = builder.BuildAndStart();
@@ -161,7 +164,7 @@ class AgentFleetTest : public ::testing::Test {
 };
 
 TEST_F(AgentFleetTest, JoinSendsTheReleaseAndGetTaskTheCondition) {
-  Start(/*too_old=*/false);
+  Start();
   int checks = 0;
   options_.condition = [&checks] {
     v1::BoardCondition c;
@@ -185,7 +188,7 @@ TEST_F(AgentFleetTest, JoinSendsTheReleaseAndGetTaskTheCondition) {
 }
 
 TEST_F(AgentFleetTest, ProgressHeartbeatsAtMostEveryTenSeconds) {
-  Start(/*too_old=*/false);
+  Start();
   ScriptedTrainer trainer(clock_);
   auto agent = MakeAgent(trainer);
   ASSERT_TRUE(agent->Run().ok());
@@ -204,7 +207,7 @@ TEST_F(AgentFleetTest, ProgressHeartbeatsAtMostEveryTenSeconds) {
 }
 
 TEST_F(AgentFleetTest, ClientTooOldIsSaidAndNotAskedAgainAtOnce) {
-  Start(/*too_old=*/true);
+  Start(TooOld());
   options_.unfit_wait = absl::Hours(1);
   std::ostringstream log;
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
@@ -232,7 +235,7 @@ TEST_F(AgentFleetTest, ClientTooOldIsSaidAndNotAskedAgainAtOnce) {
 }
 
 TEST_F(AgentFleetTest, ClientTooOldAsksAgainWhenItsClockSaysTheWaitIsOver) {
-  Start(/*too_old=*/true);
+  Start(TooOld());
   options_.unfit_wait = absl::Hours(1);
   ScriptedTrainer trainer(clock_);
   auto agent = MakeAgent(trainer);
@@ -255,6 +258,48 @@ TEST_F(AgentFleetTest, ClientTooOldAsksAgainWhenItsClockSaysTheWaitIsOver) {
   agent->Stop();
   run.join();
   EXPECT_TRUE(absl::IsCancelled(ran)) << ran;
+}
+
+// A board refused for declaring more samples than the fleet's bound
+// allows says why and asks again later: it exited 1 before, and a real
+// fedberry-client with 15,000 samples never joined a job whose first joins
+// declared 100.
+TEST_F(AgentFleetTest, SamplesAboveTheFleetAreSaidAndAskedAgainLater) {
+  Start(wire::WithReason(
+      absl::FailedPreconditionError(
+          "not joined: declared 15000 samples, more than 10 x the median of "
+          "100 samples a board of the boards taking part "
+          "(--max_samples_ratio)"),
+      wire::kReasonSamplesAboveFleet));
+  options_.unfit_wait = absl::Hours(1);
+  std::ostringstream log;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(log);
+  spdlog::default_logger()->sinks().push_back(sink);
+  ScriptedTrainer trainer(clock_);
+  auto agent = MakeAgent(trainer);
+  absl::Status ran;
+  std::thread run([&] { ran = agent->Run(); });
+  auto joins_reach = [this](size_t n) {
+    for (int i = 0; i < 3000 && service_->joins().size() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return service_->joins().size() >= n;
+  };
+  ASSERT_TRUE(joins_reach(1));
+  // Its wait is on its clock: an hour passes (again, should the agent start
+  // waiting after the clock moved) until it asks again.
+  for (int i = 0; i < 300 && service_->joins().size() < 2; ++i) {
+    clock_.Advance(absl::Hours(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(service_->joins().size(), 2u) << "the agent gave up: " << ran;
+  agent->Stop();
+  run.join();
+  spdlog::default_logger()->flush();
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_TRUE(absl::IsCancelled(ran)) << ran;
+  EXPECT_THAT(log.str(), HasSubstr("median of 100"));
+  EXPECT_THAT(log.str(), HasSubstr("asking again in 1h"));
 }
 
 TEST(PlanTrainerProgress, ReportsEveryStepOfThePlan) {

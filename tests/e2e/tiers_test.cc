@@ -237,14 +237,12 @@ TEST(Tiers, AGatewayAndTheServerKilledMidJobResumeAndTheJobCompletes) {
   const std::string central = dir / "central";
   const std::string site = dir / "site";
   const auto central_args = [&](const std::string& listen) {
-    return std::vector<std::string>{kBin + "/fedberry-server",
-                                    "--listen=" + listen,
-                                    "--rounds=4",
-                                    "--local_steps=40",
-                                    "--min_clients=1",
-                                    "--min_clients_to_start=1",
-                                    "--eval_data=",
-                                    "--output=" + central};
+    return std::vector<std::string>{
+        kBin + "/fedberry-server",  "--listen=" + listen,
+        "--site_gateways=site-a",   "--rounds=4",
+        "--local_steps=40",         "--min_clients=1",
+        "--min_clients_to_start=1", "--eval_data=",
+        "--output=" + central};
   };
   const auto site_args = [&](const std::string& upstream,
                              const std::string& listen) {
@@ -316,7 +314,7 @@ TEST(Tiers, ADpRootNoisesAndAccountsAGatewaysClippedSums) {
              "--local_steps=10", "--batch_size=16", "--lr=0.02",
              "--fraction=0.5", "--min_clients=1", "--min_clients_to_start=2",
              "--dp_noise_multiplier=1.2", "--dp_clip=0.05", "--dp_noise_seed=3",
-             "--eval_data=", "--output=" + root},
+             "--site_gateways=site-a", "--eval_data=", "--output=" + root},
             dir / "root.log");
   const std::string address = AddressOf(root, server);
   ASSERT_FALSE(address.empty()) << ReadAll(dir / "root.log");

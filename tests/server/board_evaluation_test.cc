@@ -91,6 +91,8 @@ TEST(BoardEvaluation, RefusesBadFiguresAndKeepsTheCombinedFigure) {
   };
   v1::EvaluationReport negative_rmse = Report(50, 0.5, 0.5);
   negative_rmse.mutable_global()->set_rmse(-1);
+  v1::EvaluationReport huge_mae = Report(50, 0.5, 0.5);
+  huge_mae.mutable_global()->set_mae(1e300);
   v1::EvaluationReport empty;
   empty.set_round(1);
   empty.set_task_id("e1-task");
@@ -98,6 +100,14 @@ TEST(BoardEvaluation, RefusesBadFiguresAndKeepsTheCombinedFigure) {
       {Report(50, nan, 0.5), "loss is not finite"},
       {Report(50, inf, 0.5), "loss is not finite"},
       {Report(50, 0.5, 1.5), "accuracy 1.5 is not in [0, 1]"},
+      // The lie: finite, published in rounds.jsonl and /metrics.
+      {Report(50, -1e300, 0.5),
+       "is out of range: a loss over held-out samples is in [0, 1e+12]"},
+      {Report(50, 1e300, 0.5), "is out of range"},
+      {Report(50, -0.25, 0.5), "the job's loss is never negative"},
+      {Report(50, 0.5, 1.0000001),
+       "accuracy 1.0000001 is not in [0, 1]: it is above 1"},
+      {huge_mae, "MAE 1e+300 is out of range"},
       {Report(50, 0.5, -0.1), "is not in [0, 1]"},
       {Report(50, 0.5, nan), "is not in [0, 1]"},
       {negative_rmse, "RMSE -1 is not a finite value"},
@@ -118,6 +128,19 @@ TEST(BoardEvaluation, RefusesBadFiguresAndKeepsTheCombinedFigure) {
   const BoardEvalSummary s = e.Summarize(absl::UnixEpoch(), false);
   EXPECT_EQ(s.boards, 1);
   EXPECT_DOUBLE_EQ(s.combined.accuracy, 0.8);
+}
+
+// A model with its own loss (a TorchScript `loss` method) may report a
+// negative one, within the same bound.
+TEST(BoardEvaluation, AModelsOwnLossMayBeNegativeNotAbsurd) {
+  BoardEvalOptions own = Options();
+  own.own_loss = true;
+  EXPECT_TRUE(CheckEvaluationReport(Report(50, -3.5, 0.5), 400, own).ok());
+  EXPECT_TRUE(absl::StrContains(
+      CheckEvaluationReport(Report(50, -1e300, 0.5), 400, own).message(),
+      "out of range"));
+  EXPECT_FALSE(
+      CheckEvaluationReport(Report(50, -3.5, 0.5), 400, Options()).ok());
 }
 
 TEST(BoardEvaluation, OnlyAskedBoardsAnswerOnceForTheirTask) {

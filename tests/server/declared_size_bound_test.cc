@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "proto/wire.h"
+
 namespace fedberry::server::declared_size_bound_test {
 namespace {
 
@@ -22,7 +24,10 @@ TEST(DeclaredSizeBound, ADeclarationBeyondTheRatioIsRefusedAndCapped) {
   EXPECT_EQ(bound.median(), 300u);
   EXPECT_TRUE(bound.CheckJoin(3000, 0).ok());
   const absl::Status refused = bound.CheckJoin(uint64_t{1} << 40, 0);
-  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused)) << refused;
+  EXPECT_EQ(wire::ReasonOf(refused), wire::kReasonSamplesAboveFleet);
+  EXPECT_NE(refused.message().find("may join again later"), std::string::npos)
+      << refused;
   EXPECT_NE(refused.message().find("median of 300"), std::string::npos)
       << refused;
   EXPECT_NE(refused.message().find("--max_samples_ratio"), std::string::npos);

@@ -10,6 +10,7 @@
 #include "server/fleet/board_state.h"
 #include "server/fleet/fleet_status.h"
 #include "server/fleet/refused_joins.h"
+#include "server/fleet/site_gateways.h"
 #include "server/fleet/version_gate.h"
 
 namespace fedberry::server::fleet_test {
@@ -159,6 +160,31 @@ TEST(RefusedJoins, KeepsTheLatestRefusalOfEachNameBounded) {
   EXPECT_EQ(refused.Rows()[0].name, "c");
 }
 
+// Only the gateways --site_gateways names may declare boards, each within
+// its count; a board (0 boards) always may.
+TEST(SiteGateways, OnlyListedGatewaysDeclareBoardsWithinTheirCount) {
+  absl::StatusOr<SiteGateways> gateways =
+      SiteGateways::Parse("shed-gw, barn-gw:50");
+  ASSERT_TRUE(gateways.ok()) << gateways.status();
+  EXPECT_TRUE(gateways->Admit("board-7", 0).ok());
+  EXPECT_TRUE(gateways->Admit("shed-gw", 1000).ok());
+  EXPECT_TRUE(gateways->Admit("barn-gw", 50).ok());
+  const absl::Status many = gateways->Admit("barn-gw", 51);
+  EXPECT_EQ(many.code(), absl::StatusCode::kInvalidArgument) << many;
+  EXPECT_NE(many.message().find("at most 50"), std::string::npos) << many;
+  // The impostor: a board declaring itself a gateway of 1,000.
+  const absl::Status impostor = gateways->Admit("board-7", 1000);
+  EXPECT_EQ(impostor.code(), absl::StatusCode::kPermissionDenied) << impostor;
+  EXPECT_NE(impostor.message().find("--site_gateways"), std::string::npos);
+  EXPECT_EQ(SiteGateways().Admit("shed-gw", 2).code(),
+            absl::StatusCode::kPermissionDenied);
+  for (const char* bad : {"gw:0", "gw:x", "gw:1:2", ":5", "g\nw"}) {
+    absl::StatusOr<SiteGateways> parsed = SiteGateways::Parse(bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+}
+
 TEST(VersionGate, AdmitsTheMinimumAndNewerAndTellsOlderToUpgrade) {
   EXPECT_TRUE(VersionGate().Admit("").ok());  // no gate
   absl::StatusOr<VersionGate> gate = VersionGate::Parse("0.2.0");
@@ -166,12 +192,32 @@ TEST(VersionGate, AdmitsTheMinimumAndNewerAndTellsOlderToUpgrade) {
   EXPECT_EQ(gate->minimum(), "0.2.0");
   EXPECT_TRUE(gate->Admit("0.2.0").ok());
   EXPECT_TRUE(gate->Admit("0.2.0-1").ok());
-  EXPECT_TRUE(gate->Admit("0.10").ok());
-  for (const char* old : {"0.1.9", "", "garbage"}) {
+  EXPECT_TRUE(gate->Admit("0.10.0").ok());
+  for (const char* old : {"0.1.9", ""}) {
     absl::Status s = gate->Admit(old);
     EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << old;
     EXPECT_EQ(wire::ReasonOf(s), wire::kReasonClientTooOld) << old;
     EXPECT_NE(s.message().find("upgrade fedberry-client"), std::string::npos);
+  }
+  EXPECT_NE(gate->Admit("").message().find("MAJOR.MINOR.PATCH"),
+            std::string::npos);
+}
+
+// A version that is no release is said to be malformed, with the form
+// expected, not "too old, upgrade" (which it was, for each of these).
+TEST(VersionGate, AMalformedVersionIsSaidToBeMalformed) {
+  absl::StatusOr<VersionGate> gate = VersionGate::Parse("0.2.0");
+  ASSERT_TRUE(gate.ok());
+  for (const char* malformed :
+       {"999999999999999999999.0.0", "v0.1.0", "1.2", "0.10", "garbage",
+        "1.2.3.4", "1..2", "\xc3\xa9.1.0"}) {
+    absl::Status s = gate->Admit(malformed);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << malformed;
+    EXPECT_NE(s.message().find("is malformed: expected MAJOR.MINOR.PATCH"),
+              std::string::npos)
+        << s;
+    EXPECT_EQ(s.message().find("upgrade"), std::string::npos) << s;
+    EXPECT_EQ(wire::ReasonOf(s), "") << malformed;
   }
   absl::StatusOr<VersionGate> bad = VersionGate::Parse("latest");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);

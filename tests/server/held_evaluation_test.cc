@@ -65,7 +65,7 @@ TEST(HeldEvaluationTest, TheHeldRoundComesBackWithTheBoardsFigures) {
   report.mutable_global()->set_samples(20);
   report.mutable_global()->set_loss(0.5);
   report.mutable_global()->set_accuracy(0.75);
-  ASSERT_TRUE(evaluation.Accept(report, board).ok());
+  ASSERT_TRUE(evaluation.Accept(report, board, board.num_samples).ok());
   EXPECT_FALSE(evaluation.Complete());
   EXPECT_FALSE(evaluation.Over(absl::UnixEpoch() + absl::Minutes(1), false));
   EXPECT_TRUE(evaluation.Over(absl::UnixEpoch() + absl::Minutes(1), true));
@@ -81,7 +81,7 @@ TEST(HeldEvaluationTest, TheHeldRoundComesBackWithTheBoardsFigures) {
   EXPECT_DOUBLE_EQ(held->report.board_eval->combined.accuracy, 0.75);
   EXPECT_FALSE(evaluation.open());
   EXPECT_FALSE(evaluation.Finish(absl::UnixEpoch()).has_value());
-  EXPECT_EQ(evaluation.Accept(report, board).code(),
+  EXPECT_EQ(evaluation.Accept(report, board, board.num_samples).code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

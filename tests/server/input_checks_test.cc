@@ -22,6 +22,39 @@ TEST(CheckJoin, AcceptsAPlainNameAndCutsLongDeviceText) {
   EXPECT_EQ(r.device().cpu_model().size(), InputLimits{}.max_device_text_bytes);
 }
 
+// The crash: a device string of 257 bytes with a two-byte character
+// across byte 256 was cut inside the character, and writing clients.jsonl
+// threw. Every field, every multi-byte width, every position of the
+// character around the bound: the cut text is whole characters a strict
+// UTF-8 check (proto's own serialiser) takes, and as long as fits.
+TEST(CheckJoin, CutsDeviceTextAndVersionsOnACharacterBoundary) {
+  const InputLimits limits;
+  for (const std::string character :
+       {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x8d\x93"}) {
+    for (size_t before = 50; before <= 260; ++before) {
+      const std::string text = std::string(before, 'a') + character + "zz";
+      v1::JoinRequest r = Request("multi-byte");
+      r.mutable_device()->set_hostname(text);
+      r.mutable_device()->set_os(text);
+      r.set_client_version(text);
+      ASSERT_TRUE(CheckJoin(r, limits).ok());
+      for (const auto& [cut, bound] :
+           {std::pair{r.device().hostname(), limits.max_device_text_bytes},
+            std::pair{r.device().os(), limits.max_device_text_bytes},
+            std::pair{r.client_version(), limits.max_version_bytes}}) {
+        ASSERT_LE(cut.size(), bound);
+        EXPECT_EQ(cut, text.substr(0, cut.size()));
+        EXPECT_GT(cut.size() + character.size(), std::min(bound, text.size()))
+            << "before " << before;
+      }
+      std::string bytes;
+      EXPECT_TRUE(r.SerializeToString(&bytes));
+      v1::JoinRequest back;
+      EXPECT_TRUE(back.ParseFromString(bytes)) << "before " << before;
+    }
+  }
+}
+
 TEST(CheckJoin, RefusesNamesThatAreEmptyLongOrNotPrintable) {
   for (const std::string& name :
        {std::string(), std::string(129, 'n'), std::string("a\nb"),

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nlohmann/json.hpp"
 #include "tests/test_files.h"
 
 namespace fedberry::server::metrics_log_test {
@@ -76,6 +77,34 @@ TEST(MetricsLog, AResumedJobKeepsItsRefusedBoardsAndRewritesItsRounds) {
   ASSERT_TRUE(MetricsLog::Open(out).ok());
   EXPECT_TRUE(Lines(out + "/clients.jsonl").empty());
   EXPECT_TRUE(Lines(out + "/rounds.jsonl").empty());
+}
+
+// Records hold what boards sent: a string that is not UTF-8 (a device
+// string cut inside a character, a name from an older server's checkpoint)
+// is written with U+FFFD, and neither the round's lines nor the next
+// round's are lost. nlohmann's plain dump threw here and aborted the server.
+TEST(MetricsLog, WritesEveryLineWhateverBytesABoardsStringsHold) {
+  fedberry::testing::TempDir dir;
+  const std::string out = dir / "out";
+  auto log = MetricsLog::Open(out);
+  ASSERT_TRUE(log.ok()) << log.status();
+  RoundReport first = Round(1);
+  first.clients[0].client_name = "board-\xc3";
+  first.clients[0].device.set_hostname(std::string(255, 'h') + "\xc3");
+  first.clients[0].device.set_os("\xff\xfe\xed\xa0\x80");
+  (*log)->WriteRefusedBoard("board-\x80", "reason \xe2\x82");
+  (*log)->Write(first);
+  (*log)->Write(Round(2));
+  const auto clients = Lines(out + "/clients.jsonl");
+  ASSERT_EQ(clients.size(), 3u);
+  for (const std::string& line : clients) {
+    EXPECT_TRUE(nlohmann::json::accept(line)) << line;
+  }
+  const nlohmann::json board = nlohmann::json::parse(clients[1]);
+  EXPECT_EQ(board.at("client"), "board-\xef\xbf\xbd");
+  EXPECT_EQ(board.at("device").at("hostname"),
+            std::string(255, 'h') + "\xef\xbf\xbd");
+  EXPECT_EQ(Lines(out + "/rounds.jsonl").size(), 2u);
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ class RoundClosingTest : public ::testing::Test {
         OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
                      nullptr, declared_bound_, *closing_});
     joins_ = std::make_unique<BoardJoins>(
-        JoinParts{clock_, job_, *kind_, polls_, declared_bound_});
+        JoinParts{clock_, job_, *kind_, polls_, declared_bound_, *closing_});
     tasks_ = std::make_unique<BoardTasks>(
         TaskParts{clock_, job_, *kind_, *closing_, relay_});
   }
@@ -71,7 +71,7 @@ class RoundClosingTest : public ::testing::Test {
     request.set_client_name(name);
     request.set_num_samples(10);
     absl::MutexLock lock(&job_.mu);
-    absl::StatusOr<std::string> id = joins_->Add(request);
+    absl::StatusOr<std::string> id = joins_->Add(request, "");
     EXPECT_TRUE(id.ok()) << id.status();
     if (id.ok()) job_.clients.At(*id).polled = true;
     return id.value_or("");

@@ -84,6 +84,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.selection = selection_;
     o.budget = budget_;
     o.version_gate = version_gate_;
+    o.site_gateways = SiteGateways::Parse(site_gateways_).value();
     o.async = async_;
     if (upstream_) {
       o.upstream = true;
@@ -209,6 +210,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::function<void(int64_t)> evaluation_gate_;
   bool overlap_evaluation_ = false;
   BoardEvalOptions board_eval_;  // off
+  std::string site_gateways_;    // --site_gateways
   int target_updates_ = 0;
   double over_select_ = 1.0;
   bool upstream_ = false;               // a site gateway's coordinator (tiers)
@@ -433,6 +435,27 @@ TEST_F(RoundCoordinatorTest, ARaisedMinimumDropsOlderBoardsOnRestore) {
 // many boards'), the round's config carries the clip bound, the mean is
 // unweighted over the expected cohort, every round is charged, and a draw
 // too small to run is charged too.
+// A board that declares itself a site gateway is refused unless
+// --site_gateways names it: under DP its forwarded sum counted as that many
+// clipped updates.
+TEST_F(RoundCoordinatorTest, OnlyANamedSiteGatewayMayDeclareBoards) {
+  site_gateways_ = "site:2";
+  Make(2);
+  v1::JoinRequest impostor;
+  impostor.set_client_name("board-7");
+  impostor.set_num_samples(20);
+  impostor.set_boards(1000);
+  const auto refused = coordinator_->Join(impostor);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied)
+      << refused.status();
+  impostor.set_client_name("site");
+  EXPECT_EQ(coordinator_->Join(impostor).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  impostor.set_boards(2);
+  EXPECT_TRUE(coordinator_->Join(impostor).ok());
+  EXPECT_EQ(coordinator_->registered_clients(), 1);
+}
+
 TEST_F(RoundCoordinatorTest, UnderDifferentialPrivacyEveryDrawIsCharged) {
   DpOptions dp;
   dp.clip = 10;
@@ -440,6 +463,7 @@ TEST_F(RoundCoordinatorTest, UnderDifferentialPrivacyEveryDrawIsCharged) {
   dp.noise_seed = 1;
   budget_ = std::make_shared<PrivacyBudget>(dp);
   selection_ = std::make_shared<const PoissonCohorts>(1.0);
+  site_gateways_ = "site:2";
   Make(2);
   // A site gateway of 2 boards: in every draw (its boards are drawn at the
   // site), it sends their clipped sum with its count.
@@ -1414,11 +1438,30 @@ TEST_F(RoundCoordinatorTest, ADeclaredSizeCannotHijackTheAverage) {
   v1::JoinRequest late = liar;
   late.set_client_name("late-liar");
   const auto refused = coordinator_->Join(late);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(refused.status().message().find("median of 10"), std::string::npos)
       << refused.status();
   late.set_num_samples(100);
   EXPECT_TRUE(coordinator_->Join(late).ok());
+}
+
+// The bound is set by boards taking part: 8 joins declaring 100 samples
+// that never asked for a task made the median 100, and a real board with
+// 15,000 samples was refused.
+TEST_F(RoundCoordinatorTest, JoinsThatNeverAskedDoNotSetTheSizeBound) {
+  Make(2);
+  for (int i = 0; i < 8; ++i) {
+    v1::JoinRequest r;
+    r.set_client_name(absl::StrCat("silent-", i));
+    r.set_num_samples(100);
+    ASSERT_TRUE(coordinator_->Join(r).ok());
+  }
+  EXPECT_FALSE(coordinator_->RunOnce());  // no board asked: nothing opens
+  v1::JoinRequest honest;
+  honest.set_client_name("honest");
+  honest.set_num_samples(15000);
+  auto joined = coordinator_->Join(honest);
+  EXPECT_TRUE(joined.ok()) << joined.status();
 }
 
 TEST_F(RoundCoordinatorTest, AnUpdateWeighsNoMoreThanItsTaskAllows) {
@@ -1878,6 +1921,69 @@ TEST_F(BoardEvaluationRounds, TheReportWaitsForTheBoardsFigures) {
   EXPECT_EQ(Task(a).round(), 2u);
 }
 
+// A board that joins again while it is asked to evaluate (a restart, a
+// lost connection) is asked under its new id, and the evaluation ends when
+// every board answered: it waited out the whole deadline before.
+TEST_F(BoardEvaluationRounds, ABoardThatJoinsAgainIsAskedUnderItsNewId) {
+  Make(2, /*rounds=*/2);
+  std::string a, b;
+  CloseRoundOne(a, b);
+  ASSERT_EQ(Task(a).action(), v1::GetTaskResponse::EVALUATE);
+  const std::string again = Join("a");
+  ASSERT_NE(again, a);
+  const v1::GetTaskResponse ea = Task(again);
+  ASSERT_EQ(ea.action(), v1::GetTaskResponse::EVALUATE);
+  ASSERT_TRUE(Answer(again, ea, 0.9).ok());
+  ASSERT_TRUE(Answer(b, Task(b), 0.5).ok());
+  ASSERT_TRUE(coordinator_->RunOnce()) << "waits for the retired id";
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_EQ(reports_[0].board_eval->asked, 2);
+  EXPECT_EQ(reports_[0].board_eval->boards, 2);
+}
+
+// A board's held-out samples are bounded by its declaration as training
+// caps it (--max_samples_ratio against the fleet's median), not by what it
+// claimed at join: a board that declared 2^40 samples before the fleet had
+// a median answered accuracy 1 over 2^38 samples and made the job's figure
+// 0.99999999989.
+TEST_F(BoardEvaluationRounds, AnAnswerCannotClaimMoreThanTheCappedDeclaration) {
+  Make(4, /*rounds=*/2);
+  v1::JoinRequest lie;
+  lie.set_client_name("liar");
+  lie.set_num_samples(uint64_t{1} << 40);
+  auto joined = coordinator_->Join(lie);
+  ASSERT_TRUE(joined.ok()) << joined.status();  // no median yet
+  const std::string liar = joined->client_id();
+  ASSERT_TRUE(coordinator_->GetTask(liar, absl::ZeroDuration()).ok());
+  const std::vector<std::string> honest = {Join("a"), Join("b"), Join("c")};
+  ASSERT_TRUE(coordinator_->RunOnce());
+  for (const std::string& id : {liar, honest[0], honest[1], honest[2]}) {
+    ASSERT_TRUE(Submit(Header(id, Task(id), 5), Model(1, 1)).ok());
+  }
+  ASSERT_TRUE(coordinator_->RunOnce());
+  const v1::GetTaskResponse e = Task(liar);
+  ASSERT_EQ(e.action(), v1::GetTaskResponse::EVALUATE);
+  v1::EvaluationReport r;
+  r.set_client_id(liar);
+  r.set_round(e.round());
+  r.set_task_id(e.task_id());
+  r.mutable_global()->set_samples(uint64_t{1} << 38);
+  r.mutable_global()->set_loss(0);
+  r.mutable_global()->set_accuracy(1);
+  const absl::Status refused = coordinator_->ReportEvaluation(r);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+  EXPECT_TRUE(absl::StrContains(refused.message(), "--max_samples_ratio"))
+      << refused;
+  // 10 x the median's 10 samples: at most 27 held out at 0.2.
+  r.mutable_global()->set_samples(27);
+  EXPECT_TRUE(coordinator_->ReportEvaluation(r).ok());
+  for (const std::string& id : honest)
+    ASSERT_TRUE(Answer(id, Task(id), 0.5).ok());
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(reports_.size(), 1u);
+  EXPECT_LT(reports_[0].board_eval->combined.accuracy, 0.95);
+}
+
 TEST_F(BoardEvaluationRounds, SilentBoardsAreNotAwaitedPastTheDeadline) {
   Make(2, /*rounds=*/2);
   std::string a, b;
@@ -2081,6 +2187,53 @@ TEST_F(AsyncRoundsTest, MaxConcurrencyMakesTheOthersWait) {
   ASSERT_TRUE(Submit(Header(a, ta, 5), Model(1, 1)).ok());
   EXPECT_EQ(Task(b).action(), v1::GetTaskResponse::TRAIN);
   EXPECT_EQ(Task(a).action(), v1::GetTaskResponse::WAIT);
+}
+
+// Boards that keep asking for work and never push held every slot: an
+// honest board waited without end. A slot is a lease that a poll does not
+// renew; its board then sits out as long as it held it.
+TEST_F(AsyncRoundsTest, BoardsThatPollAndNeverPushLoseTheirSlots) {
+  MakeAsync(/*buffer=*/2, 4, /*concurrency=*/2);
+  const std::string h1 = Join("hostile-1"), h2 = Join("hostile-2");
+  const std::string honest = Join("honest");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  ASSERT_EQ(Task(h1).action(), v1::GetTaskResponse::TRAIN);
+  ASSERT_EQ(Task(h2).action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(honest).action(), v1::GetTaskResponse::WAIT);
+  for (int i = 0; i < 5; ++i) {  // 150 s of polls, past liveness (2 min)
+    clock_.Advance(absl::Seconds(30));
+    for (const std::string& id : {h1, h2, honest}) Task(id);
+    coordinator_->RunOnce();
+  }
+  const v1::GetTaskResponse th = Task(honest);
+  ASSERT_EQ(th.action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(h1).action(), v1::GetTaskResponse::WAIT);  // benched
+  ASSERT_TRUE(Submit(Header(honest, th, 5), Model(1, 1)).ok());
+}
+
+// One caller (a certificate, or a host without mutual TLS) holds no more
+// than its share of the slots while another caller's boards are there.
+TEST_F(AsyncRoundsTest, OneCallerHoldsNoMoreThanItsShareOfTheSlots) {
+  MakeAsync(/*buffer=*/4, 4, /*concurrency=*/2);
+  auto join = [this](const std::string& name, const std::string& caller) {
+    v1::JoinRequest r;
+    r.set_client_name(name);
+    r.set_num_samples(10);
+    auto j = coordinator_->Join(r, caller);
+    EXPECT_TRUE(j.ok()) << j.status();
+    EXPECT_TRUE(
+        coordinator_->GetTask(j->client_id(), absl::ZeroDuration()).ok());
+    return j->client_id();
+  };
+  const std::string x1 = join("x-1", "host:ipv4:10.0.0.9");
+  const std::string x2 = join("x-2", "host:ipv4:10.0.0.9");
+  const std::string x3 = join("x-3", "host:ipv4:10.0.0.9");
+  const std::string y = join("y", "host:ipv4:10.0.0.7");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  EXPECT_EQ(Task(x1).action(), v1::GetTaskResponse::TRAIN);
+  EXPECT_EQ(Task(x2).action(), v1::GetTaskResponse::WAIT);
+  EXPECT_EQ(Task(x3).action(), v1::GetTaskResponse::WAIT);
+  EXPECT_EQ(Task(y).action(), v1::GetTaskResponse::TRAIN);
 }
 
 TEST_F(AsyncRoundsTest,

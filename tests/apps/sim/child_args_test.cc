@@ -235,6 +235,12 @@ TEST(GatewayArgs, EachGatewayJoinsTheServerAndWaitsForItsBoards) {
   EXPECT_FALSE(HasFlag(second, "--mode="));
   // The server's boards are the gateways.
   EXPECT_THAT(ServerArgs(plan, Ports(3), nullptr), Contains("--min_clients=3"));
+  // Only the simulator's gateways may forward sums, each for its boards.
+  EXPECT_THAT(ServerArgs(plan, Ports(3), nullptr),
+              Contains("--site_gateways=sim-gateway-0:3,sim-gateway-1:2,"
+                       "sim-gateway-2:2"));
+  EXPECT_FALSE(
+      HasFlag(ServerArgs(Plan(), Ports(), nullptr), "--site_gateways"));
 }
 
 TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
