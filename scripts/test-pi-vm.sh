@@ -279,6 +279,9 @@ report_paths() {
     /^eval / { printf "%-17s %-8s %16.2f %15.2f %16.0f %16s\n", path, model,
       train / 1e6, per_sample($0) / 1e6, 1.4e9 / train, gemm }' \
     "$work/share/out/compute.txt")
+  # Which kernels OpenBLAS chose on the emulated core (OPENBLAS_VERBOSE=2).
+  step "OpenBLAS's run-time choice: $(grep -ah '^Core' "$work/share/out/compute.txt" |
+    sort | uniq -c | sed -E 's/^ *([0-9]+) /\1 run(s): /' | paste -sd';' -)"
   printf '%-17s %-8s %16s %15s %16s %16s\n' path model "train M instr/sa" \
     "eval M instr/sa" "est. train sa/s" "gemm flops/instr"
   echo "(M instr/sa: millions of instructions a sample; est. train sa/s: samples a second at 1.4 GHz, IPC 1)"
