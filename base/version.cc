@@ -10,10 +10,17 @@
 #ifndef FEDBERRY_VERSION
 #error "FEDBERRY_VERSION is defined by CMake (PROJECT_VERSION)"
 #endif
+#ifndef FEDBERRY_BUILD_EPOCH
+#error "FEDBERRY_BUILD_EPOCH is defined by CMake (base/CMakeLists.txt)"
+#endif
 
 namespace fedberry {
 
 absl::string_view FedberryVersion() { return FEDBERRY_VERSION; }
+
+absl::Time FedberryBuildTime() {
+  return absl::FromUnixSeconds(FEDBERRY_BUILD_EPOCH);
+}
 
 absl::StatusOr<std::vector<int>> ParseVersion(absl::string_view text) {
   const auto invalid = [&] {

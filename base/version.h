@@ -8,11 +8,19 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace fedberry {
 
 // E.g. "0.1.0".
 absl::string_view FedberryVersion();
+
+// When this build's source was made, fixed when CMake configures it:
+// SOURCE_DATE_EPOCH when set, else the time of the git commit checked out,
+// else the configure time (a tree without git). The same for every build
+// of one commit, so builds stay reproducible. No correct clock is earlier:
+// the board's clock check (client/clock_check.h) takes it as a floor.
+absl::Time FedberryBuildTime();
 
 // The numbers of a dotted version, "1.2.10" -> {1, 2, 10}; a Debian
 // revision or local suffix after '-', '+' or '~' is ignored ("0.2.0-1"

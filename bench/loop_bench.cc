@@ -18,8 +18,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -58,6 +60,11 @@ ABSL_FLAG(int, batch_size, 32, "Training batch size.");
 ABSL_FLAG(int, partition_count, 4, "Train on shard 0 of this many (IID).");
 ABSL_FLAG(int, steps, 0, "Batches per timed run (0: one epoch of the shard).");
 ABSL_FLAG(int, reps, 3, "Timed runs; the median is printed.");
+ABSL_FLAG(int, warmup_steps, 20,
+          "Untimed training batches first (first-call costs: allocator "
+          "growth, kernel set-up).");
+ABSL_FLAG(int, eval_samples, 0,
+          "Evaluate on the first N samples of the test set (0: all of it).");
 ABSL_FLAG(bool, mkldnn, true,
           "Let LibTorch run float convolutions in oneDNN (false: its own "
           "im2col and the BLAS's sgemm_).");
@@ -95,6 +102,28 @@ long PssKib() {
   std::fclose(f);
   return pss;
 }
+
+// The first `n` samples of a data set: a short evaluation for emulated
+// boards, where every sample costs seconds.
+class FirstSamples : public Dataset {
+ public:
+  FirstSamples(std::unique_ptr<Dataset> inner, int64_t n)
+      : inner_(std::move(inner)), n_(std::min(n, inner_->size())) {}
+  int64_t size() const override { return n_; }
+  const std::vector<int64_t>& sample_shape() const override {
+    return inner_->sample_shape();
+  }
+  int64_t label_count() const override { return inner_->label_count(); }
+  void Read(const int64_t* rows, int64_t n, float* inputs,
+            float* labels) const override {
+    inner_->Read(rows, n, inputs, labels);
+  }
+  std::string Describe() const override { return inner_->Describe(); }
+
+ private:
+  const std::unique_ptr<Dataset> inner_;
+  const int64_t n_;
+};
 
 struct Timed {
   double wall = 0, cpu = 0;
@@ -227,7 +256,7 @@ int Run() {
   }
   // Warm-up: first-call costs (kernel JIT, allocator growth).
   TrainOptions warm = options;
-  warm.local_steps = 20;
+  warm.local_steps = absl::GetFlag(FLAGS_warmup_steps);
   (void)Train(*net, *train_set, objective, warm);
 
   std::vector<Timed> runs;
@@ -244,11 +273,15 @@ int Run() {
   const Timed t = Median(runs);
   std::printf(
       "train  batch=%-5d %8.0f samples/s  (median of %zu: %lld "
-      "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+      "samples in %.4f s wall, %.3f s CPU, %ld minor faults; "
       "loss %.4f)\n",
       static_cast<int>(options.batch_size), samples / t.wall, runs.size(),
       static_cast<long long>(samples), t.wall, t.cpu, t.faults, loss);
 
+  if (absl::GetFlag(FLAGS_eval_samples) > 0) {
+    test_set = std::make_unique<FirstSamples>(
+        std::move(test_set), absl::GetFlag(FLAGS_eval_samples));
+  }
   for (absl::string_view part : absl::StrSplit(
            absl::GetFlag(FLAGS_eval_batches), ',', absl::SkipEmpty())) {
     int batch = 0;
@@ -264,7 +297,7 @@ int Run() {
     const Timed e = Median(evals);
     std::printf(
         "eval   batch=%-5d %8.0f samples/s  (median of %zu: %lld "
-        "samples in %.3f s wall, %.3f s CPU, %ld minor faults; "
+        "samples in %.4f s wall, %.3f s CPU, %ld minor faults; "
         "accuracy %.4f)\n",
         batch, test_set->size() / e.wall, evals.size(),
         static_cast<long long>(test_set->size()), e.wall, e.cpu, e.faults,

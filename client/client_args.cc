@@ -73,6 +73,7 @@ void AddAgent(const ClientConfig& c, const ClientConfig& b, FlagArgs& a) {
   a.Add("rpc_timeout", c.rpc_timeout, b.rpc_timeout);
   a.Add("max_backoff", c.max_backoff, b.max_backoff);
   a.Add("give_up_after", c.give_up_after, b.give_up_after);
+  a.Add("clock_wait", c.clock_wait, b.clock_wait);
   a.Add("resource_sample_interval", c.resource_sample_interval,
         b.resource_sample_interval);
   a.Add("allow_data_moves", c.allow_data_moves, b.allow_data_moves);

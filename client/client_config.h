@@ -27,6 +27,9 @@ struct ClientConfig {
   absl::Duration rpc_timeout = absl::Seconds(60);
   absl::Duration max_backoff = absl::Seconds(30);
   absl::Duration give_up_after = absl::ZeroDuration();  // 0: never
+  // How long to wait for a clock that NTP has not set yet
+  // (client/clock_check.h); 0: not at all.
+  absl::Duration clock_wait = absl::Minutes(15);
   absl::Duration resource_sample_interval;
   bool allow_data_moves = false;
   std::string server_ready_file;  // empty: dial at once

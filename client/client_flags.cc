@@ -78,6 +78,12 @@ ABSL_FLAG(bool, allow_data_moves, false,
           "ever leaves this board.");
 ABSL_FLAG(absl::Duration, give_up_after, absl::ZeroDuration(),
           "Exit when the server stays unreachable this long (0: never).");
+ABSL_FLAG(absl::Duration, clock_wait, absl::Minutes(15),
+          "While this board's clock is before this build's date or its "
+          "certificates' notBefore (a board without a real-time clock that "
+          "NTP has not set yet), wait this long for it to be set, looking "
+          "every 5s and saying so, then exit with status 1 (0: do not wait; "
+          "inf: wait as long as it takes).");
 ABSL_FLAG(std::string, server_ready_file, "",
           "Dial --server only once this file exists: a launcher that starts "
           "the server with its boards points it at the server's "
@@ -273,6 +279,7 @@ void ReadAgentFlags(ClientConfig& c) {
   c.rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   c.max_backoff = absl::GetFlag(FLAGS_max_backoff);
   c.give_up_after = absl::GetFlag(FLAGS_give_up_after);
+  c.clock_wait = absl::GetFlag(FLAGS_clock_wait);
   c.resource_sample_interval = absl::GetFlag(FLAGS_resource_sample_interval);
   c.allow_data_moves = absl::GetFlag(FLAGS_allow_data_moves);
   c.server_ready_file = absl::GetFlag(FLAGS_server_ready_file);

@@ -14,12 +14,15 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "base/command_line.h"
+#include "base/file_system.h"
 #include "base/lock_checks.h"
 #include "base/shutdown_signal.h"
 #include "base/status_macros.h"
+#include "base/version.h"
 #include "client/board_data.h"
 #include "client/client_agent.h"
 #include "client/client_flags.h"
+#include "client/clock_check.h"
 #include "client/criu_adapter.h"
 #include "client/criu_signals.h"
 #include "client/eligibility.h"
@@ -304,6 +307,29 @@ LocalTrainer& Decorate(LocalTrainer& trainer,
   return *outer;
 }
 
+// A board whose clock NTP has not set yet (a Pi has no real-time clock)
+// waits for it before anything reads the time or checks a certificate;
+// see client/clock_check.h. The exit status when it gives up (1) or is
+// stopped (130); nothing when the clock is right.
+std::optional<int> AwaitPlausibleClock(const ClientConfig& config) {
+  const security::ClientTlsFiles& tls = config.transport.tls;
+  const ClockFloor floor = EarliestPlausibleTime(
+      FedberryBuildTime(), {tls.cert, tls.ca}, base::FileSystem::Default());
+  if (CheckClock(Clock::Real().Now(), floor).ok()) return std::nullopt;
+  ShutdownSignal signal(
+      [](int sig) { spdlog::warn("signal {} received: stopping", sig); });
+  ClockWaitOptions options;
+  options.max_wait = config.clock_wait;
+  options.stopped = [&signal] { return signal.received(); };
+  options.log = [](const std::string& words) { spdlog::warn("{}", words); };
+  const absl::Status waited =
+      WaitForPlausibleClock(Clock::Real(), floor, options);
+  if (waited.ok()) return std::nullopt;
+  if (absl::IsCancelled(waited)) return 130;
+  spdlog::error("{}", std::string(waited.message()));
+  return 1;
+}
+
 // The channel to the server; logs why not and sets `exit_code` on failure.
 std::optional<security::ClientTransport> TransportOf(const ClientConfig& config,
                                                      int& exit_code) {
@@ -321,6 +347,7 @@ std::optional<security::ClientTransport> TransportOf(const ClientConfig& config,
 // Trains as `config` says once the data opened; the exit status.
 int RunBoard(const ClientConfig& config, const ClientDecorators& decorators,
              DataOpener open_data) {
+  if (std::optional<int> code = AwaitPlausibleClock(config)) return *code;
   int exit_code = 2;
   std::optional<security::ClientTransport> transport =
       TransportOf(config, exit_code);

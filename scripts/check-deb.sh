@@ -5,8 +5,8 @@
 # that every shared library they and the copies load is shipped by the
 # package or a package it declares as a dependency, that it declares no
 # dependency nothing loads (libtorch1.13 above all), and that the packaged
-# binaries start (under qemu, every symbol bound at once) against the arm64
-# sysroot. Usage: scripts/check-deb.sh <package.deb>
+# binaries start (under qemu as a Cortex-A53, every symbol bound at once)
+# against the arm64 sysroot. Usage: scripts/check-deb.sh <package.deb>
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deb=$1
@@ -94,7 +94,7 @@ for bin in "$tmp"/usr/bin/*; do
   # LD_LIBRARY_PATH stands in for RUNPATH (the package is not installed
   # in the sysroot). --help prints the usage and exits.
   usage=$(LD_BIND_NOW=1 LD_LIBRARY_PATH="$tmp/usr/lib/fedberry" \
-    qemu-aarch64-static -L "$sysroot" "$bin" --help 2>&1 || true)
+    qemu-aarch64-static -cpu cortex-a53 -L "$sysroot" "$bin" --help 2>&1 || true)
   grep -q "^Usage: $name" <<<"$usage" ||
     fail "$name does not start under qemu: $usage"
   echo "check-deb: $name: AArch64, stripped, $(stat -c %s "$bin") bytes"

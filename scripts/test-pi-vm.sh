@@ -29,15 +29,24 @@
 #  identical, bit for bit.
 #
 # Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
-#        scripts/test-pi-vm.sh --compute | --image
+#        scripts/test-pi-vm.sh [--compute] [--models] | --image
 #   --quick    boot, install and one round (what CI runs)
 #   --image    only make (or check) the cached image, then exit
 #   --compute  no job: the board's compute paths compared by instructions
 #              executed (qemu -icount shift=0: the guest clock advances 1 ns
-#              per instruction, so guest seconds are instruction counts).
-#              {reference BLAS, OpenBLAS (OpenMP)} x {oneDNN convolutions,
-#              im2col + sgemm_} x threads {1, 2, 4}, with build-rpi3's
-#              loop_bench (configure it with -DFEDBERRY_BUILD_BENCH=ON)
+#              per instruction, so guest seconds are instruction counts),
+#              with build-rpi3's loop_bench (configure it with
+#              -DFEDBERRY_BUILD_BENCH=ON): Debian's OpenBLAS with im2col
+#              (the default), ATen's own kernels on the reference BLAS, and
+#              oneDNN's convolutions, each training and evaluating LeNet-5
+#              and ResNet-8 on one thread; fails unless the default path
+#              trains both models in the fewest instructions
+#   --models   no job: the per-board table (each model at batch 16 and 32
+#              on the default path, its memory and PSI)
+# The job's board starts with its clock in 1970 (a Pi without a real-time
+# clock before NTP answers): the client must say so and wait, and join once
+# the clock is put right. The board's CPU is a Cortex-A53 (-cpu cortex-a53,
+# ARMv8.0), not qemu's default "max".
 # Times are of qemu's software emulation on this machine (TCG), not of a
 # Cortex-A53: they are labelled so. Cache: $FEDBERRY_PI_VM_CACHE (default
 # .cache/pi-vm). FEDBERRY_PI_VM_KEEP=1 keeps the run's folder (the job
@@ -50,10 +59,13 @@ quick=0
 rounds=3
 local_steps=60
 mode=job
+compute=0
+models=0
 for arg in "$@"; do
   case $arg in
     --quick) quick=1; rounds=1; local_steps=20 ;;
-    --compute) mode=compute ;;
+    --compute) mode=compute; compute=1 ;;
+    --models) mode=compute; models=1 ;;
     --image) mode=image ;;
     --rounds=*) rounds=${arg#--rounds=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -201,11 +213,14 @@ main() {
   mkdir -p "$work/share/out"
   local extra=()
   [[ $mode == compute ]] && extra=(libblas3 liblapack3)  # the reference BLAS too
+  # systemd-timesyncd, as a Pi has (it cannot reach NTP from the board).
+  [[ $mode == job ]] && extra=(systemd-timesyncd)
   # CRIU, and iptables, with which criu locks the client's TCP connections.
-  [[ $mode == job && $quick == 0 ]] && extra=(criu iptables)
+  [[ $mode == job && $quick == 0 ]] && extra+=(criu iptables)
   make_repo "$deb" "$work/share/repo" "${extra[@]}"
   cp scripts/pi-vm/guest-run.sh "$work/share/"
-  printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\n' "$rounds" "$quick" "$mode" >"$work/share/guest.env"
+  printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\nCOMPUTE=%s\nMODELS=%s\n' "$rounds" "$quick" \
+    "$mode" "$compute" "$models" >"$work/share/guest.env"
   if [[ $mode == compute ]]; then
     [[ -x build-rpi3/bin/loop_bench ]] ||
       fail "no build-rpi3/bin/loop_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
@@ -234,25 +249,59 @@ main() {
   fi
 }
 
-# The compute paths: instructions per training sample (guest seconds x 1e9
-# under -icount shift=0) and what they would give a 1.4 GHz Cortex-A53 at
-# one instruction per cycle per core (an in-order core; perfect scaling
-# across threads assumed, so threads > 1 are upper bounds).
+# The compute paths: instructions per sample (guest seconds x 1e9 under
+# -icount shift=0), training and evaluation, and what they would give a
+# 1.4 GHz Cortex-A53 at one instruction per cycle (an in-order core's best;
+# an estimate, not a board's time). Then the per-board table (--models).
 report_compute() {
   local work=$1
-  [[ -s $work/share/out/compute.txt ]] || { tail -40 "$work/console.log" >&2; fail "the board wrote no figures"; }
   cat "$work/share/out/summary.txt"
-  printf '%-10s %-8s %7s %14s %16s %14s\n' blas conv threads "M instr/sample" "est. samples/s" "gemm flops/instr"
-  awk '
-    /^config / { blas = $2; conv = $3; threads = $4; gemm = "-" }
-    /^gemm / { gemm = $3 }
-    /^train / { s = $0; sub(/.*: /, "", s); split(s, w, " ")
-      samples = w[1]; wall = w[4]; ips = wall * 1e9 / samples
-      printf "%-10s %-8s %7d %14.2f %16.0f %14s\n", blas, conv, threads,
-        ips / 1e6, 1.4e9 * threads / ips, gemm }' "$work/share/out/compute.txt"
+  ((compute)) && report_paths "$work"
+  ((models)) && report_models "$work"
+  step "ok: measured by instruction count on the emulated Cortex-A53" \
+    "(estimates assume 1.4 GHz, 1 instruction per cycle; not a board's time)"
+}
+
+report_paths() {
+  local work=$1 table
+  [[ $(grep -c '^train ' "$work/share/out/compute.txt" 2>/dev/null) == 6 ]] || {
+    tail -40 "$work/console.log" >&2
+    fail "the board measured $(grep -c '^train ' "$work/share/out/compute.txt" 2>/dev/null || echo 0) of 6 runs"
+  }
+  # "train  batch=32 ... (median of 1: 160 samples in 0.219 s wall, ...)"
+  table=$(awk '
+    function per_sample(line,   s, w) { s = line; sub(/.*: /, "", s); split(s, w, " ")
+      return w[4] * 1e9 / w[1] }
+    /^path / { path = $2; model = $3; gemm = "-" }
+    /^gemm / { split($2, n, "="); s = $0; sub(/.*: /, "", s); split(s, w, " ")
+      gemm = sprintf("%.2f", 2 * n[2] ^ 3 / (w[1] * 1e9)) }
+    /^train / { train = per_sample($0) }
+    /^eval / { printf "%-17s %-8s %16.2f %15.2f %16.0f %16s\n", path, model,
+      train / 1e6, per_sample($0) / 1e6, 1.4e9 / train, gemm }' \
+    "$work/share/out/compute.txt")
+  # Which kernels OpenBLAS chose on the emulated core (OPENBLAS_VERBOSE=2).
+  step "OpenBLAS's run-time choice: $(grep -ah '^Core' "$work/share/out/compute.txt" |
+    sort | uniq -c | sed -E 's/^ *([0-9]+) /\1 run(s): /' | paste -sd';' -)"
+  printf '%-17s %-8s %16s %15s %16s %16s\n' path model "train M instr/sa" \
+    "eval M instr/sa" "est. train sa/s" "gemm flops/instr"
+  echo "(M instr/sa: millions of instructions a sample; est. train sa/s: samples a second at 1.4 GHz, IPC 1)"
+  echo "$table"
+  # The default must be the path that trains each model in the fewest
+  # instructions (runtime/compute_kernels.h and the package pick it).
+  local model best
+  for model in lenet5 resnet8; do
+    best=$(awk -v m="$model" '$2 == m { if (min == "" || $3 < min) { min = $3; p = $1 } } END { print p }' <<<"$table")
+    [[ $best == openblas-im2col ]] ||
+      fail "$model trains in fewer instructions on $best than on the default openblas-im2col"
+    step "$model: the default path (openblas-im2col) trains in the fewest instructions"
+  done
+}
+
+# The per-board table: the default path, one thread.
+report_models() {
+  local work=$1
   [[ $(grep -c '^train ' "$work/share/out/models.txt" 2>/dev/null) == 8 ]] ||
     fail "the board measured $(grep -c '^train ' "$work/share/out/models.txt" 2>/dev/null || echo 0) of 8 models: $(tail -3 "$work/share/out/models.txt" 2>/dev/null)"
-  # The per-board table: the default path, one thread.
   printf '%-12s %5s %14s %16s %12s %12s %14s %s\n' model batch "M instr/sample" \
     "est. samples/s" "peak RSS MiB" "PSS MiB" "state bytes" "memory PSI (some avg10/60)"
   awk '
@@ -262,7 +311,6 @@ report_compute() {
     /^model state/ { bytes = $3 }
     /^psi / { printf "%-12s %5d %14.2f %16.0f %12.1f %12.1f %14d %s %s\n", model, batch,
       ips / 1e6, 1.4e9 / ips, rss, pss, bytes, $3, $4 }' "$work/share/out/models.txt"
-  step "ok: compute paths measured by instruction count (emulated board; estimates assume 1.4 GHz, 1 instruction per cycle)"
 }
 
 # What the board wrote into the share, and the server's rounds.
@@ -283,6 +331,7 @@ report() {
   done_rounds=$(grep -c . "$work/job/rounds.jsonl" 2>/dev/null || echo 0)
   [[ ${CLIENT_EXIT:-1} == 0 && $done_rounds == "$rounds" ]] ||
     fail "the client ended with ${CLIENT_EXIT:-?} after $done_rounds of $rounds rounds"
+  report_clock
   ((quick)) || report_pressure "$work"
   # The release the board joined with, as the server kept it (the version
   # gate and the fleet page read it): the package's, which is the host's.
@@ -297,6 +346,22 @@ report() {
     "release ${board_release}," \
     "$done_rounds round(s) trained; peak RSS ${PEAK_RSS_MIB} MiB, PSS ${PEAK_PSS_MIB} MiB," \
     "USS ${PEAK_USS_MIB} MiB in 1 GiB (emulated board)${PRESSURE_RESULT:+; $PRESSURE_RESULT}"
+}
+
+# The board started with its clock in 1970: the client said so in words and
+# waited (still running, no TLS error) until the clock was put right, then
+# joined.
+report_clock() {
+  [[ ${CLOCK_WORDS:-} == "the clock is 1970-"*"; waiting for NTP (systemd-timesyncd)"* ]] ||
+    fail "clock: the client did not say it waits for NTP with its clock in 1970 (it said: '${CLOCK_WORDS:-nothing}')"
+  [[ ${CLOCK_WAITING_STATE:-} == active ]] ||
+    fail "clock: the client was ${CLOCK_WAITING_STATE:-?}, not waiting, with its clock in 1970"
+  [[ ${CLOCK_TLS_ERRORS:-1} == 0 ]] ||
+    fail "clock: the client logged ${CLOCK_TLS_ERRORS:-?} TLS error line(s)"
+  awk -v s="${CLOCK_SET_AT:-}" -v j="${CLOCK_JOINED_AT:-}" 'BEGIN { exit !(s != "" && j != "" && j + 0 > s + 0) }' ||
+    fail "clock: the board did not join after its clock was put right (set at ${CLOCK_SET_AT:-?} s, joined at ${CLOCK_JOINED_AT:-?} s)"
+  step "clock: with the clock at 1970-01-02 the client said \"${CLOCK_WORDS:0:90}...\"," \
+    "waited, and joined at ${CLOCK_JOINED_AT} s, after the clock was put right at ${CLOCK_SET_AT} s (emulated)"
 }
 
 # The pressure job: the same job, the board paused, resumed and released

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Proves the Raspberry Pi 3 B+ (aarch64) build on this x86-64 machine:
 #  1. cross-builds the rpi3 preset (scripts/cross-build.sh);
-#  2. runs its unit tests under qemu-aarch64-static (ctest --preset rpi3);
-#  3. makes the arm64 .deb and checks it (scripts/check-deb.sh);
+#  2. runs its unit tests under qemu-aarch64-static as a Cortex-A53
+#     (ctest --preset rpi3; the toolchain's emulator is -cpu cortex-a53);
+#  3. makes the arm64 .deb and checks it (scripts/check-deb.sh), then proves
+#     that every AArch64 file in it is ARMv8.0 code a Pi 3 B+ can run
+#     (scripts/armv8-scan.sh, itself tested first by
+#     scripts/armv8-scan-test.sh on objects with ldadd, sdot, SVE, ...);
 #  4. runs a short federation on loopback: the host's fedberry-server (from
 #     build/, which scripts/test.sh builds first) with two aarch64
-#     fedberry-clients under qemu, on Fashion-MNIST, and checks that the job
+#     fedberry-clients under qemu -cpu cortex-a53, on Fashion-MNIST, and
+#     checks that the job
 #     runs to the end with a test accuracy above chance.
 # Prints each step's wall time, the binaries' sizes and the clients' peak RSS
 # (qemu's, a rough figure) as it goes; asserts none of them.
@@ -33,6 +38,25 @@ rm -f build-rpi3/fedberry_*_arm64.deb
 deb=$(ls build-rpi3/fedberry_*_arm64.deb)
 scripts/check-deb.sh "$deb"
 step "package checked in $(elapsed "$t")"
+
+# Nothing beyond ARMv8.0 in what the package ships: its programs and the
+# LibTorch copies (Debian's other libraries pick their code per CPU at run
+# time and are not the package's).
+t=$SECONDS
+scripts/armv8-scan-test.sh
+deb_root=$(mktemp -d /tmp/fedberry-deb-XXXXXX)
+dpkg-deb -x "$deb" "$deb_root"
+elf_files=()
+while IFS= read -r -d '' f; do
+  [[ $(head -c4 "$f" | od -An -c | tr -d ' ') == 177ELF ]] && elf_files+=("$f")
+done < <(find "$deb_root" -type f -print0 | sort -z)
+if ! scripts/armv8-scan.sh "${elf_files[@]}" | sed "s|$deb_root||"; then
+  rm -rf "$deb_root"
+  step "FAIL: the package ships instructions a Pi 3 B+'s Cortex-A53 lacks"
+  exit 1
+fi
+rm -rf "$deb_root"
+step "${#elf_files[@]} AArch64 files of the package scanned: ARMv8.0 only, in $(elapsed "$t")"
 
 # The federation: 2 rounds of a few local steps, host server, qemu clients.
 server_bin=build/bin/fedberry-server
@@ -68,7 +92,7 @@ addr=$(cat "$work/out/server.addr")
 client_pids=()
 for i in 0 1; do
   setsid /usr/bin/time -v -o "$work/client-$i.time" timeout 900 \
-    qemu-aarch64-static -L "$sysroot" build-rpi3/bin/fedberry-client \
+    qemu-aarch64-static -cpu cortex-a53 -L "$sysroot" build-rpi3/bin/fedberry-client \
     --server="$addr" --data="$data" --partition_index="$i" \
     --partition_count=2 --threads=1 --name="rpi3-$i" --give_up_after=120s \
     >"$work/client-$i.log" 2>&1 &

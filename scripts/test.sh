@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds fedberry with its tests (default preset) and runs them with ctest,
 # then proves the Raspberry Pi (aarch64) build: cross-build, unit tests and a
-# federation under qemu, the .deb (scripts/test-rpi3.sh), and the .deb
-# installed by apt on an emulated 1 GiB arm64 board whose systemd runs the
+# federation under qemu as a Cortex-A53, the .deb and its ARMv8.0-only scan
+# (scripts/test-rpi3.sh), and the .deb installed by apt on an emulated 1 GiB
+# Cortex-A53 board whose clock starts in 1970 and whose systemd runs the
 # client for a round (scripts/test-pi-vm.sh --quick). FEDBERRY_SKIP_RPI3=1
 # skips that second part for quick local runs, FEDBERRY_SKIP_FUZZ=1 the
 # fuzzing of the RPC handlers (scripts/fuzz.sh). Arguments go to the host

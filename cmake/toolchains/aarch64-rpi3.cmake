@@ -5,7 +5,10 @@
 # Libraries, headers and CMake package configs come from a sysroot made of
 # Debian's arm64 packages (scripts/make-sysroot.sh); programs (protoc,
 # grpc_cpp_plugin) come from the build host. Tests and gtest discovery run
-# under qemu-aarch64-static with the sysroot as its library root.
+# under qemu-aarch64-static with the sysroot as its library root, emulating
+# a Cortex-A53 (-cpu cortex-a53: ARMv8.0, no LSE atomics, no dot product, no
+# SVE), not qemu's default "max" CPU, so code that needs a newer core fails
+# here as it would on the board.
 #
 # The sysroot is FEDBERRY_SYSROOT (cache variable or environment variable),
 # by default .cache/sysroot-arm64/sysroot in the source tree.
@@ -50,5 +53,6 @@ set(ENV{PKG_CONFIG_LIBDIR}
 
 find_program(FEDBERRY_QEMU qemu-aarch64-static)
 if(FEDBERRY_QEMU)
-  set(CMAKE_CROSSCOMPILING_EMULATOR "${FEDBERRY_QEMU};-L;${FEDBERRY_SYSROOT}")
+  set(CMAKE_CROSSCOMPILING_EMULATOR
+    "${FEDBERRY_QEMU};-cpu;cortex-a53;-L;${FEDBERRY_SYSROOT}")
 endif()

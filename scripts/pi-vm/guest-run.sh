@@ -25,7 +25,9 @@ boot() {
 install_package() {
   local before_n before_kib t0 t1 deb extra=()
   [[ ${MODE:-job} == compute ]] && extra=(libblas3 liblapack3)
-  [[ ${MODE:-job} == job && $QUICK == 0 ]] && extra=(criu iptables)
+  # systemd-timesyncd, as on a Pi: it cannot reach NTP from here.
+  [[ ${MODE:-job} == job ]] && extra=(systemd-timesyncd)
+  [[ ${MODE:-job} == job && $QUICK == 0 ]] && extra+=(criu iptables)
   before_n=$(dpkg-query -W | wc -l)
   before_kib=$(installed_kib)
   deb=$(ls "$share"/repo/fedberry_*_arm64.deb | head -1)
@@ -73,9 +75,49 @@ watch_client() {
 at() { awk -v re="$1" '$0 ~ re { sub(/^\[ */, ""); sub(/\].*/, ""); print; exit }' "$out/client.log"; }
 since() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "?"; else printf "%.1f", b - a }'; }
 
+# A board without a real-time clock that NTP has not set: the clock goes
+# back to 1970 before the client starts. The client must say so in words
+# and wait (no TLS error, no exit); once the clock is put right (as NTP
+# would, here from the time kept by the monotonic clock), it goes on and
+# joins. Writes CLOCK_WORDS and CLOCK_SET_AT for the host.
+clock_before_start() {
+  real0=$(date +%s.%N)
+  up0=$(uptime_s)
+  date -u -s '1970-01-02 00:00:00' >/dev/null ||
+    { log "clock: could not set the clock to 1970"; return 1; }
+  log "clock: set to $(date -u '+%Y-%m-%d %H:%M:%S UTC') before starting the client" \
+    "(timesyncd: $(systemctl is-active systemd-timesyncd))"
+}
+clock_put_right() {
+  local i words
+  for ((i = 0; i < 300; i += 2)); do
+    # The first such line, its spdlog time and level taken off.
+    words=$(journalctl -q -u fedberry-client -o cat |
+      awk '/waiting for NTP/ && !n { n = 1; sub(/^\[[^]]*\] \[[a-z]+\] /, ""); print }')
+    [[ -n $words ]] && break
+    systemctl is-active -q fedberry-client || break
+    sleep 2
+  done
+  echo "CLOCK_WORDS=$(printf '%q' "${words:-}")" >>"$out/result.env"
+  [[ -n $words ]] || { log "clock: the client never said it waits for NTP"; date -s "@$(awk -v r="$real0" -v a="$up0" -v b="$(uptime_s)" 'BEGIN { printf "%.3f", r + b - a }')" >/dev/null; return 1; }
+  log "clock: the client said: ${words:0:200}"
+  sleep 12  # two more looks at the wrong clock: it waits, it does not fail
+  local state
+  state=$(systemctl is-active fedberry-client)
+  echo "CLOCK_WAITING_STATE=$state" >>"$out/result.env"
+  local set_at
+  set_at=$(uptime_s)
+  date -s "@$(awk -v r="$real0" -v a="$up0" -v b="$set_at" 'BEGIN { printf "%.3f", r + b - a }')" >/dev/null
+  echo "CLOCK_SET_AT=$set_at" >>"$out/result.env"
+  log "clock: client $state after 12 s more of 1970; clock put right to" \
+    "$(date -u '+%Y-%m-%d %H:%M:%S UTC') at $set_at s"
+}
+
 run_client() {
   local code started first joined
+  clock_before_start
   systemctl enable -q --now fedberry-client
+  clock_put_right
   watch_client
   code=$(systemctl show -p ExecMainStatus --value fedberry-client)
   echo "CLIENT_EXIT=$code" >>"$out/result.env"
@@ -86,6 +128,11 @@ run_client() {
   log "client: started by systemd at ${started:-?} s; its first log line" \
     "$(since "$started" "$first") s later, joined the server" \
     "$(since "$started" "$joined") s later (emulated); exit status $code"
+  local back
+  back=$(grep -m1 'the clock is now' "$out/client.log" | sed -E 's/.*\] //')
+  log "clock: ${back:-the client never said the clock was right}; joined at ${joined:-?} s"
+  echo "CLOCK_JOINED_AT=${joined:-}" >>"$out/result.env"
+  echo "CLOCK_TLS_ERRORS=$(grep -ciE 'handshake|not valid before|client failed' "$out/client.log")" >>"$out/result.env"
   grep -E 'round [0-9]+: trained' "$out/client.log" |
     sed -E 's/.*(round [0-9]+: trained)/guest: \1/' >>"$out/summary.txt"
 }
@@ -104,28 +151,35 @@ blas_dirs() {
 bench() {  # BLAS, then loop_bench's flags
   local blas=$1
   shift
-  OMP_WAIT_POLICY=PASSIVE LD_LIBRARY_PATH=$(blas_dirs "$blas") \
-    "$share/loop_bench" --reps=1 --eval_batches= --steps=10 "$@" \
-    >>"$out/compute.txt" 2>&1
+  # OPENBLAS_VERBOSE=2: OpenBLAS names the core whose kernels it chose.
+  OMP_WAIT_POLICY=PASSIVE OPENBLAS_VERBOSE=2 LD_LIBRARY_PATH=$(blas_dirs "$blas") \
+    "$share/loop_bench" --reps=1 "$@" >>"$out/compute.txt" 2>&1
 }
 
+# The compute paths (docs/guide/speed.md, "The A53's compute paths"), one
+# thread: Debian's OpenBLAS with ATen's im2col convolutions (the package's
+# default), ATen's own kernels on Debian's reference BLAS (what Debian's
+# LibTorch does with oneDNN off), and OpenBLAS with oneDNN's convolutions
+# (oneDNN 2.6 has no optimised aarch64 kernels: its reference and gemm
+# ones). Each model trains and evaluates in one process per path; few
+# samples, since every one costs seconds of emulation and the count per
+# sample is steady after a warm-up. The 256^3 product anchors the BLAS.
+# OpenBLAS's threads wait for each other spinning, and under this
+# single-threaded emulation a spin runs until the other vCPU's turn:
+# counted as instructions, it says nothing of a board. So one thread.
 run_compute() {
-  local blas conv t threads
-  for blas in reference openblas; do
-    # OpenBLAS's threads wait for each other spinning, and under this
-    # single-threaded emulation a spin runs until the other vCPU's turn:
-    # counted as instructions, it says nothing of a board. One thread.
-    threads="1 2 4"
-    [[ $blas == openblas ]] && threads=1
-    for conv in onednn im2col; do
-      for t in $threads; do
-        echo "config $blas $conv $t" >>"$out/compute.txt"
-        bench "$blas" --threads="$t" --gemm_size=256 \
-          --mkldnn=$([[ $conv == onednn ]] && echo true || echo false)
-      done
+  local path blas conv spec
+  for path in openblas-im2col reference-im2col openblas-onednn; do
+    blas=${path%-*}
+    conv=${path#*-}
+    for spec in "lenet5 --batch_size=32 --warmup_steps=3 --steps=5 --eval_samples=400 --eval_batches=100 --gemm_size=256" \
+      "resnet8 --synthetic_shape=3,32,32 --synthetic_rows=256 --batch_size=16 --warmup_steps=1 --steps=3 --eval_samples=64 --eval_batches=32"; do
+      echo "path $path ${spec%% *}" >>"$out/compute.txt"
+      bench "$blas" --threads=1 \
+        --mkldnn=$([[ $conv == onednn ]] && echo true || echo false) --model=$spec
     done
   done
-  log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 8 runs)"
+  log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 6 runs)"
 }
 
 # The per-board table, on the default path (the package's LibTorch copy
@@ -235,8 +289,8 @@ run_pressure_job() {
 boot
 install_package || { log "apt failed"; exit 1; }
 if [[ ${MODE:-job} == compute ]]; then
-  run_compute
-  run_models
+  [[ ${COMPUTE:-1} == 1 ]] && run_compute
+  [[ ${MODELS:-0} == 1 ]] && run_models
 else
   configure_client
   run_client

@@ -37,6 +37,7 @@ void SetBoardAndAgent(ClientConfig& c) {
   c.rpc_timeout = absl::Seconds(20);
   c.max_backoff = absl::Seconds(5);
   c.give_up_after = absl::Minutes(2);
+  c.clock_wait = absl::Minutes(3);
   c.resource_sample_interval = absl::Milliseconds(250);
   c.allow_data_moves = true;
   c.server_ready_file = "/out/server.addr";
@@ -128,7 +129,7 @@ TEST(ClientArgsFrom, GivesEveryFlagOfTheClient) {
       defined.insert(std::string(name));
     }
   }
-  EXPECT_EQ(defined.size(), 56u);
+  EXPECT_EQ(defined.size(), 57u);
   EXPECT_EQ(given, defined);
 }
 
