@@ -14,7 +14,7 @@ packages=(
   libxxhash-dev
   libcsv-dev libstb-dev  # csv: and images: data sources
   libssl-dev  # SHA-256 of plan model files (OpenSSL's libcrypto)
-  libcpp-httplib-dev
+  libmicrohttpd-dev  # the operators' HTTP listener (server/http_listener.cc)
   libglpk-dev
   dataset-fashion-mnist
   time
@@ -33,6 +33,7 @@ cross_packages=(
 # The RPC fuzz targets (scripts/fuzz.sh, run by scripts/test.sh), and
 # Python PyTorch for the TorchScript fixtures.
 test_packages=(clang-14 libclang-rt-14-dev openssl  # openssl: the PKI interop tests
+  libcpp-httplib-dev  # the tests' HTTP client
   python3-torch  # the tests export TorchScript models as users do
   chromium)  # the fleet page test renders it as a person sees it
 # --test: what the tests need too; --cross: that and the cross build's tools.

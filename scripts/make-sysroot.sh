@@ -23,6 +23,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev libabsl-dev
   libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
   libgtest-dev libgmock-dev libxxhash-dev libcpp-httplib-dev libglpk-dev
+  libmicrohttpd-dev
   libcsv-dev libstb-dev  # and, as their dependencies, libcsv3 and libstb0
   libssl-dev
   libopenblas0-openmp  # the arm64 libtorch_cpu copy's BLAS (cmake/SlimTorch.cmake)

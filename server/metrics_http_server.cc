@@ -1,8 +1,8 @@
 #include "server/metrics_http_server.h"
 
-#include <httplib.h>
-
+#include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -21,8 +21,43 @@ std::string HealthJson(const JobStatus& status) {
   return j.dump() + "\n";
 }
 
+namespace {
+
+std::map<std::string, HttpRoute> RoutesOf(const MetricsHandlers& handlers) {
+  std::map<std::string, HttpRoute> routes;
+  routes["/metrics"] = [h = handlers] {
+    return HttpAnswer{PrometheusText::kContentType, h.page(h.status()), {}};
+  };
+  routes["/healthz"] = [h = handlers] {
+    return HttpAnswer{"application/json", HealthJson(h.status()), {}};
+  };
+  if (handlers.fleet_json && handlers.fleet_page) {
+    // The fleet page draws everything on the server: it may load nothing,
+    // run nothing, and be framed by no one.
+    routes["/"] = [h = handlers] {
+      return HttpAnswer{"text/html; charset=utf-8",
+                        h.fleet_page(),
+                        {{"Content-Security-Policy",
+                          "default-src 'none'; style-src 'unsafe-inline'; "
+                          "img-src data:; frame-ancestors 'none'"},
+                         {"X-Content-Type-Options", "nosniff"},
+                         {"Cache-Control", "no-store"}}};
+    };
+    routes["/api/fleet.json"] = [h = handlers] {
+      return HttpAnswer{"application/json",
+                        h.fleet_json(),
+                        {{"X-Content-Type-Options", "nosniff"},
+                         {"Cache-Control", "no-store"}}};
+    };
+  }
+  return routes;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
-    const std::string& given, MetricsHandlers handlers) {
+    const std::string& given, MetricsHandlers handlers,
+    const HttpLimits& limits, Clock& clock) {
   // A port alone binds loopback: the page is for a local Prometheus or an
   // SSH tunnel unless the operator names an address.
   const std::string listen =
@@ -41,58 +76,22 @@ absl::StatusOr<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(
   }
   if (host.empty()) host = "127.0.0.1";
 
+  absl::StatusOr<std::unique_ptr<HttpListener>> http =
+      HttpListener::Start(host, port, RoutesOf(handlers), limits, clock);
+  if (!http.ok()) {
+    if (http.status().code() == absl::StatusCode::kInvalidArgument) {
+      return http.status();
+    }
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen for metrics on ", listen, " (", http.status().message(),
+        "; address in use, or not an address of this machine?)"));
+  }
   auto server = std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer);
-  server->http_ = std::make_unique<httplib::Server>();
-  httplib::Server& http = *server->http_;
-  http.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  http.Get("/metrics",
-           [h = handlers](const httplib::Request&, httplib::Response& res) {
-             res.set_content(h.page(h.status()), PrometheusText::kContentType);
-           });
-  if (handlers.fleet_json && handlers.fleet_page) {
-    // The fleet page draws everything on the server: it may load nothing,
-    // run nothing, and be framed by no one.
-    http.Get("/",
-             [h = handlers](const httplib::Request&, httplib::Response& res) {
-               res.set_header("Content-Security-Policy",
-                              "default-src 'none'; style-src 'unsafe-inline'; "
-                              "img-src data:; frame-ancestors 'none'");
-               res.set_header("X-Content-Type-Options", "nosniff");
-               res.set_header("Cache-Control", "no-store");
-               res.set_content(h.fleet_page(), "text/html; charset=utf-8");
-             });
-    http.Get("/api/fleet.json",
-             [h = handlers](const httplib::Request&, httplib::Response& res) {
-               res.set_header("X-Content-Type-Options", "nosniff");
-               res.set_header("Cache-Control", "no-store");
-               res.set_content(h.fleet_json(), "application/json");
-             });
-  }
-  http.Get("/healthz",
-           [h = handlers](const httplib::Request&, httplib::Response& res) {
-             res.set_content(HealthJson(h.status()), "application/json");
-           });
-  if (port == 0) {
-    port = http.bind_to_any_port(host);
-  } else if (!http.bind_to_port(host, port)) {
-    port = -1;
-  }
-  if (port <= 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen for metrics on ", listen,
-                     " (address in use, or not an address of this machine?)"));
-  }
-  server->port_ = port;
+  server->http_ = *std::move(http);
+  server->port_ = server->http_->port();
   server->address_ =
-      absl::StrCat(host == "0.0.0.0" ? "127.0.0.1" : host, ":", port);
-  server->thread_ =
-      std::thread([s = server.get()] { s->http_->listen_after_bind(); });
+      absl::StrCat(host == "0.0.0.0" ? "127.0.0.1" : host, ":", server->port_);
   return server;
-}
-
-MetricsHttpServer::~MetricsHttpServer() {
-  if (http_) http_->stop();
-  if (thread_.joinable()) thread_.join();
 }
 
 }  // namespace fedberry::server

@@ -1,23 +1,21 @@
 // The server's HTTP side door for operators: GET /metrics answers with the
 // Prometheus text page, GET /healthz with a small JSON object saying whether
 // a job is running, GET / with the live fleet page and GET /api/fleet.json
-// with its data. Built on cpp-httplib (Debian's libcpp-httplib-dev) with
-// a two-thread pool so a scrape costs a board-sized gateway little.
-// Thread-safety: thread-safe; the handlers run on HTTP threads and must be.
+// with its data. Served by an HttpListener (libmicrohttpd, one polling
+// thread, bounded in connections, bytes and time), so a scrape costs a
+// board-sized gateway little and no caller can starve or blow it up.
+// Thread-safety: thread-safe; the handlers run on the listener's thread.
 #ifndef FEDBERRY_SERVER_METRICS_HTTP_SERVER_H_
 #define FEDBERRY_SERVER_METRICS_HTTP_SERVER_H_
 
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/status/statusor.h"
+#include "base/clock.h"
+#include "server/http_listener.h"
 #include "server/server_metrics.h"
-
-namespace httplib {
-class Server;
-}
 
 namespace fedberry::server {
 
@@ -33,12 +31,13 @@ struct MetricsHandlers {
 class MetricsHttpServer {
  public:
   // Listens on `listen` ("host:port", or a port alone or ":port" for
-  // loopback; port 0 picks a free port) and serves
-  // until destroyed. InvalidArgument for a malformed address, Unavailable
-  // when it cannot be bound.
+  // loopback; port 0 picks a free port) and serves within `limits` until
+  // destroyed; `clock` times request heads and must outlive the server.
+  // InvalidArgument for a malformed address or limits, Unavailable when it
+  // cannot be bound.
   static absl::StatusOr<std::unique_ptr<MetricsHttpServer>> Start(
-      const std::string& listen, MetricsHandlers handlers);
-  ~MetricsHttpServer();
+      const std::string& listen, MetricsHandlers handlers,
+      const HttpLimits& limits = HttpLimits(), Clock& clock = Clock::Real());
 
   // The bound address, e.g. "127.0.0.1:9464".
   const std::string& address() const { return address_; }
@@ -47,8 +46,7 @@ class MetricsHttpServer {
  private:
   MetricsHttpServer() = default;
 
-  std::unique_ptr<httplib::Server> http_;
-  std::thread thread_;
+  std::unique_ptr<HttpListener> http_;
   std::string address_;
   int port_ = 0;
 };

@@ -169,6 +169,11 @@ std::vector<std::string> ServerArgsFrom(const ServerConfig& config) {
   a.Add("trainable", config.plan.trainable, base.plan.trainable);
   a.Add("metrics_listen", config.transport.metrics_listen,
         base.transport.metrics_listen);
+  a.Add("metrics_max_connections", config.transport.metrics_max_connections,
+        base.transport.metrics_max_connections);
+  a.Add("metrics_max_connections_per_ip",
+        config.transport.metrics_max_connections_per_ip,
+        base.transport.metrics_max_connections_per_ip);
   AddPlannerAndFleet(config, base, a);
   AddTransport(config.transport, base.transport, a);
   AddOutputAndGateway(config, base, a);

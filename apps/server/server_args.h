@@ -25,8 +25,8 @@ ServerConfig ServerFlagDefaults();
 // (absl::UnparseFlag), so parsing the result gives `config` back. The
 // order is fixed: the flags fedberry-sim passes through come in the order
 // it has always given them (the plan, strategy, rounds, async, encodings,
-// evaluation on the boards, privacy, trainable, metrics_listen), then the
-// rest. `--insecure` is read from transport.transport.insecure (the flag
+// evaluation on the boards, privacy, trainable, metrics_listen and its
+// connection caps), then the rest. `--insecure` is read from transport.transport.insecure (the flag
 // sets both it and gateway.link.insecure).
 std::vector<std::string> ServerArgsFrom(const ServerConfig& config);
 

@@ -129,6 +129,8 @@ struct FleetConfig {
 struct TransportConfig {
   security::ServerTransportOptions transport;  // --listen, TLS, --insecure
   std::string metrics_listen;                  // empty: no /metrics
+  int metrics_max_connections = 64;            // its listener's, in all
+  int metrics_max_connections_per_ip = 16;     // and from one address
   int max_threads = 2048;
   int max_transport_mib = 256;
   int max_streams = 32;

@@ -61,6 +61,12 @@ ABSL_FLAG(std::string, metrics_listen, "",
           "Address for the Prometheus /metrics and /healthz endpoint (job "
           "figures only, never model data): a port alone (9464) binds "
           "loopback; host:port binds that address; empty = off.");
+ABSL_FLAG(int, metrics_max_connections, 64,
+          "With --metrics_listen: connections the page's listener holds at "
+          "once; one beyond it is closed as soon as it is accepted.");
+ABSL_FLAG(int, metrics_max_connections_per_ip, 16,
+          "With --metrics_listen: connections one address may hold at once "
+          "(behind an SSH tunnel or a proxy every caller is one address).");
 ABSL_FLAG(int, target_updates, 0,
           "Partial participation: a round closes on its first K updates (0: "
           "when every selected board reported); later updates are refused "
@@ -233,6 +239,10 @@ void ReadSharedServerFlags(ServerConfig& config) {
   ReadSharedStrategyFlags(config.strategy);
   ReadSharedDpFlags(config.dp);
   config.transport.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  config.transport.metrics_max_connections =
+      absl::GetFlag(FLAGS_metrics_max_connections);
+  config.transport.metrics_max_connections_per_ip =
+      absl::GetFlag(FLAGS_metrics_max_connections_per_ip);
 }
 
 }  // namespace fedberry::apps

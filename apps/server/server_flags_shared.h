@@ -19,7 +19,8 @@ inline constexpr char kServerSharedFlagsFile[] =
 // feature_columns, trainable and the encodings; rounds: target_updates,
 // over_select, quorum; mode; board_eval but its deadline and
 // evaluate_only; strategy; dp but clip_learning_rate and
-// clipped_count_stddev; transport.metrics_listen) and leaves the rest.
+// clipped_count_stddev; transport.metrics_listen and the metrics
+// listener's connection caps) and leaves the rest.
 void ReadSharedServerFlags(ServerConfig& config);
 
 }  // namespace fedberry::apps

@@ -192,10 +192,11 @@ server::ReportSink RoundSink(server::MetricsLog* log,
 }
 
 // What watches a serving server: descriptors, the revocation list, and
-// the /metrics endpoint when `metrics_listen` names one.
+// the /metrics endpoint when `transport.metrics_listen` names one, within
+// its connection caps.
 absl::Status StartWatches(Serving& serving,
                           std::shared_ptr<server::ServerMetrics> figures,
-                          const std::string& metrics_listen,
+                          const TransportConfig& transport,
                           const server::FleetJob& job) {
   // Each board holds a descriptor: say when they near the limit, since
   // gRPC then refuses connections without a word.
@@ -209,7 +210,17 @@ absl::Status StartWatches(Serving& serving,
     serving.revocation_watch = std::make_unique<runtime::PeriodicSampler>(
         absl::Seconds(2), [revoked] { revoked->Refresh(); });
   }
+  const std::string& metrics_listen = transport.metrics_listen;
   if (metrics_listen.empty()) return absl::OkStatus();
+  server::HttpLimits limits;
+  limits.max_connections = transport.metrics_max_connections;
+  limits.max_connections_per_ip = transport.metrics_max_connections_per_ip;
+  if (limits.max_connections < 1 || limits.max_connections_per_ip < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics_max_connections (", limits.max_connections,
+                     ") and --metrics_max_connections_per_ip (",
+                     limits.max_connections_per_ip, ") must be at least 1"));
+  }
   server::FederationServer* federation = serving.server.get();
   const auto fleet = [federation, figures, job] {
     return server::FleetOf(federation->coordinator(), *figures, job,
@@ -220,7 +231,8 @@ absl::Status StartWatches(Serving& serving,
       {[federation] { return federation->Status(); },
        [figures](const server::JobStatus& s) { return figures->Render(s); },
        [fleet] { return server::FleetPage(fleet()); },
-       [fleet] { return server::FleetJson(fleet()); }});
+       [fleet] { return server::FleetJson(fleet()); }},
+      limits);
   if (!metrics_http.ok()) {
     return absl::UnavailableError(std::string(metrics_http.status().message()));
   }
@@ -398,7 +410,7 @@ absl::StatusOr<std::unique_ptr<Serving>> StartServing(
                               options.coordinator.train.model()),
       config.output.dir);
   FEDBERRY_RETURN_IF_ERROR(
-      StartWatches(*serving, figures, config.transport.metrics_listen,
+      StartWatches(*serving, figures, config.transport,
                    {options.coordinator.job_id, job.plan.model_name(),
                     options.coordinator.strategy.name}));
   return serving;

@@ -1,13 +1,13 @@
 // FleetPage: the fleet as one HTML page, drawn on the server so it needs
 // no script: a gateway without internet serves it whole, and board-given
 // text can only ever be text (XmlEscape), never markup.
-#include <algorithm>
 #include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/log_text.h"
 #include "server/fleet/fleet_status.h"
 #include "server/svg_chart.h"
 
@@ -15,8 +15,10 @@ namespace fedberry::server {
 namespace {
 
 // A page a browser draws quickly; a 10,000-board gateway's full list is
-// in the JSON.
+// in the JSON. Rows also stop at kMaxRowBytes, so rows of hostile-sized
+// texts (a few kilobytes each once cut) cannot make it megabytes.
 constexpr size_t kMaxRows = 1000;
+constexpr size_t kMaxRowBytes = 512 << 10;
 
 constexpr char kStyle[] = R"css(
 body{font-family:sans-serif;margin:1.5em;color:#222}
@@ -31,6 +33,23 @@ td.num{text-align:right}
 .state-refused,.state-gone{color:#b00020;font-weight:bold}
 footer{margin-top:1em;color:#666;font-size:.8em}
 )css";
+
+// A board's text as page text: valid UTF-8 of at most `max_bytes`, each
+// control character (a newline, an ANSI escape) shown as U+FFFD, so a
+// page saved or fetched into a terminal or a log carries none, then
+// escaped so it can only ever be text.
+std::string Text(const std::string& text, size_t max_bytes) {
+  std::string shown;
+  for (char c : base::ValidUtf8(text, max_bytes)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      shown += "\xEF\xBF\xBD";
+    } else {
+      shown += c;
+    }
+  }
+  return XmlEscape(shown);
+}
 
 std::string Ago(const BoardRow& b, absl::Time now) {
   if (b.last_seen == absl::InfinitePast()) return "never";
@@ -85,20 +104,44 @@ std::string Why(const BoardRow& b) {
 
 std::string Row(const BoardRow& b, absl::Time now) {
   const std::string state = BoardStateName(b.state);
-  std::string name = b.name;
-  if (b.boards > 0) absl::StrAppend(&name, " (gateway, ", b.boards, " boards)");
+  const std::string name = Text(b.name, kShownNameBytes);
+  std::string shown_name = name;
+  if (b.boards > 0) {
+    absl::StrAppend(&shown_name, " (gateway, ", b.boards, " boards)");
+  }
   const std::string rate = b.samples_per_second
                                ? absl::StrFormat("%.1f", *b.samples_per_second)
                                : "";
   return absl::StrCat(
-      "<tr data-board=\"", XmlEscape(b.name), "\" data-state=\"", state,
-      "\"><td>", XmlEscape(name), "</td><td class=\"state-", state, "\">",
-      state, "</td><td>", Ago(b, now), "</td><td class=\"num\">",
+      "<tr data-board=\"", name, "\" data-state=\"", state, "\"><td>",
+      shown_name, "</td><td class=\"state-", state, "\">", state, "</td><td>",
+      Ago(b, now), "</td><td class=\"num\">",
       b.round > 0 ? absl::StrCat(b.round) : "", "</td><td>", Progress(b),
       "</td><td class=\"num\">", rate, "</td><td>", Memory(b), "</td><td>",
-      Heat(b), "</td><td>", XmlEscape(b.client_version), "</td><td>",
-      XmlEscape(b.architecture), "</td><td class=\"why\">", XmlEscape(Why(b)),
-      "</td></tr>\n");
+      Heat(b), "</td><td>", Text(b.client_version, kShownVersionBytes),
+      "</td><td>", Text(b.architecture, kShownTextBytes),
+      "</td><td class=\"why\">", Text(Why(b), kShownTextBytes), "</td></tr>\n");
+}
+
+// The rows that fit, by name, and a line saying how many did not.
+std::string Rows(const FleetStatus& fleet) {
+  std::string rows;
+  size_t shown = 0;
+  for (const BoardRow& b : fleet.boards) {
+    if (shown == kMaxRows) break;
+    std::string row = Row(b, fleet.now);
+    if (rows.size() + row.size() > kMaxRowBytes) break;
+    rows += row;
+    ++shown;
+  }
+  absl::StrAppend(&rows, "</tbody></table>\n");
+  if (shown < fleet.boards.size()) {
+    absl::StrAppend(&rows, "<p id=\"rows-cut\">", shown, " of ",
+                    fleet.boards.size(),
+                    " boards shown (by name); every board is in "
+                    "/api/fleet.json</p>\n");
+  }
+  return rows;
 }
 
 std::string Counts(const FleetStatus& fleet) {
@@ -158,17 +201,7 @@ std::string FleetPage(const FleetStatus& fleet, int refresh_seconds) {
       "<th>Last seen</th><th>Round</th><th>Progress</th><th>Samples/s</th>"
       "<th>Memory</th><th>SoC</th><th>Client</th><th>Arch</th>"
       "<th>Why not training</th></tr></thead><tbody>\n");
-  const size_t shown = std::min(fleet.boards.size(), kMaxRows);
-  for (size_t i = 0; i < shown; ++i) {
-    absl::StrAppend(&page, Row(fleet.boards[i], fleet.now));
-  }
-  absl::StrAppend(&page, "</tbody></table>\n");
-  if (shown < fleet.boards.size()) {
-    absl::StrAppend(&page, "<p id=\"rows-cut\">", shown, " of ",
-                    fleet.boards.size(),
-                    " boards shown (by name); every board is in "
-                    "/api/fleet.json</p>\n");
-  }
+  absl::StrAppend(&page, Rows(fleet));
   absl::StrAppend(
       &page, "<footer>",
       absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", fleet.now, absl::UTCTimeZone()),

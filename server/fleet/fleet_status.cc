@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/log_text.h"
 #include "nlohmann/json.hpp"
 #include "server/svg_chart.h"
 
@@ -17,7 +18,9 @@ std::string Rfc3339(absl::Time t) {
 
 nlohmann::json ConditionJson(const v1::BoardCondition& c) {
   nlohmann::json j = nlohmann::json::object();
-  if (!c.declined().empty()) j["declined"] = c.declined();
+  if (!c.declined().empty()) {
+    j["declined"] = base::ValidUtf8(c.declined(), kShownTextBytes);
+  }
   if (c.has_soc_celsius()) j["soc_celsius"] = c.soc_celsius();
   if (c.has_throttled()) j["throttled"] = c.throttled();
   if (c.has_memory_pressure()) j["memory_pressure"] = c.memory_pressure();
@@ -25,12 +28,13 @@ nlohmann::json ConditionJson(const v1::BoardCondition& c) {
 }
 
 nlohmann::json BoardJson(const BoardRow& b, absl::Time now) {
-  nlohmann::json j = {{"name", b.name},
-                      {"state", BoardStateName(b.state)},
-                      {"last_seen", Rfc3339(b.last_seen)},
-                      {"round", b.round},
-                      {"client_version", b.client_version},
-                      {"architecture", b.architecture}};
+  nlohmann::json j = {
+      {"name", base::ValidUtf8(b.name, kShownNameBytes)},
+      {"state", BoardStateName(b.state)},
+      {"last_seen", Rfc3339(b.last_seen)},
+      {"round", b.round},
+      {"client_version", base::ValidUtf8(b.client_version, kShownVersionBytes)},
+      {"architecture", base::ValidUtf8(b.architecture, kShownTextBytes)}};
   if (b.last_seen != absl::InfinitePast()) {
     j["seconds_since_seen"] = absl::ToDoubleSeconds(now - b.last_seen);
   }
@@ -40,7 +44,9 @@ nlohmann::json BoardJson(const BoardRow& b, absl::Time now) {
   }
   if (b.boards > 0) j["boards"] = b.boards;
   j["condition"] = ConditionJson(b.condition);
-  if (!b.last_refusal.empty()) j["last_refusal"] = b.last_refusal;
+  if (!b.last_refusal.empty()) {
+    j["last_refusal"] = base::ValidUtf8(b.last_refusal, kShownTextBytes);
+  }
   if (b.samples_per_second) j["samples_per_second"] = *b.samples_per_second;
   if (b.peak_rss_bytes) j["peak_rss_bytes"] = *b.peak_rss_bytes;
   if (b.watchdog_pauses) j["watchdog_pauses"] = *b.watchdog_pauses;

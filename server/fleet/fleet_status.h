@@ -7,6 +7,7 @@
 #ifndef FEDBERRY_SERVER_FLEET_FLEET_STATUS_H_
 #define FEDBERRY_SERVER_FLEET_FLEET_STATUS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,15 @@
 #include "server/fleet/board_state.h"
 
 namespace fedberry::server {
+
+// The most of each board-given text a row keeps or shows, in bytes of
+// valid UTF-8 cut on a character boundary: its name (CheckJoin allows no
+// more), its client version, and any other text (architecture, a decline,
+// a refusal). With them a row costs the page and the JSON a few kilobytes
+// at most, whatever a board sent.
+inline constexpr size_t kShownNameBytes = 128;
+inline constexpr size_t kShownVersionBytes = 64;
+inline constexpr size_t kShownTextBytes = 512;
 
 struct BoardRow {
   std::string name;
@@ -55,11 +65,15 @@ struct FleetStatus {
 };
 
 // The JSON object of /api/fleet.json: the job's figures and `boards`,
-// each with at least name, state, last_seen (RFC 3339) and round.
+// each with at least name, state, last_seen (RFC 3339) and round; every
+// board, each text cut to its kShown* bound.
 std::string FleetJson(const FleetStatus& fleet);
 
 // The page at /: self-contained HTML (inline style and SVG, no script, no
-// external asset) that reloads itself every `refresh_seconds`.
+// external asset) that reloads itself every `refresh_seconds`. Its rows
+// show each text cut to its kShown* bound, control characters as U+FFFD,
+// and stop at 1,000 rows or 512 KiB of rows, saying how many it left out
+// (they are all in the JSON).
 std::string FleetPage(const FleetStatus& fleet, int refresh_seconds = 5);
 
 }  // namespace fedberry::server

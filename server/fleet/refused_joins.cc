@@ -2,11 +2,17 @@
 
 #include <algorithm>
 
+#include "base/log_text.h"
+
 namespace fedberry::server {
 
-void RefusedJoins::Refused(const std::string& name, const std::string& reason,
+void RefusedJoins::Refused(const std::string& given_name,
+                           const std::string& reason,
                            const std::string& client_version, absl::Time when) {
   if (capacity_ == 0) return;
+  // Cut before the lock and before anything is kept: up to 1,024 rows of a
+  // board's megabytes would make every page megabytes.
+  const std::string name = base::ValidUtf8(given_name, kShownNameBytes);
   absl::MutexLock lock(&mu_);
   if (!rows_.count(name) && rows_.size() >= capacity_) {
     rows_.erase(std::min_element(
@@ -18,13 +24,14 @@ void RefusedJoins::Refused(const std::string& name, const std::string& reason,
   row.name = name;
   row.state = BoardState::kRefused;
   row.last_seen = when;
-  row.client_version = client_version;
-  row.last_refusal = reason;
+  row.client_version = base::ValidUtf8(client_version, kShownVersionBytes);
+  row.last_refusal = base::ValidUtf8(reason, kKeptReasonBytes);
 }
 
 void RefusedJoins::Joined(const std::string& name) {
+  const std::string kept = base::ValidUtf8(name, kShownNameBytes);
   absl::MutexLock lock(&mu_);
-  rows_.erase(name);
+  rows_.erase(kept);
 }
 
 std::vector<BoardRow> RefusedJoins::Rows() const {

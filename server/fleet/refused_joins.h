@@ -21,8 +21,12 @@ class RefusedJoins {
  public:
   explicit RefusedJoins(size_t capacity) : capacity_(capacity) {}
 
-  // `name`, `reason` and `client_version` as the board sent them (they are
-  // escaped where shown).
+  // What is kept of a refused board's reason (bytes of valid UTF-8).
+  static constexpr size_t kKeptReasonBytes = 256;
+
+  // `name`, `reason` and `client_version` as the board sent them: each is
+  // cut to valid UTF-8 of kShownNameBytes, kKeptReasonBytes and
+  // kShownVersionBytes before it is kept (and escaped where shown).
   void Refused(const std::string& name, const std::string& reason,
                const std::string& client_version, absl::Time when);
   void Joined(const std::string& name);

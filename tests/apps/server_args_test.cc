@@ -83,6 +83,8 @@ void SetTheOtherGroups(ServerConfig& c) {
   t.transport = {
       "10.0.0.1:6000", {"/s.crt", "/s.key", "/ca.crt"}, "/r.crl", true};
   t.metrics_listen = "9464";
+  t.metrics_max_connections = 32;
+  t.metrics_max_connections_per_ip = 8;
   t.max_threads = 64;
   t.max_transport_mib = 128;
   t.max_streams = 8;
@@ -127,6 +129,8 @@ TEST(ServerArgsFrom, EveryFieldParsesBackToTheSameConfig) {
   EXPECT_EQ(parsed.rounds.over_select, 1.3);
   EXPECT_EQ(parsed.rounds.round_deadline, absl::Seconds(90));
   EXPECT_EQ(parsed.dp.noise_seed, 7u);
+  EXPECT_EQ(parsed.transport.metrics_max_connections, 32);
+  EXPECT_EQ(parsed.transport.metrics_max_connections_per_ip, 8);
   EXPECT_TRUE(parsed.gateway.link.insecure);
   EXPECT_EQ(parsed.gateway.link.tls.server_name, "central.local");
 }
@@ -142,7 +146,7 @@ TEST(ServerArgsFrom, GivesEveryFlagOfTheServer) {
       defined.insert(std::string(name));
     }
   }
-  EXPECT_EQ(defined.size(), 99u);
+  EXPECT_EQ(defined.size(), 101u);
   EXPECT_EQ(given, defined);
 }
 

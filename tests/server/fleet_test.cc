@@ -3,9 +3,11 @@
 // and the version gate.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/log_text.h"
 #include "proto/wire.h"
 #include "server/fleet/board_state.h"
 #include "server/fleet/fleet_status.h"
@@ -183,6 +185,56 @@ TEST(SiteGateways, OnlyListedGatewaysDeclareBoardsWithinTheirCount) {
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument)
         << bad;
   }
+}
+
+// Whatever a refused board sent, what is kept of it is a few hundred bytes
+// of valid UTF-8, cut on a character boundary: the name (CheckJoin allows
+// 128 bytes), the version (64) and the reason (256).
+TEST(RefusedJoins, CutsEveryBoardStringBeforeItIsStored) {
+  RefusedJoins refused(4);
+  const std::string megabyte = "\x1b[2J\xff" + std::string(1 << 20, 'v');
+  refused.Refused(std::string(1 << 20, 'n'), megabyte, megabyte, kNow);
+  std::string euros;  // 3 bytes each: 64 bytes hold 21 of them
+  for (int i = 0; i < 40; ++i) euros += "\xe2\x82\xac";
+  refused.Refused("pi-euro", euros, euros, kNow);
+  std::vector<BoardRow> rows = refused.Rows();
+  ASSERT_EQ(rows.size(), 2u);
+  std::cout << "kept of a 1 MiB refused join: name " << rows[0].name.size()
+            << " bytes, version " << rows[0].client_version.size()
+            << " bytes, reason " << rows[0].last_refusal.size() << " bytes\n";
+  EXPECT_EQ(rows[0].name, std::string(128, 'n'));
+  EXPECT_EQ(rows[0].client_version.size(), 64u);
+  EXPECT_LE(rows[0].last_refusal.size(), 256u);
+  for (const BoardRow& row : rows) {
+    for (const std::string* text :
+         {&row.name, &row.client_version, &row.last_refusal}) {
+      EXPECT_EQ(base::ValidUtf8(*text, text->size()), *text);
+    }
+  }
+  EXPECT_EQ(rows[1].client_version.size(), 63u);  // 21 whole euro signs
+  EXPECT_EQ(rows[1].client_version, euros.substr(0, 63));
+}
+
+// The page stays bounded whatever its rows hold: each text shown is cut,
+// and rows stop once the page is full, saying how many were left out.
+TEST(FleetPage, StaysUnderItsSizeBoundWhateverTheRowsHold) {
+  FleetStatus fleet = TwoBoards();
+  BoardRow row = fleet.boards[1];
+  const std::string text(2048, '"');  // each byte escaped into 6
+  row.name = text;
+  row.client_version = text;
+  row.architecture = text;
+  row.last_refusal = text;
+  row.condition.set_declined(text);
+  fleet.boards.assign(1200, row);
+  const std::string page = FleetPage(fleet, 5);
+  const std::string json = FleetJson(fleet);
+  std::cout << "1,200 rows of 2 KiB texts: page " << page.size()
+            << " bytes, JSON " << json.size() << " bytes\n";
+  EXPECT_LE(page.size(), 640u << 10);
+  EXPECT_NE(page.find(" of 1200 boards shown"), std::string::npos);
+  EXPECT_LE(json.size(), 1200u * 4096);
+  EXPECT_EQ(page.find('\x1b'), std::string::npos);
 }
 
 TEST(VersionGate, AdmitsTheMinimumAndNewerAndTellsOlderToUpgrade) {

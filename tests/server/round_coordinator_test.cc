@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <deque>
+#include <iostream>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -411,6 +412,33 @@ TEST_F(RoundCoordinatorTest, AnOlderClientIsToldToUpgradeAndListedRefused) {
   EXPECT_EQ(row->state, BoardState::kIdle);
   EXPECT_EQ(row->client_version, "0.10.0");
   EXPECT_EQ(coordinator_->Boards().size(), 1u);
+}
+
+// The 40 refused joins with 1 MB versions: the fleet page and its
+// JSON stay small whatever the boards sent (each was about 40 MB).
+TEST_F(RoundCoordinatorTest, RefusedJoinsWithMegabyteVersionsKeepThePageSmall) {
+  version_gate_ = *VersionGate::Parse("0.2.0");
+  Make(1);
+  for (int i = 0; i < 40; ++i) {
+    v1::JoinRequest r;
+    r.set_client_name(absl::StrCat("old-", i));
+    r.set_num_samples(10);
+    r.set_client_version(std::string(1 << 20, 'v'));
+    ASSERT_FALSE(coordinator_->Join(r).ok());
+  }
+  FleetStatus fleet;
+  fleet.now = clock_.Now();
+  fleet.boards = coordinator_->Boards();
+  ASSERT_EQ(fleet.boards.size(), 40u);
+  const std::string page = FleetPage(fleet);
+  const std::string json = FleetJson(fleet);
+  std::cout << "40 refused joins with 1 MiB versions: page " << page.size()
+            << " bytes, JSON " << json.size() << " bytes\n";
+  EXPECT_LT(page.size(), 64u << 10);
+  EXPECT_LT(json.size(), 64u << 10);
+  for (const BoardRow& row : fleet.boards) {
+    EXPECT_LE(row.client_version.size(), 64u) << row.name;
+  }
 }
 
 // A server restarted with a higher minimum does not restore the boards
