@@ -42,9 +42,8 @@ absl::Status VersionGate::Admit(const std::string& client_version) const {
   }
   const std::string runs =
       client_version.empty()
-          ? absl::StrCat("a release that does not report its version (",
-                         "fedberry-client 0.1.0 and later send ", kReleaseForm,
-                         ")")
+          ? "a release that does not report its version (fedberry-client "
+            "sends MAJOR.MINOR.PATCH since 0.1.0)"
           : absl::StrCat("fedberry-client ",
                          base::Printable(client_version, 64));
   return wire::WithReason(
