@@ -1,7 +1,8 @@
 // fedberry-client's command line from a ClientConfig: the flags that
-// ClientConfigFromFlags (client_flags.h) reads back into the same config.
-// fedberry-sim builds its emulated boards' command lines with it. No flags
-// are defined or read here, and no LibTorch is needed.
+// ClientConfigFromFlags (client_flags.h) reads back into the same config,
+// written from the client's flag table (client_flag_table.h). fedberry-sim
+// builds its emulated boards' command lines with it. No flags are defined
+// or read here, and no LibTorch is needed.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_CLIENT_CLIENT_ARGS_H_
 #define FEDBERRY_CLIENT_CLIENT_ARGS_H_
@@ -32,17 +33,20 @@ std::string DefaultCacheDir(const std::string& checkpoint_dir);
 // Where CRIU dumps go without --criu_dir: <checkpoint_dir>/criu.
 std::string DefaultCriuDir(const std::string& checkpoint_dir);
 
-// The config that fedberry-client's flags give when none is set, but for
-// data.cache_dir and criu_dir, left empty: the client picks them from its
-// checkpoint_dir (DefaultCacheDir, DefaultCriuDir) once that is known.
+// The config that fedberry-client's flags give when none is set: each field
+// the table names at its flag's default, but for data.cache_dir and
+// criu_dir, left empty: the client picks them from its checkpoint_dir
+// (DefaultCacheDir, DefaultCriuDir) once that is known.
 ClientConfig ClientFlagDefaults();
 
-// `--name=value` for each of the client's flags whose value in `config`
-// differs from ClientFlagDefaults(), values written as Abseil parses them,
-// so parsing the result gives `config` back. --cache_dir and --criu_dir
-// are given only when they differ from the folders the client would pick
-// for `config.checkpoint_dir` (empty: the client picks). Not flags, so not
-// written: data.edit_idx_shard and eligibility.time_zone.
+// `--name=value` for each of the client's flags whose value in `config`,
+// written as the flag parses it, is not the flag's default, so parsing the
+// result gives `config` back; in the table's order (client_flags.inc, then
+// client_flags_watchdog.inc). --cache_dir and --criu_dir are given only when
+// they differ from the folders the client would pick for
+// `config.checkpoint_dir` (empty: the client picks). Not flags, so not
+// written: data.edit_idx_shard, eligibility.time_zone and
+// watchdog_options.release_enabled.
 std::vector<std::string> ClientArgsFrom(const ClientConfig& config);
 
 }  // namespace fedberry::client

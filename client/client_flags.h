@@ -1,8 +1,8 @@
-// fedberry-client's flags (defined in client_flags.cc) and the one place
-// they are read: into a ClientConfig. A binary that adds flags of its own
-// (sim/emulated_client_main.cc) links these too, so the two accept the same
-// command line.
-// Thread-safety: call after the command line is parsed, from main's thread.
+// fedberry-client's flags (its table, client_flag_table.h; defined in
+// client_flags.cc) and the one place they are read: into a ClientConfig. A
+// binary that adds flags of its own (sim/emulated_client_main.cc) links these
+// too, so the two accept the same command line. Thread-safety: call after the
+// command line is parsed, from main's thread.
 #ifndef FEDBERRY_CLIENT_CLIENT_FLAGS_H_
 #define FEDBERRY_CLIENT_CLIENT_FLAGS_H_
 
@@ -11,10 +11,13 @@
 
 namespace fedberry::client {
 
-// Part of this file's path, for ParseCommandLine's --help.
+// Part of the table's paths (client_flags.inc, client_flags_watchdog.inc),
+// for ParseCommandLine's --help.
 inline constexpr char kClientFlagsFile[] = "client/client_flags";
 
-// The parsed flags. InvalidArgument naming the flag that is wrong.
+// The parsed flags. InvalidArgument naming the flag that is wrong; Internal
+// when this program does not define every flag of the table (it must link
+// client_app).
 absl::StatusOr<ClientConfig> ClientConfigFromFlags();
 
 }  // namespace fedberry::client

@@ -1,5 +1,6 @@
 // fedberry-server's command line from a ServerConfig: the flags that
-// ServerConfigFromFlags (server_flags.h) reads back into the same config.
+// ServerConfigFromFlags (server_flags.h) reads back into the same config,
+// written from the server's flag table (server_flag_table.h).
 // fedberry-sim builds the server's and the gateways' command lines with it.
 // No flags are defined or read here, and no LibTorch is needed.
 // Thread-safety: pure functions.
@@ -16,18 +17,19 @@ namespace fedberry::apps {
 // --listen's default.
 inline constexpr char kDefaultServerListen[] = "0.0.0.0:50051";
 
-// The config that fedberry-server's flags give when none is set: a plain
-// ServerConfig but for --eval_data (Fashion-MNIST's folder) and --listen.
+// The config that fedberry-server's flags give when none is set: each
+// field the table names at its flag's default (--eval_data: Fashion-MNIST's
+// folder; --listen: kDefaultServerListen), the others a plain
+// ServerConfig's.
 ServerConfig ServerFlagDefaults();
 
-// `--name=value` for each of the server's flags whose value in `config`
-// differs from ServerFlagDefaults(), values written as Abseil parses them
-// (absl::UnparseFlag), so parsing the result gives `config` back. The
-// order is fixed: the flags fedberry-sim passes through come in the order
-// it has always given them (the plan, strategy, rounds, async, encodings,
-// evaluation on the boards, privacy, trainable, metrics_listen and its
-// connection caps), then the rest. `--insecure` is read from transport.transport.insecure (the flag
-// sets both it and gateway.link.insecure).
+// `--name=value` for each of the server's flags whose value in `config`,
+// written as Abseil parses it (absl::UnparseFlag), is not the flag's
+// default, so parsing the result gives `config` back. In the table's order:
+// the flags fedberry-sim passes through (server_flags_shared.inc), then the
+// rest (server_flags.inc). `--insecure` is read from
+// transport.transport.insecure (the flag sets both it and
+// gateway.link.insecure).
 std::vector<std::string> ServerArgsFrom(const ServerConfig& config);
 
 }  // namespace fedberry::apps

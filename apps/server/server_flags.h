@@ -1,19 +1,23 @@
-// fedberry-server's flags (defined in server_flags.cc) and the one place
-// they are read: into a ServerConfig.
+// fedberry-server's own flags (part 2 of its table, server_flags.inc;
+// defined in server_flags.cc) and the one place the server's flags, its own
+// and those it shares with fedberry-sim, are read: into a ServerConfig.
 // Thread-safety: call after the command line is parsed, from main's thread.
 #ifndef FEDBERRY_APPS_SERVER_SERVER_FLAGS_H_
 #define FEDBERRY_APPS_SERVER_SERVER_FLAGS_H_
 
+#include "absl/status/statusor.h"
 #include "apps/server/server_config.h"
 
 namespace fedberry::apps {
 
-// Part of this file's path, for ParseCommandLine's --help.
+// Part of the tables' paths (server_flags.inc, server_flags_shared.inc),
+// for ParseCommandLine's --help.
 inline constexpr char kServerFlagsFile[] = "apps/server/server_flags";
 
 // The flags as they are; the checks come when the server starts
-// (server_checks.h), after the plan, as they always did.
-ServerConfig ServerConfigFromFlags();
+// (server_checks.h), after the plan, as they always did. Internal when this
+// program does not define every flag of the table (it must link server_app).
+absl::StatusOr<ServerConfig> ServerConfigFromFlags();
 
 }  // namespace fedberry::apps
 

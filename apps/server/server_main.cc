@@ -1,12 +1,13 @@
 // fedberry-server: the aggregation server of a federated training job, or
-// a site gateway of a parent server (--upstream). Its flags are
-// server_flags.cc's; the programs are run_server.h's.
+// a site gateway of a parent server (--upstream). Its flags are its
+// table's (server_flag_table.h); the programs are run_server.h's.
 #include <spdlog/spdlog.h>
 
 #include <string>
 
 #include "apps/server/run_server.h"
 #include "apps/server/server_config.h"
+#include "apps/server/server_flag_table.h"
 #include "apps/server/server_flags.h"
 #include "base/command_line.h"
 #include "base/lock_checks.h"
@@ -48,22 +49,16 @@ int Run(const ServerConfig& config) {
 int main(int argc, char** argv) {
   fedberry::runtime::TuneHeapForServing();  // before anything allocates much
   fedberry::base::SkipMutexDeadlockChecks();
-  fedberry::ParseCommandLine(
-      argc, argv,
-      "fedberry aggregation server: runs FedAvg rounds for clients that dial "
-      "in, training a built-in model or the user's TorchScript file.\n"
-      "Usage: fedberry-server --listen=0.0.0.0:50051 --tls_cert=server.crt "
-      "--tls_key=server.key --client_ca=fleet-ca.crt --rounds=5 "
-      "--output=out\n"
-      "       fedberry-server --model=model.pt --eval_data=csv:test.csv "
-      "--label_column=target --optimizer=adam --lr=0.01 ...\n"
-      "       fedberry-server --upstream=central:50051 --listen=0.0.0.0:50051 "
-      "...   (a site gateway of a parent server)",
-      fedberry::apps::kServerFlagsFile);
-  const fedberry::apps::ServerConfig config =
+  fedberry::ParseCommandLine(argc, argv, fedberry::apps::kServerUsage,
+                             fedberry::apps::kServerFlagsFile);
+  const absl::StatusOr<fedberry::apps::ServerConfig> config =
       fedberry::apps::ServerConfigFromFlags();
+  if (!config.ok()) {
+    spdlog::error("{}", std::string(config.status().message()));
+    return 2;
+  }
   // Before gRPC's and the driver's threads start, so a signal reaches the
   // ShutdownSignal made after them instead of killing the process.
   fedberry::BlockShutdownSignals();
-  return fedberry::apps::Run(config);
+  return fedberry::apps::Run(*config);
 }

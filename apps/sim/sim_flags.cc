@@ -1,6 +1,7 @@
 // fedberry-sim's own flags; sim_flags.h says how they are read. The
 // server's flags it passes through (--strategy, --dp_*, ...) are the
-// server's own definitions (apps/server/server_flags_shared.cc), linked in.
+// server's own definitions (apps/server/server_flags_shared.inc, part 1
+// of its flag table), linked in.
 #include "apps/sim/sim_flags.h"
 
 #include <filesystem>
@@ -181,7 +182,9 @@ absl::Status ReadFleetFlags(SimFleet& fleet) {
 absl::StatusOr<SimPlan> SimPlanFromFlags() {
   SimPlan plan;
   plan.job = JobFromFlags();
-  apps::ReadSharedServerFlags(plan.server);
+  if (absl::Status s = apps::ReadSharedServerFlags(plan.server); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = ReadFleetFlags(plan.fleet); !s.ok()) return s;
   plan.tiers.tiers = absl::GetFlag(FLAGS_tiers);
   plan.tiers.gateways = absl::GetFlag(FLAGS_gateways);
