@@ -152,9 +152,15 @@ class FlagRow {
   void SetDefault(Config& config) const { set_default_(config); }
   // The field as the flag's text, which the flag parses back to it.
   std::string Text(const Config& config) const { return text_(config); }
+  // Whether the field is at the flag's default, compared as Text() writes
+  // them ("25%" is at the default 0.25 of a level flag).
+  bool AtDefault(const Config& config) const {
+    return text_(config) == default_text_;
+  }
 
  private:
   FlagDoc doc_;
+  std::string default_text_;  // the default's field, as Text() writes it
   std::function<absl::Status(Config&)> read_;
   std::function<void(Config&)> set_default_;
   std::function<std::string(const Config&)> text_;
@@ -186,9 +192,8 @@ template <typename Config>
 void AppendFlagArgs(const FlagTable<Config>& table, const Config& config,
                     std::vector<std::string>& argv) {
   for (const FlagRow<Config>& row : table) {
-    std::string text = row.Text(config);
-    if (text == row.doc().default_text) continue;
-    argv.push_back(absl::StrCat("--", row.name(), "=", text));
+    if (row.AtDefault(config)) continue;
+    argv.push_back(absl::StrCat("--", row.name(), "=", row.Text(config)));
   }
 }
 
@@ -199,6 +204,11 @@ std::vector<FlagDoc> FlagDocs(const FlagTable<Config>& table) {
   for (const FlagRow<Config>& row : table) docs.push_back(row.doc());
   return docs;
 }
+
+// `docs` as a Markdown table (flag, type, default, help), one row each in
+// their order: docs/guide/flags.md's tables, which a test compares with the
+// binaries' tables.
+std::string FlagDocsMarkdown(const std::vector<FlagDoc>& docs);
 
 template <typename Config>
 template <typename Type, typename Access>
@@ -242,6 +252,9 @@ FlagRow<Config> FlagRow<Config>::Of(const char* name,
       return FlagText<Flag>(Kind::Unparse(access(config)));
     }
   };
+  Config defaults{};
+  row.set_default_(defaults);
+  row.default_text_ = row.text_(defaults);
   return row;
 }
 

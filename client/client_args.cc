@@ -18,9 +18,7 @@ std::string DefaultCriuDir(const std::string& checkpoint_dir) {
 }
 
 ClientConfig ClientFlagDefaults() {
-  ClientConfig config = base::FlagDefaults(ClientFlagTable());
-  config.watchdog_options = base::FlagDefaults(WatchdogFlagTable());
-  return config;
+  return base::FlagDefaults(ClientFlagTable());
 }
 
 std::vector<std::string> ClientArgsFrom(const ClientConfig& config) {
@@ -34,7 +32,6 @@ std::vector<std::string> ClientArgsFrom(const ClientConfig& config) {
   }
   std::vector<std::string> argv;
   base::AppendFlagArgs(ClientFlagTable(), given, argv);
-  base::AppendFlagArgs(WatchdogFlagTable(), given.watchdog_options, argv);
   return argv;
 }
 

@@ -41,11 +41,10 @@ ClientConfig ClientFlagDefaults();
 
 // `--name=value` for each of the client's flags whose value in `config`,
 // written as the flag parses it, is not the flag's default, so parsing the
-// result gives `config` back; in the table's order (client_flags.inc, then
-// client_flags_watchdog.inc). --cache_dir and --criu_dir are given only when
-// they differ from the folders the client would pick for
-// `config.checkpoint_dir` (empty: the client picks). Not flags, so not
-// written: data.edit_idx_shard, eligibility.time_zone and
+// result gives `config` back; in the table's order (client_flags.inc).
+// --cache_dir and --criu_dir are given only when they differ from the folders
+// the client would pick for `config.checkpoint_dir` (empty: the client picks).
+// Not flags, so not written: data.edit_idx_shard, eligibility.time_zone and
 // watchdog_options.release_enabled.
 std::vector<std::string> ClientArgsFrom(const ClientConfig& config);
 

@@ -1,18 +1,15 @@
-// fedberry-client's flag table (base/flag_table.h): part 1,
-// client_flags.inc, rows over ClientConfig; part 2,
-// client_flags_watchdog.inc, the watchdog's levels, rows over
-// runtime::WatchdogOptions (ClientConfig::watchdog_options), read only when
-// the watchdog or the supervisor runs. Each flag is named once, in its row;
-// its definition (client_flags.cc), its reading (ClientConfigFromFlags), its
-// writing (ClientArgsFrom), --help, the man page and docs/guide/flags.md all
-// come from that row. No flags are defined here and no LibTorch is needed.
+// fedberry-client's flag table (client_flags.inc) as rows over ClientConfig
+// (base/flag_table.h). Each flag is named once, in its row; its definition
+// (client_flags.cc), its reading (ClientConfigFromFlags), its writing
+// (ClientArgsFrom), --help and docs/guide/flags.md (checked by
+// tests/apps/flag_docs_test.cc) come from that row. No flags are defined
+// here and no LibTorch is needed.
 // Thread-safety: the tables are made once, on first use, and never change.
 #ifndef FEDBERRY_CLIENT_CLIENT_FLAG_TABLE_H_
 #define FEDBERRY_CLIENT_CLIENT_FLAG_TABLE_H_
 
 #include "base/flag_table.h"
 #include "client/client_config.h"
-#include "runtime/watchdog.h"
 
 namespace fedberry::client {
 
@@ -26,11 +23,15 @@ inline constexpr char kClientUsage[] =
     " fedberry-client --server=gateway:50051 "
     "--partition_index=0 --partition_count=4";
 
-// Part 1: the rows of client_flags.inc.
+// Every row of client_flags.inc, in its order.
 const base::FlagTable<ClientConfig>& ClientFlagTable();
 
-// Part 2: the rows of client_flags_watchdog.inc.
-const base::FlagTable<runtime::WatchdogOptions>& WatchdogFlagTable();
+// The rows read whatever runs (FEDBERRY_FLAG), in the table's order.
+const base::FlagTable<ClientConfig>& AgentFlagTable();
+
+// The watchdog's levels and holds (FEDBERRY_WATCHDOG_FLAG), read only when
+// the watchdog or the supervisor runs.
+const base::FlagTable<ClientConfig>& WatchdogFlagTable();
 
 }  // namespace fedberry::client
 

@@ -1,6 +1,5 @@
-// The definitions of fedberry-client's flags (its table, client_flags.inc
-// and client_flags_watchdog.inc) and ClientConfigFromFlags, the one place
-// they are read.
+// The definitions of fedberry-client's flags (its table, client_flags.inc)
+// and ClientConfigFromFlags, the one place they are read.
 #include "client/client_flags.h"
 
 #include <string>
@@ -22,15 +21,16 @@
 // prints, is the table's path in the source tree.
 #define FEDBERRY_FLAG(Type, name, default_value, field, help) \
   FEDBERRY_DEFINE_FLAG(Type, name, default_value, help);
+#define FEDBERRY_WATCHDOG_FLAG FEDBERRY_FLAG
 #include "client_flags.inc"
-#include "client_flags_watchdog.inc"
 #undef FEDBERRY_FLAG
+#undef FEDBERRY_WATCHDOG_FLAG
 
 namespace fedberry::client {
 
 absl::StatusOr<ClientConfig> ClientConfigFromFlags() {
   ClientConfig config;
-  FEDBERRY_RETURN_IF_ERROR(base::ReadFlags(ClientFlagTable(), config));
+  FEDBERRY_RETURN_IF_ERROR(base::ReadFlags(AgentFlagTable(), config));
   // The folders --checkpoint_dir implies when not given.
   if (config.data.cache_dir.empty()) {
     config.data.cache_dir = DefaultCacheDir(config.checkpoint_dir);
@@ -46,8 +46,7 @@ absl::StatusOr<ClientConfig> ClientConfigFromFlags() {
   // The levels are read only when the watchdog or the supervisor runs, so a
   // level of a watchdog that is off is not refused.
   if (config.watchdog || config.supervise) {
-    FEDBERRY_RETURN_IF_ERROR(
-        base::ReadFlags(WatchdogFlagTable(), config.watchdog_options));
+    FEDBERRY_RETURN_IF_ERROR(base::ReadFlags(WatchdogFlagTable(), config));
     FEDBERRY_RETURN_IF_ERROR(
         runtime::ValidateWatchdogOptions(config.watchdog_options));
   }

@@ -11,8 +11,8 @@
 
 namespace fedberry::client {
 
-// Part of the table's paths (client_flags.inc, client_flags_watchdog.inc),
-// for ParseCommandLine's --help.
+// Part of the table's path (client_flags.inc), for ParseCommandLine's
+// --help.
 inline constexpr char kClientFlagsFile[] = "client/client_flags";
 
 // The parsed flags. InvalidArgument naming the flag that is wrong; Internal

@@ -25,11 +25,10 @@ ServerConfig ServerFlagDefaults();
 
 // `--name=value` for each of the server's flags whose value in `config`,
 // written as Abseil parses it (absl::UnparseFlag), is not the flag's
-// default, so parsing the result gives `config` back. In the table's order:
-// the flags fedberry-sim passes through (server_flags_shared.inc), then the
-// rest (server_flags.inc). `--insecure` is read from
-// transport.transport.insecure (the flag sets both it and
-// gateway.link.insecure).
+// default, so parsing the result gives `config` back. In the table's order
+// (server_flags.inc), the order fedberry-sim has always given them.
+// `--insecure` is read from transport.transport.insecure (the flag sets both it
+// and gateway.link.insecure).
 std::vector<std::string> ServerArgsFrom(const ServerConfig& config);
 
 }  // namespace fedberry::apps

@@ -9,23 +9,32 @@
 namespace fedberry::apps {
 namespace {
 
-// A table's rows, in the braces of a FlagTable<ServerConfig>.
-#define FEDBERRY_FLAG(Type, name, default_value, field, help) \
+#define FEDBERRY_ROW(Type, name, default_value, field, help) \
   FEDBERRY_FLAG_ROW(ServerConfig, Type, name, default_value, field, help),
 
-base::FlagTable<ServerConfig> SharedRows() {
-  return {
-#include "server_flags_shared.inc"
-  };
-}
-
-base::FlagTable<ServerConfig> OwnRows() {
+// Every row, in the table's order.
+base::FlagTable<ServerConfig> AllRows() {
+#define FEDBERRY_FLAG FEDBERRY_ROW
+#define FEDBERRY_SHARED_FLAG FEDBERRY_ROW
   return {
 #include "server_flags.inc"
   };
+#undef FEDBERRY_FLAG
+#undef FEDBERRY_SHARED_FLAG
 }
 
+// The shared rows only.
+base::FlagTable<ServerConfig> SharedRows() {
+#define FEDBERRY_FLAG(Type, name, default_value, field, help)
+#define FEDBERRY_SHARED_FLAG FEDBERRY_ROW
+  return {
+#include "server_flags.inc"
+  };
 #undef FEDBERRY_FLAG
+#undef FEDBERRY_SHARED_FLAG
+}
+
+#undef FEDBERRY_ROW
 
 }  // namespace
 
@@ -36,13 +45,7 @@ const base::FlagTable<ServerConfig>& SharedServerFlagTable() {
 }
 
 const base::FlagTable<ServerConfig>& ServerFlagTable() {
-  static const auto* const table = [] {
-    auto* rows = new base::FlagTable<ServerConfig>(SharedRows());
-    for (base::FlagRow<ServerConfig>& row : OwnRows()) {
-      rows->push_back(std::move(row));
-    }
-    return rows;
-  }();
+  static const auto* const table = new base::FlagTable<ServerConfig>(AllRows());
   return *table;
 }
 

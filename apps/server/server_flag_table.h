@@ -1,11 +1,10 @@
-// fedberry-server's flag table as rows over ServerConfig (base/flag_table.h):
-// part 1, server_flags_shared.inc, the flags fedberry-sim shares and passes
-// through; part 2, server_flags.inc, the server's own. Each flag is named
-// once, in its row; its definition (server_flags_shared.cc,
-// server_flags.cc), its reading (ServerConfigFromFlags,
-// ReadSharedServerFlags), its writing (ServerArgsFrom), --help, the man page
-// and docs/guide/flags.md all come from that row. No flags are defined here
-// and no LibTorch is needed.
+// fedberry-server's flag table (server_flags.inc) as rows over ServerConfig
+// (base/flag_table.h). Each flag is named once, in its row; its definition
+// (server_flags_shared.cc for the rows fedberry-sim shares, server_flags.cc
+// for the rest), its reading (ServerConfigFromFlags, ReadSharedServerFlags),
+// its writing (ServerArgsFrom), --help and docs/guide/flags.md (checked by
+// tests/apps/flag_docs_test.cc) come from that row. No flags are defined
+// here and no LibTorch is needed.
 // Thread-safety: the tables are made once, on first use, and never change.
 #ifndef FEDBERRY_APPS_SERVER_SERVER_FLAG_TABLE_H_
 #define FEDBERRY_APPS_SERVER_SERVER_FLAG_TABLE_H_
@@ -28,10 +27,10 @@ inline constexpr char kServerUsage[] =
     "       fedberry-server --upstream=central:50051 --listen=0.0.0.0:50051 "
     "...   (a site gateway of a parent server)";
 
-// Part 1: the rows of server_flags_shared.inc.
+// The rows fedberry-sim shares (FEDBERRY_SHARED_FLAG), in the table's order.
 const base::FlagTable<ServerConfig>& SharedServerFlagTable();
 
-// The whole table: part 1's rows, then server_flags.inc's.
+// Every row of server_flags.inc, in its order.
 const base::FlagTable<ServerConfig>& ServerFlagTable();
 
 }  // namespace fedberry::apps

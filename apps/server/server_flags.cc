@@ -1,6 +1,6 @@
-// The definitions of fedberry-server's own flags (part 2 of its table,
-// server_flags.inc) and ServerConfigFromFlags, the one place the server's
-// flags are read.
+// The definitions of fedberry-server's own flags (the rows of its table,
+// server_flags.inc, that fedberry-sim does not share) and
+// ServerConfigFromFlags, the one place the server's flags are read.
 #include "apps/server/server_flags.h"
 
 #include <string>
@@ -17,8 +17,10 @@
 // prints, is the table's path in the source tree.
 #define FEDBERRY_FLAG(Type, name, default_value, field, help) \
   FEDBERRY_DEFINE_FLAG(Type, name, default_value, help);
+#define FEDBERRY_SHARED_FLAG(Type, name, default_value, field, help)
 #include "server_flags.inc"
 #undef FEDBERRY_FLAG
+#undef FEDBERRY_SHARED_FLAG
 
 namespace fedberry::apps {
 

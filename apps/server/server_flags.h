@@ -1,6 +1,7 @@
-// fedberry-server's own flags (part 2 of its table, server_flags.inc;
-// defined in server_flags.cc) and the one place the server's flags, its own
-// and those it shares with fedberry-sim, are read: into a ServerConfig.
+// fedberry-server's own flags (the rows of its table, server_flags.inc, that
+// fedberry-sim does not share; defined in server_flags.cc) and the one place
+// the server's flags, its own and those it shares with fedberry-sim, are
+// read: into a ServerConfig.
 // Thread-safety: call after the command line is parsed, from main's thread.
 #ifndef FEDBERRY_APPS_SERVER_SERVER_FLAGS_H_
 #define FEDBERRY_APPS_SERVER_SERVER_FLAGS_H_
@@ -10,8 +11,8 @@
 
 namespace fedberry::apps {
 
-// Part of the tables' paths (server_flags.inc, server_flags_shared.inc),
-// for ParseCommandLine's --help.
+// Part of the table's path (server_flags.inc), for ParseCommandLine's
+// --help.
 inline constexpr char kServerFlagsFile[] = "apps/server/server_flags";
 
 // The flags as they are; the checks come when the server starts

@@ -1,6 +1,6 @@
-// The definitions of fedberry-server's flags that fedberry-sim shares (part 1
-// of the server's table, server_flags_shared.inc), linked by both programs,
-// and their reading for fedberry-sim.
+// The definitions of fedberry-server's flags that fedberry-sim shares (the
+// FEDBERRY_SHARED_FLAG rows of the server's table, server_flags.inc), linked
+// by both programs, and their reading for fedberry-sim.
 #include "apps/server/server_flags_shared.h"
 
 #include <string>
@@ -11,10 +11,12 @@
 
 // Included by file name from this folder, so each flag's file, which --help
 // prints, is the table's path in the source tree.
-#define FEDBERRY_FLAG(Type, name, default_value, field, help) \
+#define FEDBERRY_FLAG(Type, name, default_value, field, help)
+#define FEDBERRY_SHARED_FLAG(Type, name, default_value, field, help) \
   FEDBERRY_DEFINE_FLAG(Type, name, default_value, help);
-#include "server_flags_shared.inc"
+#include "server_flags.inc"
 #undef FEDBERRY_FLAG
+#undef FEDBERRY_SHARED_FLAG
 
 namespace fedberry::apps {
 

@@ -1,7 +1,7 @@
 // fedberry-sim's own flags; sim_flags.h says how they are read. The
 // server's flags it passes through (--strategy, --dp_*, ...) are the
-// server's own definitions (apps/server/server_flags_shared.inc, part 1
-// of its flag table), linked in.
+// server's own definitions (the shared rows of its flag table,
+// apps/server/server_flags.inc), linked in.
 #include "apps/sim/sim_flags.h"
 
 #include <filesystem>

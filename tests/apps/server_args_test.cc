@@ -109,7 +109,9 @@ ServerConfig EveryFieldSet() {
 }
 
 TEST(ServerArgsFrom, TheFlagsDefaultsGiveNoFlags) {
-  EXPECT_THAT(ServerArgsFrom(ServerConfigFromFlags()), IsEmpty());
+  const absl::StatusOr<ServerConfig> parsed = ServerConfigFromFlags();
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(ServerArgsFrom(*parsed), IsEmpty());
   EXPECT_THAT(ServerArgsFrom(ServerFlagDefaults()), IsEmpty());
 }
 
@@ -119,7 +121,9 @@ TEST(ServerArgsFrom, EveryFieldParsesBackToTheSameConfig) {
   absl::FlagSaver saver;
   const absl::Status set = base::SetFlagsForTest(args);
   ASSERT_TRUE(set.ok()) << set;
-  const ServerConfig parsed = ServerConfigFromFlags();
+  const absl::StatusOr<ServerConfig> read = ServerConfigFromFlags();
+  ASSERT_TRUE(read.ok()) << read.status();
+  const ServerConfig& parsed = *read;
   // Each field differs from its default, so each has its flag; the parsed
   // config gives the same flags, hence the same values.
   EXPECT_EQ(ServerArgsFrom(parsed), args);

@@ -28,7 +28,9 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(ServerConfigFromFlags, DefaultsAreTheConfigsOwn) {
-  const ServerConfig flags = ServerConfigFromFlags();
+  const absl::StatusOr<ServerConfig> parsed = ServerConfigFromFlags();
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const ServerConfig& flags = *parsed;
   const ServerConfig plain;
   EXPECT_EQ(flags.plan.model, plain.plan.model);
   EXPECT_EQ(flags.plan.lr, plain.plan.lr);
@@ -67,7 +69,9 @@ TEST(ServerConfigFromFlags, FlagsReachTheirGroups) {
   absl::SetFlag(&FLAGS_insecure, true);
   absl::SetFlag(&FLAGS_strategy, "median");
   absl::SetFlag(&FLAGS_max_transport_mib, 3);
-  const ServerConfig config = ServerConfigFromFlags();
+  const absl::StatusOr<ServerConfig> parsed = ServerConfigFromFlags();
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  const ServerConfig& config = *parsed;
   EXPECT_TRUE(config.is_gateway());
   EXPECT_EQ(config.gateway.link.server, "central:50051");
   EXPECT_THAT(config.plan.feature_columns, ::testing::ElementsAre("a", "b"));
