@@ -93,7 +93,7 @@ class RoundCoordinatorTest : public ::testing::Test {
         sent_up_.push_back(std::move(r));
       };
     }
-    coordinator_ = std::make_unique<RoundCoordinator>(
+    auto made = RoundCoordinator::Create(
         o, Model(0, 0),
         [this](const NamedTensors& m,
                int64_t max_samples) -> absl::StatusOr<runtime::EvalResult> {
@@ -108,6 +108,8 @@ class RoundCoordinatorTest : public ::testing::Test {
         },
         [this](const RoundReport& r) { reports_.push_back(r); }, clock_,
         std::move(strategy_));
+    ASSERT_TRUE(made.ok()) << made.status();
+    coordinator_ = *std::move(made);
   }
 
   // Joins and asks for a task once, as a real board does: boards that
