@@ -13,7 +13,7 @@
 #include "absl/strings/match.h"
 #include "base/testing/simulated_clock.h"
 #include "server/strategy/strategy.h"
-#include "tests/server/tiny_model.h"
+#include "tests/server/testing/tiny_model.h"
 
 namespace fedberry::server::job_state_test {
 namespace {

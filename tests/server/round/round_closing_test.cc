@@ -16,7 +16,7 @@
 #include "server/round/board_tasks.h"
 #include "server/round/job_rules.h"
 #include "server/round/round_opening.h"
-#include "tests/server/tiny_model.h"
+#include "tests/server/testing/tiny_model.h"
 
 namespace fedberry::server::round_closing_test {
 namespace {

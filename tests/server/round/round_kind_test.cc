@@ -10,7 +10,7 @@
 #include "proto/wire.h"
 #include "server/round/async_rounds.h"
 #include "server/round/sync_rounds.h"
-#include "tests/server/tiny_model.h"
+#include "tests/server/testing/tiny_model.h"
 
 namespace fedberry::server::round_kind_test {
 namespace {
