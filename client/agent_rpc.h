@@ -1,6 +1,6 @@
 // Call helpers the device agent's parts share (client_agent.cc,
-// agent_data_moves.cc): which failures are worth another attempt, and
-// reading a server stream.
+// agent_data_moves.cc, agent_reports.cc): which failures are worth another
+// attempt, and reading a server stream.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_CLIENT_AGENT_RPC_H_
 #define FEDBERRY_CLIENT_AGENT_RPC_H_

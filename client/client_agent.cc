@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/log_text.h"
 #include "base/status_macros.h"
@@ -10,10 +9,8 @@
 #include "client/agent_rpc.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
-#include "client/model_file_cache.h"
 #include "proto/wire.h"
 #include "runtime/tensor_codec.h"
-#include "runtime/training_plan.h"
 
 namespace fedberry::client {
 namespace {
@@ -23,28 +20,6 @@ namespace {
 bool RefusedForWhatItIs(const absl::Status& s) {
   return absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s) ||
          absl::IsUnauthenticated(s) || absl::IsOutOfRange(s);
-}
-
-// Streams the update of `outcome`: its encoded tensors when the plan asked
-// for an encoding, else the model RAW.
-absl::Status StreamUpdate(
-    const TrainOutcome& outcome, uint64_t round, const std::string& task_id,
-    const std::function<bool(const v1::ModelChunk&)>& sink) {
-  if (!outcome.encoded.empty()) {
-    return runtime::EncodeTensors(outcome.encoded, round, task_id, sink);
-  }
-  return runtime::EncodeModel(outcome.model, round, task_id, sink);
-}
-
-// Serialized size of the chunks StreamUpdate will send.
-uint64_t EncodedBytes(const TrainOutcome& outcome, uint64_t round,
-                      const std::string& task_id) {
-  uint64_t bytes = 0;
-  (void)StreamUpdate(outcome, round, task_id, [&](const v1::ModelChunk& chunk) {
-    bytes += chunk.ByteSizeLong();
-    return true;
-  });
-  return bytes;
 }
 
 }  // namespace
@@ -59,50 +34,23 @@ ClientAgent::ClientAgent(AgentOptions options, LocalTrainer& trainer,
               options_.data_move_wait,
               [this](grpc::ClientContext* context) { Track(context); },
               [this](absl::Duration d) { return Sleep(d); },
-              [this] { return stop_.load(); }}) {
+              [this] { return stop_.load(); }}),
+      join_({stub_.get(), &trainer_, options_.rpc_timeout,
+             [this](grpc::ClientContext* context) { Track(context); },
+             options_.name, options_.device, options_.allow_data_moves,
+             options_.model_cache_dir, options_.required_model_sha256}),
+      reports_({stub_.get(), options_.rpc_timeout, options_.clock,
+                [this](grpc::ClientContext* context) { Track(context); },
+                [this](const absl::Status& status, const char* what) {
+                  return BackOff(status, what);
+                },
+                [this] { return stop_.load(); }}) {
   if (options_.watchdog_totals) meter_.SetWatchdog(options_.watchdog_totals);
 }
 
 void ClientAgent::Heartbeat(v1::HeartbeatRequest::State state,
                             absl::Duration paused_for) {
-  v1::HeartbeatRequest request;
-  {
-    absl::MutexLock lock(&mu_);
-    if (current_.task_id().empty()) return;
-    request = current_;
-  }
-  request.set_state(state);
-  request.set_paused_seconds(absl::ToDoubleSeconds(paused_for));
-  SendHeartbeat(request, absl::Seconds(10));
-}
-
-void ClientAgent::SendHeartbeat(const v1::HeartbeatRequest& request,
-                                absl::Duration deadline) {
-  grpc::ClientContext context;
-  wire::SetDeadline(context, deadline);
-  v1::HeartbeatResponse response;
-  absl::Status s =
-      wire::FromGrpcStatus(stub_->Heartbeat(&context, request, &response));
-  if (!s.ok()) spdlog::warn("heartbeat not delivered: {}", s.ToString());
-}
-
-void ClientAgent::ReportProgress(int64_t steps_done, int64_t steps_planned) {
-  const absl::Time now = options_.clock->Now();
-  v1::HeartbeatRequest request;
-  {
-    absl::MutexLock lock(&mu_);
-    current_.set_steps_done(static_cast<uint64_t>(steps_done));
-    current_.set_steps_planned(static_cast<uint64_t>(steps_planned));
-    if (current_.task_id().empty() || now - progress_sent_ < kProgressEvery) {
-      return;
-    }
-    progress_sent_ = now;
-    request = current_;
-  }
-  request.set_state(v1::HeartbeatRequest::TRAINING);
-  // On the training thread: a short deadline, so a server that does not
-  // answer costs training little (a failure is only logged).
-  SendHeartbeat(request, absl::Seconds(2));
+  reports_.Heartbeat(state, paused_for);
 }
 
 void ClientAgent::Track(grpc::ClientContext* context) {
@@ -172,132 +120,9 @@ bool ClientAgent::BackOff(const absl::Status& status, const char* what) {
   return Sleep(wait);
 }
 
-absl::Status ClientAgent::PreparePlan() {
-  v1::GetPlanRequest request;
-  request.set_client_name(options_.name);
-  v1::GetPlanResponse response;
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  Track(&context);
-  absl::Status s =
-      wire::FromGrpcStatus(stub_->GetPlan(&context, request, &response));
-  Track(nullptr);
-  FEDBERRY_RETURN_IF_ERROR(s);
-  const v1::TrainingPlan& plan = response.plan();
-  if (absl::Status valid = runtime::ValidatePlan(plan); !valid.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the server sent a plan this board cannot use: ", valid.message()));
-  }
-  std::optional<runtime::VerifiedModelFile> model_file;
-  if (plan.model_format() != runtime::kBuiltinFormat) {
-    if (!options_.required_model_sha256.empty() &&
-        plan.model_sha256() != options_.required_model_sha256) {
-      // The board's own refusal, not the server's: not an identity matter.
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", base::Printable(response.job_id()), "' trains model ",
-          base::Printable(plan.model_name()), " with SHA-256 ",
-          plan.model_sha256(), "; this board accepts only ",
-          options_.required_model_sha256, " (--model_sha256)"));
-    }
-    ModelFileCache cache(options_.model_cache_dir);
-    model_file = cache.Find(plan.model_sha256());
-    if (model_file) {
-      spdlog::info("model file {} is cached", model_file->path());
-    } else {
-      FEDBERRY_ASSIGN_OR_RETURN(model_file, FetchModelFile(plan));
-    }
-  } else if (!options_.required_model_sha256.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "job '", base::Printable(response.job_id()), "' trains built-in model ",
-        base::Printable(plan.model_name()),
-        "; this board accepts only the model file with SHA-256 ",
-        options_.required_model_sha256, " (--model_sha256)"));
-  }
-  absl::Status bound =
-      trainer_.UsePlan(plan, model_file ? &*model_file : nullptr);
-  if (!bound.ok()) {
-    plan_error_ = std::string(bound.message());
-    spdlog::error("this board cannot take part in job '{}': {}",
-                  base::Printable(response.job_id()), plan_error_);
-    return absl::OkStatus();
-  }
-  plan_error_.clear();
-  spdlog::info("job '{}' plan: {}", base::Printable(response.job_id()),
-               runtime::DescribePlan(plan));
-  if (options_.allow_data_moves && trainer_.sample_bytes() == 0) {
-    spdlog::warn(
-        "--allow_data_moves: this board's data source cannot lend samples "
-        "(only idx data can); it joins without data moves");
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<runtime::VerifiedModelFile> ClientAgent::FetchModelFile(
-    const v1::TrainingPlan& plan) {
-  ModelFileCache cache(options_.model_cache_dir);
-  FEDBERRY_RETURN_IF_ERROR(
-      cache.Begin(plan.model_sha256(), plan.model_bytes()));
-  v1::PullModelFileRequest request;
-  request.set_model_sha256(plan.model_sha256());
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  Track(&context);
-  auto reader = stub_->PullModelFile(&context, request);
-  v1::ModelFileChunk chunk;
-  absl::Status appended = absl::OkStatus();
-  while (appended.ok() && reader->Read(&chunk)) {
-    if (chunk.total_bytes() != plan.model_bytes()) {
-      appended = absl::DataLossError(
-          absl::StrCat("model file piece says ", chunk.total_bytes(),
-                       " bytes in all; the plan says ", plan.model_bytes()));
-    } else {
-      appended = cache.Append(chunk.offset(), chunk.data());
-    }
-  }
-  if (!appended.ok()) context.TryCancel();
-  absl::Status s = wire::FromGrpcStatus(reader->Finish());
-  Track(nullptr);
-  if (!appended.ok()) return appended;
-  FEDBERRY_RETURN_IF_ERROR(s);
-  FEDBERRY_ASSIGN_OR_RETURN(runtime::VerifiedModelFile stored, cache.Commit());
-  spdlog::info("fetched model file {} ({} bytes, SHA-256 verified)",
-               stored.path(), plan.model_bytes());
-  return stored;
-}
-
-absl::Status ClientAgent::Join() {
-  v1::JoinRequest request;
-  request.set_client_name(options_.name);
-  *request.mutable_device() = options_.device;
-  const uint64_t samples = trainer_.num_samples();
-  const uint32_t boards = trainer_.boards();
-  request.set_num_samples(samples);
-  request.set_boards(boards);
-  request.set_allow_data_moves(options_.allow_data_moves &&
-                               trainer_.sample_bytes() > 0);
-  request.set_sample_bytes(trainer_.sample_bytes());
-  request.set_plan_error(plan_error_);
-  request.set_client_version(std::string(FedberryVersion()));
-  v1::JoinResponse response;
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  Track(&context);
-  absl::Status s =
-      wire::FromGrpcStatus(stub_->Join(&context, request, &response));
-  Track(nullptr);
-  FEDBERRY_RETURN_IF_ERROR(s);
-  client_id_ = response.client_id();
-  declared_samples_ = samples;
-  declared_boards_ = boards;
-  spdlog::info("joined job '{}' as {} with {} samples{}", response.job_id(),
-               client_id_, samples,
-               boards > 0 ? absl::StrCat(" of ", boards, " boards") : "");
-  return absl::OkStatus();
-}
-
 absl::StatusOr<v1::GetTaskResponse> ClientAgent::GetTask() {
   v1::GetTaskRequest request;
-  request.set_client_id(client_id_);
+  request.set_client_id(join_.client_id());
   if (options_.condition) {
     *request.mutable_condition() = options_.condition();
     NoteCondition(request.condition());
@@ -330,7 +155,7 @@ void ClientAgent::NoteCondition(const v1::BoardCondition& condition) {
 absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
     const v1::GetTaskResponse& task) {
   v1::PullModelRequest request;
-  request.set_client_id(client_id_);
+  request.set_client_id(join_.client_id());
   request.set_round(task.round());
   request.set_task_id(task.task_id());
   grpc::ClientContext context;
@@ -349,80 +174,30 @@ absl::StatusOr<runtime::NamedTensors> ClientAgent::PullModel(
   return assembler.Finish();
 }
 
-absl::Status ClientAgent::PushUpdate(const v1::GetTaskResponse& task,
-                                     const TrainOutcome& outcome,
-                                     const v1::ResourceMetrics& resources,
-                                     const std::vector<std::string>& kept) {
-  grpc::ClientContext context;
-  wire::SetDeadline(context, options_.rpc_timeout);
-  wire::AddClientId(context, client_id_);
-  Track(&context);
-  v1::PushUpdateResponse response;
-  auto writer = stub_->PushUpdate(&context, &response);
-  v1::UpdateChunk message;
-  v1::UpdateHeader* header = message.mutable_header();
-  header->set_client_id(client_id_);
-  header->set_round(task.round());
-  header->set_task_id(task.task_id());
-  header->set_num_samples(outcome.num_samples);
-  *header->mutable_metrics() = outcome.metrics;
-  *header->mutable_resources() = resources;
-  for (const std::string& move : kept) header->add_kept_moves(move);
-  bool open = writer->Write(message);
-  // The server answers the header first: the go-ahead when it is this
-  // push's turn (it may wait for one among --max_inflight_updates), or a
-  // refusal (busy, late, refused) before the update's bytes are sent.
-  if (auto* real =
-          dynamic_cast<grpc::ClientWriter<v1::UpdateChunk>*>(writer.get());
-      open && real != nullptr) {
-    real->WaitForInitialMetadata();
-    open = wire::HasPushTurn(context.GetServerInitialMetadata());
-  }
-  if (open) {
-    absl::Status encoded = StreamUpdate(outcome, task.round(), task.task_id(),
-                                        [&](const v1::ModelChunk& chunk) {
-                                          *message.mutable_chunk() = chunk;
-                                          return writer->Write(message);
-                                        });
-    (void)encoded;  // a broken stream shows in Finish()'s status
-    writer->WritesDone();
-  }
-  absl::Status s = wire::FromGrpcStatus(writer->Finish());
-  Track(nullptr);
-  return s;
-}
-
 absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   spdlog::info("round {}/{}: task {}, pulling the global model", task.round(),
                task.total_rounds(), task.task_id());
   meter_.Begin(task_sent_bytes_, task_received_bytes_);
   // Senders hand their samples over first, so receivers wait least.
+  // The id as it stands (a reference: joining again below may change it).
+  const std::string& client_id = join_.client_id();
   v1::ResourceMetrics moved;  // stays empty without data moves
   RoundData data;
-  if (task.send_size() > 0) moves_.HandOver(client_id_, task, &data, &moved);
+  if (task.send_size() > 0) moves_.HandOver(client_id, task, &data, &moved);
   FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors global, PullModel(task));
-  if (task.receive_size() > 0) moves_.Fetch(client_id_, task, &data, &moved);
-  {
-    absl::MutexLock lock(&mu_);
-    current_.set_client_id(client_id_);
-    current_.set_round(task.round());
-    current_.set_task_id(task.task_id());
-    progress_sent_ = options_.clock->Now();
-  }
+  if (task.receive_size() > 0) moves_.Fetch(client_id, task, &data, &moved);
+  reports_.BeginTask(client_id, task.round(), task.task_id());
   TaskRef ref{task.round(), task.task_id(), &data, task.total_rounds()};
   ref.progress = [this](int64_t done, int64_t planned) {
-    ReportProgress(done, planned);
+    reports_.Progress(done, planned);
   };
   absl::StatusOr<TrainOutcome> trained =
       trainer_.Train(ref, task.config(), global, stop_);
-  {
-    absl::MutexLock lock(&mu_);
-    current_.Clear();
-  }
+  reports_.EndTask();
   FEDBERRY_ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
-  meter_.AddSent(EncodedBytes(outcome, task.round(), task.task_id()));
+  meter_.AddSent(EncodedUpdateBytes(outcome, task.round(), task.task_id()));
   v1::ResourceMetrics resources =
       meter_.Finish(outcome.num_samples, outcome.metrics.train_seconds());
   resources.MergeFrom(moved);
@@ -431,14 +206,12 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       "pushing the update",
       task.round(), outcome.num_samples, outcome.metrics.train_seconds(),
       outcome.metrics.train_loss());
-  if (const uint64_t samples = trainer_.num_samples(),
-      boards = trainer_.boards();
-      samples != declared_samples_ || boards != declared_boards_) {
+  if (join_.DeclarationChanged()) {
     // A gateway whose boards changed: the server bounds the update's weight
     // by what was declared. Joining again keeps this task (same name).
     spdlog::info("round {}: now {} samples of {} boards; joining again",
-                 task.round(), samples, boards);
-    if (absl::Status s = Join(); !s.ok()) {
+                 task.round(), trainer_.num_samples(), trainer_.boards());
+    if (absl::Status s = join_.Join(); !s.ok()) {
       spdlog::warn("joining again failed ({}); pushing as joined before",
                    s.ToString());
     }
@@ -447,7 +220,8 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   // open; the server refuses a duplicate, so a retry is never counted twice.
   int handovers = 0;
   while (true) {
-    absl::Status pushed = PushUpdate(task, outcome, resources, data.kept);
+    absl::Status pushed =
+        reports_.PushUpdate(client_id, task, outcome, resources, data.kept);
     if (pushed.ok()) break;
     if (absl::IsAlreadyExists(pushed)) break;  // an earlier try arrived
     if (absl::IsFailedPrecondition(pushed) &&
@@ -456,7 +230,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       // The server lost the samples this board lent (it restarted): their
       // receivers wait for them, so send them again before the update.
       spdlog::warn("round {}: {}", task.round(), std::string(pushed.message()));
-      moves_.HandOverLentAgain(client_id_, task, data);
+      moves_.HandOverLentAgain(client_id, task, data);
       continue;
     }
     if (stop_.load()) return pushed;
@@ -481,7 +255,7 @@ absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {
       task.config(), model, stop_);
   if (stop_.load()) return absl::CancelledError("the client was stopped");
   v1::EvaluationReport report;
-  report.set_client_id(client_id_);
+  report.set_client_id(join_.client_id());
   report.set_round(task.round());
   report.set_task_id(task.task_id());
   if (outcome.ok()) {
@@ -499,22 +273,7 @@ absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {
     spdlog::info("round {}: declining to evaluate: {}", task.round(),
                  report.declined());
   }
-  return ReportEvaluation(report);
-}
-
-absl::Status ClientAgent::ReportEvaluation(const v1::EvaluationReport& report) {
-  while (true) {
-    v1::ReportEvaluationResponse response;
-    grpc::ClientContext context;
-    wire::SetDeadline(context, options_.rpc_timeout);
-    Track(&context);
-    absl::Status s = wire::FromGrpcStatus(
-        stub_->ReportEvaluation(&context, report, &response));
-    Track(nullptr);
-    if (s.ok() || absl::IsAlreadyExists(s)) return absl::OkStatus();
-    if (!IsTransient(s) || stop_.load()) return s;
-    if (!BackOff(s, "reporting the evaluation")) return s;
-  }
+  return reports_.ReportEvaluation(report);
 }
 
 absl::Status ClientAgent::Run() {
@@ -548,7 +307,7 @@ absl::Status ClientAgent::WaitToJoinAgain(const absl::Status& joined) {
                  absl::FormatDuration(options_.unfit_wait));
     return Sleep(options_.unfit_wait) ? absl::OkStatus() : stopped;
   }
-  if (!plan_error_.empty() && absl::IsFailedPrecondition(joined)) {
+  if (!join_.plan_error().empty() && absl::IsFailedPrecondition(joined)) {
     // Told the server why; a later job may fit this board's data.
     spdlog::warn("{}; asking for the job's plan again in {}",
                  std::string(joined.message()),
@@ -600,9 +359,9 @@ absl::Status ClientAgent::TrainTask(const v1::GetTaskResponse& task) {
 
 absl::Status ClientAgent::RunUntilDone() {
   while (!stop_.load()) {
-    if (client_id_.empty()) {
-      absl::Status joined = PreparePlan();
-      if (joined.ok()) joined = Join();
+    if (join_.client_id().empty()) {
+      absl::Status joined = join_.PreparePlan();
+      if (joined.ok()) joined = join_.Join();
       if (!joined.ok()) {
         if (stop_.load()) break;
         if (absl::Status again = WaitToJoinAgain(joined); !again.ok()) {
@@ -620,7 +379,7 @@ absl::Status ClientAgent::RunUntilDone() {
       if (absl::IsNotFound(task.status())) {
         spdlog::warn("the server does not know this client ({}); joining again",
                      std::string(task.status().message()));
-        client_id_.clear();
+        join_.Forget();
         continue;
       }
       if (!IsTransient(task.status())) return task.status();

@@ -2,7 +2,10 @@
 // train -> push update until the server says the job is done. Every RPC has a
 // deadline. When the server is unreachable it retries with capped
 // exponential backoff and jitter, logging each wait; when the server no
-// longer knows it (a restarted server) it joins again.
+// longer knows it (a restarted server) it joins again. This file is the
+// loop; its parts are the join (client/agent_join.h), what it reports
+// (client/agent_reports.h: heartbeats, the update, evaluations) and its data
+// moves (client/agent_data_moves.h).
 // Thread-safety: Run() on one thread; Stop() from any thread.
 #ifndef FEDBERRY_CLIENT_CLIENT_AGENT_H_
 #define FEDBERRY_CLIENT_CLIENT_AGENT_H_
@@ -19,11 +22,12 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "client/agent_data_moves.h"
+#include "client/agent_join.h"
+#include "client/agent_reports.h"
 #include "client/backoff.h"
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
-#include "runtime/model_file.h"
 
 namespace fedberry::client {
 
@@ -92,24 +96,16 @@ class ClientAgent {
   void Heartbeat(v1::HeartbeatRequest::State state, absl::Duration paused_for);
 
   // The least time between two progress heartbeats of a training run.
-  static constexpr absl::Duration kProgressEvery = absl::Seconds(10);
+  static constexpr absl::Duration kProgressEvery = AgentReports::kProgressEvery;
 
   int rounds_trained() const { return rounds_trained_.load(); }
-  const std::string& client_id() const { return client_id_; }
+  const std::string& client_id() const { return join_.client_id(); }
 
  private:
   absl::Status RunUntilDone();  // Run() without the refusal translation
   // A TRAIN task: the round, and what its failure means. OK: ask for the
   // next task; otherwise the status Run ends with.
   absl::Status TrainTask(const v1::GetTaskResponse& task);
-  // Asks the job's plan, fetches its model file unless cached, and binds
-  // the trainer to it. An error the trainer gives (data that does not fit)
-  // is kept in plan_error_ for Join to report; other errors are returned.
-  absl::Status PreparePlan();
-  // Streams the plan's model file into the cache, hashed as it arrives.
-  absl::StatusOr<runtime::VerifiedModelFile> FetchModelFile(
-      const v1::TrainingPlan& plan);
-  absl::Status Join();
   // After PreparePlan or Join failed with `joined`: waits as the failure
   // asks (unfit_wait for a plan the data does not fit or a client too old,
   // else backoff). OK: join again; otherwise the status Run ends with.
@@ -117,22 +113,12 @@ class ClientAgent {
   absl::StatusOr<v1::GetTaskResponse> GetTask();
   // Logs when the board starts declining rounds, and when it stops.
   void NoteCondition(const v1::BoardCondition& condition);
-  // After each training step: records the progress for heartbeats, and
-  // sends a TRAINING heartbeat at most every kProgressEvery.
-  void ReportProgress(int64_t steps_done, int64_t steps_planned);
-  void SendHeartbeat(const v1::HeartbeatRequest& request,
-                     absl::Duration deadline);
   absl::Status DoRound(const v1::GetTaskResponse& task);
   // An EVALUATE task: pull the model, evaluate it on the held-out samples
   // (or decline), report.
   absl::Status DoEvaluation(const v1::GetTaskResponse& task);
-  absl::Status ReportEvaluation(const v1::EvaluationReport& report);
   absl::StatusOr<runtime::NamedTensors> PullModel(
       const v1::GetTaskResponse& task);
-  absl::Status PushUpdate(const v1::GetTaskResponse& task,
-                          const TrainOutcome& outcome,
-                          const v1::ResourceMetrics& resources,
-                          const std::vector<std::string>& kept_moves);
   // Sleeps up to `d` unless stopped. Returns false when stopped.
   bool Sleep(absl::Duration d);
   // Handles a transport failure: logs, backs off. Returns false to give up.
@@ -144,12 +130,11 @@ class ClientAgent {
   LocalTrainer& trainer_;
   std::unique_ptr<v1::Federation::StubInterface> stub_;
   Backoff backoff_;
-  AgentDataMoves moves_;  // built from options_, trainer_ and stub_
-  std::string client_id_;
-  uint64_t declared_samples_ = 0;  // at the last join
-  uint32_t declared_boards_ = 0;
-  std::string plan_error_;  // why this board's data does not fit the plan
-  std::string declined_;    // why the board sat rounds out at the last poll
+  // Its parts, built from options_, trainer_ and stub_.
+  AgentDataMoves moves_;
+  AgentJoin join_;
+  AgentReports reports_;
+  std::string declined_;  // why the board sat rounds out at the last poll
   std::atomic<bool> stop_{false};
   std::atomic<int> rounds_trained_{0};
   absl::Time unreachable_since_ = absl::InfiniteFuture();
@@ -166,9 +151,6 @@ class ClientAgent {
   uint64_t task_received_bytes_ = 0;
   absl::Mutex mu_;
   grpc::ClientContext* in_flight_ ABSL_GUARDED_BY(mu_) = nullptr;
-  // The task being trained, for heartbeats (empty task id: none).
-  v1::HeartbeatRequest current_ ABSL_GUARDED_BY(mu_);
-  absl::Time progress_sent_ ABSL_GUARDED_BY(mu_);  // or training began
 };
 
 }  // namespace fedberry::client

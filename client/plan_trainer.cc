@@ -7,12 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "client/board_update.h"
 #include "client/data_loan.h"
 #include "client/memory_release.h"
 #include "runtime/sample_codec.h"
 #include "runtime/trainer.h"
 #include "runtime/training_plan.h"
-#include "runtime/update_clip.h"
 
 namespace fedberry::client {
 namespace {
@@ -27,77 +27,12 @@ v1::EvalMetrics ToMetrics(const runtime::EvalResult& r) {
   return m;
 }
 
-// Differential privacy on the board: the update clipped to the round's
-// bound, and under local DP noised (seeded by `noise_seed`), before any
-// encoding.
-absl::Status PrivatizeUpdate(const v1::TrainConfig& config,
-                             const runtime::NamedTensors& global,
-                             uint64_t noise_seed, TrainOutcome& out) {
-  if (config.dp_clip() <= 0) return absl::OkStatus();
-  FEDBERRY_ASSIGN_OR_RETURN(
-      const double norm,
-      runtime::ClipUpdate(out.model, global, config.dp_clip()));
-  out.metrics.set_update_clipped(norm > config.dp_clip());
-  const double z = config.dp_local_noise_multiplier();
-  if (z <= 0) return absl::OkStatus();
-  return runtime::AddUpdateNoise(out.model, z * config.dp_clip(), noise_seed);
-}
-
 uint64_t EntropySeed() {
   std::random_device entropy;
   return (static_cast<uint64_t>(entropy()) << 32) ^ entropy();
 }
 
 }  // namespace
-
-bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
-                         const runtime::NamedTensors& model) {
-  size_t k = 0;
-  for (const auto& t : model) {
-    if (!t.tensor.is_floating_point()) continue;
-    if (k >= tensors.size() || tensors[k].name != t.name ||
-        !tensors[k].tensor.sizes().equals(t.tensor.sizes())) {
-      return false;
-    }
-    ++k;
-  }
-  return k == tensors.size();
-}
-
-absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
-    const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
-    const runtime::NamedTensors& global,
-    const runtime::NamedTensors& residual_in,
-    runtime::NamedTensors* residual_next) {
-  const v1::Encoding encoding = plan.update_encoding();
-  if (encoding == v1::ENCODING_RAW || encoding == v1::ENCODING_UNSPECIFIED) {
-    return std::vector<runtime::EncodedTensor>{};
-  }
-  if (model.size() != global.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("trained model has ", model.size(),
-                     " tensors; the global model ", global.size()));
-  }
-  const bool topk = encoding == v1::ENCODING_TOPK;
-  std::vector<runtime::EncodedTensor> out;
-  size_t k = 0;  // into residual_in
-  for (size_t i = 0; i < model.size(); ++i) {
-    torch::Tensor residual;
-    if (topk && model[i].tensor.is_floating_point() && k < residual_in.size()) {
-      residual = residual_in[k++].tensor.clone();
-    }
-    FEDBERRY_ASSIGN_OR_RETURN(
-        runtime::EncodedTensor e,
-        runtime::EncodeTensor(model[i].name, model[i].tensor, encoding,
-                              &global[i].tensor, plan.topk_fraction(),
-                              topk ? &residual : nullptr));
-    if (topk && model[i].tensor.is_floating_point()) {
-      residual_next->push_back({model[i].name, residual});
-    }
-    out.push_back(std::move(e));
-  }
-  return out;
-}
 
 DataOpener ImagesOpener(runtime::ImageDataset images) {
   auto shared =
@@ -126,60 +61,11 @@ PlanTrainer::PlanTrainer(DataOpener open_data, uint64_t seed_salt,
                          CheckpointPolicy policy, Clock& clock)
     : open_data_(std::move(open_data)),
       seed_salt_(seed_salt),
-      store_(std::move(store)),
-      policy_(policy),
-      clock_(clock) {
-  if (!store_) return;
-  auto loaded = store_->LoadLatest();
-  if (!loaded.ok()) {
-    spdlog::info("nothing to resume: {}", loaded.status().ToString());
-    return;
-  }
-  for (const auto& s : loaded->skipped) {
-    spdlog::warn("skipped checkpoint: {}", std::string(s.message()));
-  }
-  auto snapshot = DecodeTrainingSnapshot(*loaded);
-  if (!snapshot.ok()) {
-    spdlog::warn("ignoring checkpoint {}: {}", loaded->name,
-                 std::string(snapshot.status().message()));
-    return;
-  }
-  spdlog::info(
-      "found checkpoint {} (verified): round {} task {}, batch {}/{}{}",
-      loaded->name, snapshot->round, snapshot->task_id, snapshot->cursor.step,
-      snapshot->cursor.planned,
-      snapshot->finished ? ", local training finished" : "");
-  // A finished round's leftovers feed the next round; an unfinished one
-  // still carries what it started with.
-  residual_ = snapshot->finished ? snapshot->residual_next : snapshot->residual;
-  resumable_ = *std::move(loaded);
-}
+      checkpoints_(std::move(store), policy, clock),
+      clock_(clock),
+      residual_(checkpoints_.TakeFoundResidual()) {}
 
-void PlanTrainer::JobDone() {
-  if (resumable_) {
-    spdlog::info("dropping checkpoint {}: the job is over", resumable_->name);
-    resumable_.reset();
-  }
-}
-
-void PlanTrainer::Save(const TrainingSnapshot& snapshot, runtime::Model& model,
-                       torch::optim::Optimizer* optimizer) {
-  auto files = EncodeTrainingCheckpoint(snapshot, model, optimizer);
-  absl::StatusOr<std::string> saved =
-      files.ok() ? store_->Save(*files)
-                 : absl::StatusOr<std::string>(files.status());
-  if (saved.ok()) {
-    ++checkpoints_written_;
-    spdlog::debug("checkpoint {} at batch {}/{}", *saved, snapshot.cursor.step,
-                  snapshot.cursor.planned);
-  } else {
-    // Training goes on; the previous checkpoint stays the newest.
-    ++checkpoints_failed_;
-    spdlog::error("checkpoint at batch {}/{} failed, training goes on: {}",
-                  snapshot.cursor.step, snapshot.cursor.planned,
-                  saved.status().ToString());
-  }
-}
+void PlanTrainer::JobDone() { checkpoints_.DropFound(); }
 
 absl::Status PlanTrainer::UsePlan(
     const v1::TrainingPlan& plan,
@@ -287,36 +173,6 @@ absl::StatusOr<runtime::ImageDataset> PlanTrainer::SamplesToLend(
   return SelectRows(*data_->lendable(), rows);
 }
 
-std::optional<TrainingSnapshot> PlanTrainer::TakeResumable(
-    const TrainingSnapshot& snapshot,
-    std::optional<checkpoint::LoadedCheckpoint>& resume) {
-  resume = std::move(resumable_);
-  resumable_.reset();
-  if (!resume) return std::nullopt;
-  auto s = DecodeTrainingSnapshot(*resume);
-  if (!s.ok()) return std::nullopt;
-  const bool same_task =
-      s->round == snapshot.round && s->task_id == snapshot.task_id &&
-      s->model == snapshot.model && s->data_seed == snapshot.data_seed;
-  if (same_task && s->plan != snapshot.plan) {
-    // Same task, another plan (a server restarted with other settings,
-    // or a checkpoint from before plans were fingerprinted): the
-    // optimizer's state and the data's binding may not fit it.
-    spdlog::info(
-        "dropping checkpoint {} of round {} task {}: it was made under "
-        "another training plan; the round starts over from the global "
-        "model",
-        resume->name, s->round, s->task_id);
-    return std::nullopt;
-  }
-  if (same_task) return *s;
-  spdlog::info(
-      "dropping checkpoint {} of round {} task {}: the server now runs "
-      "round {} task {}, so that round has closed",
-      resume->name, s->round, s->task_id, snapshot.round, snapshot.task_id);
-  return std::nullopt;
-}
-
 absl::Status PlanTrainer::AfterBatch(const runtime::TrainCursor& cursor,
                                      runtime::Model& net,
                                      torch::optim::Optimizer& optimizer,
@@ -334,22 +190,17 @@ absl::Status PlanTrainer::AfterBatch(const runtime::TrainCursor& cursor,
   if (gate_ != nullptr && cursor.step < cursor.planned) {
     // A batch boundary: the watchdog may pause here, or release memory.
     if (absl::Status go = gate_->AtBatchBoundary(stop); !go.ok()) {
-      if (IsMemoryRelease(go) && store_) {
+      if (IsMemoryRelease(go) && checkpoints_.enabled()) {
         snapshot.cursor = cursor;
-        Save(snapshot, net, &optimizer);
+        checkpoints_.Save(snapshot, net, &optimizer);
         go = gate_->Release(std::move(go));  // OK: restored, go on
       }
       if (!go.ok()) return go;
     }
   }
-  if (!store_ || cursor.step == cursor.planned) return absl::OkStatus();
-  const bool by_count =
-      policy_.every_batches > 0 && cursor.step % policy_.every_batches == 0;
-  const bool by_time = policy_.every > absl::ZeroDuration() &&
-                       clock_.Now() - progress.last_save >= policy_.every;
-  if (by_count || by_time) {
+  if (checkpoints_.Due(cursor, progress.last_save)) {
     snapshot.cursor = cursor;
-    Save(snapshot, net, &optimizer);
+    checkpoints_.Save(snapshot, net, &optimizer);
     progress.last_save = clock_.Now();
   }
   return absl::OkStatus();
@@ -418,7 +269,8 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Train(
   snapshot.data_seed = options.seed;
   // Resume the task the checkpoint belongs to; drop state of closed ones.
   std::optional<checkpoint::LoadedCheckpoint> resume;
-  const std::optional<TrainingSnapshot> saved = TakeResumable(snapshot, resume);
+  const std::optional<TrainingSnapshot> saved =
+      checkpoints_.TakeResumable(snapshot, resume);
   // Top-k error feedback into this round.
   const runtime::NamedTensors residual_in =
       ResidualFor(task, saved, sent_global);
@@ -491,11 +343,11 @@ absl::StatusOr<TrainOutcome> PlanTrainer::Finish(
   FEDBERRY_ASSIGN_OR_RETURN(
       out.encoded, EncodeUpdate(*plan_, out.model, sent_global, residual_in,
                                 &residual_next));
-  if (store_ && !saved_finished) {
+  if (checkpoints_.enabled() && !saved_finished) {
     // End of local training: a kill during the push costs no retraining.
     snapshot.finished = true;
     snapshot.residual_next = residual_next;
-    Save(snapshot, net, nullptr);
+    checkpoints_.Save(snapshot, net, nullptr);
   }
   residual_ = std::move(residual_next);
   out.num_samples = static_cast<uint64_t>(result.samples);

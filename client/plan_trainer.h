@@ -1,9 +1,12 @@
 // The LocalTrainer of a board: binds the board's data source and the job's
 // model to the training plan, then trains rounds with the plan's optimizer
-// and loss. With a checkpoint store it saves its training state every N
-// batches or S seconds and when local training ends, and a restarted client
-// resumes the same task from the newest valid checkpoint; state for a task
-// the server has closed is dropped.
+// and loss. With a checkpoint store (kept by client/checkpoint_keeper.h) it
+// saves its training state every N batches or S seconds and when local
+// training ends, and a restarted client resumes the same task from the
+// newest valid checkpoint; state for a task the server has closed is
+// dropped. Its updates are privatised and encoded by client/board_update.h
+// (EncodeUpdate, FitsFloatingTensors), which this header includes for the
+// trainers that wrap it.
 // Thread-safety: not thread-safe.
 #ifndef FEDBERRY_CLIENT_PLAN_TRAINER_H_
 #define FEDBERRY_CLIENT_PLAN_TRAINER_H_
@@ -16,6 +19,8 @@
 #include "absl/time/time.h"
 #include "base/clock.h"
 #include "checkpoint/checkpoint_store.h"
+#include "client/board_update.h"
+#include "client/checkpoint_keeper.h"
 #include "client/checkpoint_policy.h"
 #include "client/local_trainer.h"
 #include "client/training_checkpoint.h"
@@ -36,23 +41,6 @@ using DataOpener =
 
 // An opener over in-memory images (IDX shards in tests and fleets).
 DataOpener ImagesOpener(runtime::ImageDataset images);
-
-// The update of `model` (trained from `global`; both the tensors that
-// travel, runtime::TrainableSet::Select) as `plan` asks it sent:
-// empty for RAW; otherwise each floating tensor as its difference from
-// `global`, and for TOPK with the leftovers `residual_in` (the floating
-// tensors' shapes; may be empty) added first and what stays unsent put in
-// `residual_next`.
-absl::StatusOr<std::vector<runtime::EncodedTensor>> EncodeUpdate(
-    const v1::TrainingPlan& plan, const runtime::NamedTensors& model,
-    const runtime::NamedTensors& global,
-    const runtime::NamedTensors& residual_in,
-    runtime::NamedTensors* residual_next);
-
-// Whether `tensors` are, by name and shape, the floating tensors of `model`
-// (top-k leftovers that fit it).
-bool FitsFloatingTensors(const runtime::NamedTensors& tensors,
-                         const runtime::NamedTensors& model);
 
 class PlanTrainer : public LocalTrainer {
  public:
@@ -91,16 +79,14 @@ class PlanTrainer : public LocalTrainer {
   // Skip malformed CSV rows (counted in the log) instead of refusing them.
   void SetSkipBadRows(bool skip) { skip_bad_rows_ = skip; }
 
-  int checkpoints_written() const { return checkpoints_written_; }
-  int checkpoints_failed() const { return checkpoints_failed_; }
+  int checkpoints_written() const { return checkpoints_.written(); }
+  int checkpoints_failed() const { return checkpoints_.failed(); }
 
  private:
   // The plan of `config`'s round: UsePlan's, or the built-in default.
   absl::Status EnsurePlan(const v1::TrainConfig& config);
   absl::Status Bind(const v1::TrainingPlan& plan,
                     const runtime::VerifiedModelFile* model_file);
-  void Save(const TrainingSnapshot& snapshot, runtime::Model& model,
-            torch::optim::Optimizer* optimizer);
   // `data` cut per the plan's held-out share (none: `data` whole).
   absl::StatusOr<runtime::HoldoutSplit> SplitPerPlan(
       const v1::TrainingPlan& plan, std::unique_ptr<runtime::Dataset> data);
@@ -115,12 +101,6 @@ class PlanTrainer : public LocalTrainer {
     int64_t last_logged = 0;
     runtime::TrainCursor final_cursor;
   };
-  // The checkpoint read at construction (moved into `resume`, once) and
-  // its state when it belongs to the run `snapshot` describes; otherwise
-  // nullopt, logging why it is dropped.
-  std::optional<TrainingSnapshot> TakeResumable(
-      const TrainingSnapshot& snapshot,
-      std::optional<checkpoint::LoadedCheckpoint>& resume);
   // After each batch: logs progress, lets the watchdog pause or release
   // at the boundary, and checkpoints per the policy.
   absl::Status AfterBatch(const runtime::TrainCursor& cursor,
@@ -152,11 +132,9 @@ class PlanTrainer : public LocalTrainer {
 
   DataOpener open_data_;
   uint64_t seed_salt_;
-  std::unique_ptr<checkpoint::CheckpointStore> store_;
-  CheckpointPolicy policy_;
+  CheckpointKeeper checkpoints_;
   Clock& clock_;
   bool skip_bad_rows_ = false;
-  std::optional<checkpoint::LoadedCheckpoint> resumable_;
   // Bound by UsePlan (or EnsurePlan).
   std::optional<v1::TrainingPlan> plan_;
   std::string plan_key_;  // what plan_ was bound from
@@ -176,8 +154,6 @@ class PlanTrainer : public LocalTrainer {
   // again (its round reopened after a server restart) starts from the same.
   std::string residual_task_;
   runtime::NamedTensors residual_task_in_;
-  int checkpoints_written_ = 0;
-  int checkpoints_failed_ = 0;
   TrainingGate* gate_ = nullptr;
 };
 

@@ -1,9 +1,10 @@
 // A data source over a CSV file of numeric rows ("csv:FILE"): a header row
 // names the columns, the binding selects the label and feature columns by
-// name. The file is parsed once, in chunks (libcsv), into a row cache beside
-// it (runtime/row_cache.h: float32 features then the label), which later
-// opens reuse without parsing; reads go to the memory-mapped cache, so a CSV
-// larger than RAM trains in bounded resident memory.
+// name. The file is parsed once, in chunks (libcsv: runtime/csv_parse.h),
+// into a row cache beside it (runtime/csv_row_cache.h: float32 features then
+// the label), which later opens reuse without parsing; reads go to the
+// memory-mapped cache, so a CSV larger than RAM trains in bounded resident
+// memory.
 // Thread-safety: OpenCsvDataset has no shared state (two callers building
 // one cache each write their own temporary file); the Dataset it returns is
 // immutable, its const calls may run concurrently.

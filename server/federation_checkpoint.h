@@ -3,7 +3,8 @@
 // strategy's state when it keeps one (strategy.pt), and a state record
 // (state.json: next round, model name, the job's training plan, client
 // registry, every round's report). Written after each round; a restarted
-// server continues from it when its plan is the same.
+// server continues from it when its plan is the same. The larger records
+// of state.json are encoded in server/federation_state_json.h.
 // Thread-safety: pure functions.
 #ifndef FEDBERRY_SERVER_FEDERATION_CHECKPOINT_H_
 #define FEDBERRY_SERVER_FEDERATION_CHECKPOINT_H_

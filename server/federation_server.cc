@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "proto/wire.h"
 #include "server/decode_failure_interceptor.h"
 
@@ -16,9 +17,10 @@ absl::StatusOr<std::unique_ptr<FederationServer>> FederationServer::Start(
   auto server = std::unique_ptr<FederationServer>(new FederationServer);
   server->options_ = options;
   server->clock_ = &clock;
-  server->coordinator_ = std::make_unique<RoundCoordinator>(
-      options.coordinator, std::move(initial), std::move(evaluator),
-      std::move(sink), clock);
+  FEDBERRY_ASSIGN_OR_RETURN(
+      server->coordinator_,
+      RoundCoordinator::Create(options.coordinator, std::move(initial),
+                               std::move(evaluator), std::move(sink), clock));
   if (options.restore) {
     if (absl::Status s = server->coordinator_->Restore(*options.restore);
         !s.ok()) {

@@ -13,9 +13,9 @@
 #include <thread>
 
 #include "absl/status/statusor.h"
-#include "server/federation_service.h"
 #include "server/round_coordinator.h"
 #include "server/server_metrics.h"
+#include "server/service/federation_service.h"
 
 namespace fedberry::server {
 

@@ -12,7 +12,6 @@
 #include "server/privacy/forwarded_sum.h"
 #include "server/round/board_joins.h"
 #include "server/round/board_tasks.h"
-#include "server/round/coordinator_parts.h"
 #include "server/round/round_closing.h"
 #include "server/round/round_opening.h"
 #include "server/round/round_planning.h"
@@ -20,60 +19,51 @@
 
 namespace fedberry::server {
 
+absl::StatusOr<std::unique_ptr<RoundCoordinator>> RoundCoordinator::Create(
+    CoordinatorOptions options, runtime::NamedTensors initial,
+    Evaluator evaluator, ReportSink sink, Clock& clock,
+    std::unique_ptr<Strategy> strategy) {
+  auto coordinator = std::unique_ptr<RoundCoordinator>(
+      new RoundCoordinator(std::move(options), std::move(evaluator), clock));
+  FEDBERRY_RETURN_IF_ERROR(coordinator->Wire(
+      std::move(initial), std::move(sink), std::move(strategy)));
+  return coordinator;
+}
+
 RoundCoordinator::RoundCoordinator(CoordinatorOptions options,
-                                   runtime::NamedTensors initial,
-                                   Evaluator evaluator, ReportSink sink,
-                                   Clock& clock,
-                                   std::unique_ptr<Strategy> strategy)
+                                   Evaluator evaluator, Clock& clock)
     : options_(std::move(options)),
-      close_options_{options_.quorum, options_.round_deadline,
-                     options_.paused_grace, /*min_updates=*/1},
       evaluator_(std::move(evaluator)),
       clock_(clock),
-      job_(options_.max_clients),
-      selection_(options_.selection
-                     ? options_.selection
-                     : std::make_shared<const SharedCohorts>(
-                           options_.fraction, options_.target_updates,
-                           options_.over_select,
-                           options_.min_clients_per_round)),
-      budget_(options_.budget),
+      job_(clock, options_.max_clients),
       join_gate_(options_.version_gate, options_.site_gateways,
-                 options_.refused_board_sink, budget_.get(), refused_joins_,
-                 clock),
-      declared_bound_(options_.max_samples_ratio) {
+                 options_.refused_board_sink, options_.budget.get(),
+                 refused_joins_, clock),
+      declared_bound_(options_.max_samples_ratio) {}
+
+absl::Status RoundCoordinator::Wire(runtime::NamedTensors initial,
+                                    ReportSink sink,
+                                    std::unique_ptr<Strategy> strategy) {
+  absl::MutexLock lock(&job_.mu);
   auto specs = runtime::SpecsOf(initial);
   if (specs.ok()) specs_ = *std::move(specs);
-  job_.global =
-      std::make_shared<const runtime::NamedTensors>(std::move(initial));
-  job_.train = options_.train;
-  source_ = MakeRoundSource(options_);
-  upstream_ = dynamic_cast<UpstreamRounds*>(source_.get());
+  FEDBERRY_ASSIGN_OR_RETURN(
+      rules_, JobRules::Create(options_, initial, std::move(strategy), job_,
+                               polls_, relay_));
+  RoundSource& source = rules_->source();
   // A gateway learns the job's rounds from its parent's first offer.
-  job_.total_rounds = source_->total_rounds();
-  if (source_->EndsBefore(job_.round)) job_.phase = RoundPhase::kDone;
-  trainable_ = MakeTrainableSet(options_, *job_.global);
-  strategy_ = MakeJobStrategy(options_, *job_.global, std::move(strategy),
-                              budget_.get(), trainable_);
-  close_options_.min_updates = strategy_->MinUpdates();
-  planner_ = MakePlanner(options_);
-  kind_ = MakeRoundKind(
-      options_, close_options_, selection_,
-      RoundContext{clock_, job_.clients, polls_, relay_, job_.phase, job_.round,
-                   job_.total_rounds, job_.train, job_.global, job_.pending,
-                   planner_.get()});
+  job_.Start(std::make_shared<const runtime::NamedTensors>(std::move(initial)),
+             options_.train, source.total_rounds(), source.EndsBefore(1));
   closing_ = std::make_unique<RoundClosing>(
-      ClosingParts{options_, close_options_, evaluator_, clock_, job_, *source_,
-                   *kind_, *strategy_, budget_.get(), planner_.get(), polls_,
-                   relay_},
+      ClosingParts{options_, evaluator_, job_, *rules_, polls_, relay_},
       std::move(sink));
   opening_ = std::make_unique<RoundOpening>(
-      OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
-                   budget_.get(), declared_bound_, *closing_});
+      OpeningParts{options_, job_, *rules_, declared_bound_, *closing_});
   joins_ = std::make_unique<BoardJoins>(
-      JoinParts{clock_, job_, *kind_, polls_, declared_bound_, *closing_});
+      JoinParts{job_, rules_->kind(), polls_, declared_bound_, *closing_});
   tasks_ = std::make_unique<BoardTasks>(
-      TaskParts{clock_, job_, *kind_, *closing_, relay_});
+      TaskParts{job_, rules_->kind(), *closing_, relay_});
+  return absl::OkStatus();
 }
 
 absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
@@ -93,7 +83,7 @@ absl::StatusOr<v1::JoinResponse> RoundCoordinator::Join(
 absl::StatusOr<std::string> RoundCoordinator::NameOf(
     const std::string& client_id) const {
   absl::MutexLock lock(&job_.mu);
-  return job_.clients.NameOf(client_id);
+  return job_.clients().NameOf(client_id);
 }
 
 std::optional<absl::StatusOr<v1::GetTaskResponse>> RoundCoordinator::PollTask(
@@ -149,35 +139,31 @@ absl::StatusOr<std::string> RoundCoordinator::ClientNameForTask(
 absl::StatusOr<RoundCoordinator::UpdateExpectation>
 RoundCoordinator::BeginUpdate(const v1::UpdateHeader& header) {
   absl::MutexLock lock(&job_.mu);
-  if (std::optional<absl::Status> late = kind_->RefuseLate(header)) {
-    return *std::move(late);
-  }
-  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(header));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(header, TaskUse::kPushBegin));
   // A sender's update counts only once the samples it lent are here for
   // their receivers.
   FEDBERRY_RETURN_IF_ERROR(relay_.CheckLent(
-      job_.clients.At(header.client_id()).name,
+      job_.clients().At(header.client_id()).name,
       {header.kept_moves().begin(), header.kept_moves().end()}));
-  job_.clients.At(header.client_id()).last_seen = clock_.Now();
-  job_.upload_start[header.client_id()] = clock_.Now();
+  job_.clients().At(header.client_id()).last_seen = clock_.Now();
+  job_.StartUpload(header.client_id());
   // Differences are taken from the model the board trained on.
-  FEDBERRY_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::NamedTensors> base,
-                            kind_->BaseModel(header.client_id()));
+  FEDBERRY_ASSIGN_OR_RETURN(TaskBase base,
+                            rules_->kind().BaseOf(header.client_id()));
+  const runtime::TrainableSet& trainable = rules_->trainable();
   return UpdateExpectation{
-      runtime::UpdateSpecs(trainable_.Select(specs_), options_.update_encoding,
+      runtime::UpdateSpecs(trainable.Select(specs_), options_.update_encoding,
                            options_.topk_fraction),
-      trainable_.whole() ? base
-                         : std::make_shared<const runtime::NamedTensors>(
-                               trainable_.Select(*base))};
+      trainable.whole() ? base.model
+                        : std::make_shared<const runtime::NamedTensors>(
+                              trainable.Select(*base.model))};
 }
 
-absl::Status RoundCoordinator::CheckHeaderLocked(
-    const v1::UpdateHeader& header) const {
+absl::Status RoundCoordinator::CheckHeaderLocked(const v1::UpdateHeader& header,
+                                                 TaskUse use) {
   FEDBERRY_RETURN_IF_ERROR(
-      tasks_->Check(header.client_id(), header.round(), header.task_id()));
-  FEDBERRY_RETURN_IF_ERROR(
-      kind_->CheckNotCounted(header.client_id(), header.round()));
-  const ClientRecord& info = job_.clients.At(header.client_id());
+      tasks_->Check(header.client_id(), header.round(), header.task_id(), use));
+  const ClientRecord& info = job_.clients().At(header.client_id());
   const v1::TrainConfig task = tasks_->ConfigFor(header.client_id());
   FEDBERRY_RETURN_IF_ERROR(CheckUpdateWeight(
       header.num_samples(),
@@ -192,7 +178,7 @@ absl::StatusOr<runtime::NamedTensors> RoundCoordinator::CheckedWhole(
   // A partial update (--trainable) becomes whole with the base model's
   // frozen tensors: the checks and the strategy see the model's layout.
   FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
-                            trainable_.Complete(update, base));
+                            rules_->trainable().Complete(update, base));
   FEDBERRY_RETURN_IF_ERROR(CheckUpdateLayout(base, whole));
   distance = 0;
   if (bound != nullptr) {
@@ -215,9 +201,11 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   std::shared_ptr<const UpdateBound> bound;
   {
     absl::MutexLock lock(&job_.mu);
-    FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
-    FEDBERRY_ASSIGN_OR_RETURN(base, kind_->BaseModel(untrusted.client_id()));
-    bound = kind_->BoundFor(base);
+    FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted, TaskUse::kPush));
+    FEDBERRY_ASSIGN_OR_RETURN(TaskBase task,
+                              rules_->kind().BaseOf(untrusted.client_id()));
+    base = std::move(task.model);
+    bound = std::move(task.bound);
   }
   if (bound == nullptr) {
     bound =
@@ -230,7 +218,7 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   FEDBERRY_ASSIGN_OR_RETURN(runtime::NamedTensors whole,
                             CheckedWhole(update, *base, bound.get(), distance));
   FEDBERRY_ASSIGN_OR_RETURN(Intake intake, ClaimUpdate(untrusted, base));
-  runtime::NamedTensors added = kind_->Prepare(
+  runtime::NamedTensors added = rules_->kind().Prepare(
       std::move(whole), *base, *intake.current, intake.staleness);
   // The add, the costly part, runs outside job_.mu: joins, polls and the
   // other pushes' checks do not queue behind it; adds queue on add_mu_.
@@ -240,20 +228,21 @@ absl::StatusOr<int> RoundCoordinator::SubmitUpdate(
   int held = 0;
   {
     absl::MutexLock lock(&job_.mu);
-    --job_.adds_in_flight;
+    job_.EndAdd();
     // The board may have joined again meanwhile (its claim moved to its new
     // id): what follows names it by its current id.
     const std::string id =
-        job_.clients.CurrentId(untrusted.client_id(), intake.name);
+        job_.clients().CurrentId(untrusted.client_id(), intake.name);
     if (!status.ok()) {
-      kind_->Unclaim(id);
+      rules_->kind().Settle(id, intake.staleness, std::nullopt, 0);
       job_.WorkChanged();
       return status;
     }
-    kind_->Accept(id, intake.staleness, std::move(added),
-                  untrusted.num_samples());
-    held = AcceptUpdateLocked(id, untrusted, distance, intake.staleness);
-    if (!kind_->PersistsEachUpdate()) return held;
+    const Settled settled = rules_->kind().Settle(
+        id, intake.staleness, std::move(added), untrusted.num_samples());
+    held =
+        AcceptUpdateLocked(id, untrusted, distance, intake.staleness, settled);
+    if (!settled.persist) return held;
     snapshot = closing_->Snapshot();
   }
   // Durable before the board hears it counted: a server killed now
@@ -274,55 +263,55 @@ absl::StatusOr<RoundCoordinator::Intake> RoundCoordinator::ClaimUpdate(
         "the server is still publishing a model version; push again");
   }
   // The round may have closed (or the board rejoined) meanwhile.
-  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted));
+  FEDBERRY_RETURN_IF_ERROR(CheckHeaderLocked(untrusted, TaskUse::kPush));
   Intake intake;
   FEDBERRY_ASSIGN_OR_RETURN(intake.staleness,
-                            kind_->Claim(untrusted.client_id(), base));
+                            rules_->kind().Claim(untrusted.client_id(), base));
   // The round cannot close while an add is in flight: `current` and `sum`
   // stay.
-  ++job_.adds_in_flight;
-  intake.current = job_.global;
-  intake.sum = job_.aggregate.get();
-  const ClientRecord& client = job_.clients.At(untrusted.client_id());
+  job_.BeginAdd();
+  intake.current = job_.global();
+  intake.sum = job_.sum();
+  const ClientRecord& client = job_.clients().At(untrusted.client_id());
   intake.name = client.name;
   intake.boards = client.boards;
   return intake;
 }
 
 bool RoundCoordinator::TakesPushLocked() const {
-  return job_.shutdown || job_.phase == RoundPhase::kDone || kind_->TakesPush();
+  return job_.stopping() || job_.phase() == RoundPhase::kDone ||
+         rules_->kind().TakesPush();
 }
 
 int RoundCoordinator::AcceptUpdateLocked(const std::string& id,
                                          const v1::UpdateHeader& untrusted,
                                          double distance,
-                                         std::optional<int> staleness) {
+                                         std::optional<int> staleness,
+                                         const Settled& settled) {
   v1::UpdateHeader header = untrusted;
   header.set_client_id(id);
-  ClientRecord& info = job_.clients.At(id);
+  ClientRecord& info = job_.clients().At(id);
   if (auto cleared = SanitizeResources(*header.mutable_resources());
       !cleared.empty()) {
     spdlog::warn("round {}: dropped implausible resource readings of {}: {}",
-                 job_.round, info.name, absl::StrJoin(cleared, ", "));
+                 job_.round(), info.name, absl::StrJoin(cleared, ", "));
   }
   info.last_seen = clock_.Now();
   info.last_round = header.round();
-  job_.last_update = clock_.Now();
-  if (planner_) {
+  if (planner::RoundPlanner* planner = rules_->planner()) {
     std::optional<absl::Duration> upload;
-    if (auto u = job_.upload_start.find(id); u != job_.upload_start.end()) {
-      upload = clock_.Now() - u->second;
+    if (std::optional<absl::Time> started = job_.UploadStart(id)) {
+      upload = clock_.Now() - *started;
     }
-    planner_->estimator().Add(info.name, CapacityOf(header, upload));
+    planner->estimator().Add(info.name, CapacityOf(header, upload));
   }
-  job_.pending.clients.push_back({header.client_id(), info.name,
-                                  header.num_samples(), header.metrics(),
-                                  header.resources(), info.device});
-  const auto [held, of] = kind_->Held();
+  job_.NoteUpdate({header.client_id(), info.name, header.num_samples(),
+                   header.metrics(), header.resources(), info.device});
+  const auto [held, of, persist] = settled;
   spdlog::info(
       "round {}: update {}/{} from {} ({} samples, loss {:.4f}, moves the "
       "model {:.3f} x its norm{})",
-      job_.round, held, of, info.name, header.num_samples(),
+      job_.round(), held, of, info.name, header.num_samples(),
       header.metrics().train_loss(), distance,
       staleness ? absl::StrCat("; staleness ", *staleness) : "");
   job_.WorkChanged();
@@ -337,7 +326,7 @@ absl::Status RoundCoordinator::ReportEvaluation(
 
 void RoundCoordinator::Seen(const std::string& client_id) {
   absl::MutexLock lock(&job_.mu);
-  if (ClientRecord* client = job_.clients.Find(client_id)) {
+  if (ClientRecord* client = job_.clients().Find(client_id)) {
     client->last_seen = clock_.Now();
   }
 }
@@ -349,18 +338,18 @@ absl::Status RoundCoordinator::Heartbeat(const v1::HeartbeatRequest& request) {
 
 void RoundCoordinator::CountRejected() {
   absl::MutexLock lock(&job_.mu);
-  ++job_.pending.rejected;
+  job_.CountRejected();
 }
 
 void RoundCoordinator::CountRefusedUpdate(const v1::UpdateHeader& header,
                                           const std::string& why) {
   absl::MutexLock lock(&job_.mu);
-  ++job_.pending.rejected;
+  job_.CountRejected();
   const std::string& id = header.client_id();
-  if (ClientRecord* client = job_.clients.Find(id)) {
+  if (ClientRecord* client = job_.clients().Find(id)) {
     client->last_refusal = base::Printable(why, 512);
   }
-  if (kind_->Refused(header)) job_.WorkChanged();
+  if (rules_->kind().Release(id, &header)) job_.WorkChanged();
 }
 
 std::vector<BoardRow> RoundCoordinator::Boards() const {
@@ -377,12 +366,13 @@ std::vector<BoardRow> RoundCoordinator::Boards() const {
 }
 
 absl::Status RoundCoordinator::OfferRound(UpstreamRound round) {
-  if (upstream_ == nullptr) {
+  UpstreamRounds* upstream = rules_->upstream();
+  if (upstream == nullptr) {
     return absl::FailedPreconditionError(
         "this server runs its own rounds; it takes none from a parent");
   }
   absl::MutexLock lock(&job_.mu);
-  FEDBERRY_RETURN_IF_ERROR(upstream_->Offer(std::move(round), *job_.global));
+  FEDBERRY_RETURN_IF_ERROR(upstream->Offer(std::move(round), *job_.global()));
   job_.WorkChanged();
   return absl::OkStatus();
 }
@@ -392,18 +382,19 @@ bool RoundCoordinator::RunOnce() {
   bool evaluated = false;
   {
     absl::MutexLock lock(&job_.mu);
-    job_.work_pending = false;
-    if (job_.phase == RoundPhase::kWaiting) {
-      return opening_->TryOpen();
-    }
-    if (job_.phase == RoundPhase::kEvaluating) {
-      evaluated = closing_->evaluation().Over(clock_.Now(), job_.shutdown);
+    job_.TakeWork();
+    const RoundPhase phase = job_.phase();
+    if (phase == RoundPhase::kWaiting) return opening_->TryOpen();
+    if (phase == RoundPhase::kEvaluating) {
+      evaluated = closing_->evaluation().Over(clock_.Now(), job_.stopping());
       if (!evaluated) return false;
-    } else if (job_.phase != RoundPhase::kCollecting ||
-               !kind_->Closes(decision)) {
+    } else if (phase != RoundPhase::kCollecting ||
+               !rules_->kind().Closes(decision)) {
+      return false;
+    } else if (absl::Status closing = job_.StartClosing(); !closing.ok()) {
+      spdlog::error("{}", closing.ToString());
       return false;
     }
-    job_.phase = RoundPhase::kClosing;
   }
   if (evaluated) {
     closing_->FinishBoardEvaluation();
@@ -436,62 +427,60 @@ absl::Status RoundCoordinator::Restore(const FederationSnapshot& snapshot) {
 
 void RoundCoordinator::WaitForWork(absl::Duration timeout) {
   absl::MutexLock lock(&job_.mu);
-  if (!job_.work_pending) job_.changed.WaitWithTimeout(&job_.mu, timeout);
+  job_.WaitForWork(timeout);
 }
 
 void RoundCoordinator::Shutdown() {
   relay_.Close();  // receivers waiting for samples return now
   absl::MutexLock lock(&job_.mu);
-  job_.shutdown = true;
-  if (job_.phase != RoundPhase::kClosing) job_.phase = RoundPhase::kDone;
+  job_.Stop();
   polls_.WakeAll();
-  job_.changed.SignalAll();
 }
 
 const char* RoundCoordinator::phase() const {
   absl::MutexLock lock(&job_.mu);
-  return PhaseName(job_.phase);
+  return PhaseName(job_.phase());
 }
 
 bool RoundCoordinator::done() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.phase == RoundPhase::kDone;
+  return job_.phase() == RoundPhase::kDone;
 }
 
 uint64_t RoundCoordinator::current_round() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.round;
+  return job_.round();
 }
 
 uint32_t RoundCoordinator::total_rounds() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.total_rounds;
+  return job_.total_rounds();
 }
 
 std::shared_ptr<const runtime::NamedTensors> RoundCoordinator::global_model()
     const {
   absl::MutexLock lock(&job_.mu);
-  return job_.global;
+  return job_.global();
 }
 
 std::vector<RoundReport> RoundCoordinator::history() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.history.reports();
+  return job_.history().reports();
 }
 
 int RoundCoordinator::clients_awaiting_done(absl::Duration heard_within) const {
   absl::MutexLock lock(&job_.mu);
-  return job_.clients.AwaitingDone(clock_.Now() - heard_within);
+  return job_.clients().AwaitingDone(clock_.Now() - heard_within);
 }
 
 uint64_t RoundCoordinator::registered_samples() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.clients.samples();
+  return job_.clients().samples();
 }
 
 int RoundCoordinator::registered_clients() const {
   absl::MutexLock lock(&job_.mu);
-  return job_.clients.size();
+  return job_.clients().size();
 }
 
 }  // namespace fedberry::server

@@ -42,6 +42,7 @@
 #include "server/round/close_rule.h"
 #include "server/round/cohort_selection.h"
 #include "server/round/coordinator_options.h"
+#include "server/round/job_rules.h"
 #include "server/round/job_state.h"
 #include "server/round/join_gate.h"
 #include "server/round/round_budget.h"
@@ -60,10 +61,12 @@ class RoundCoordinator {
  public:
   // `evaluator` and `sink` may be empty. `clock` must outlive this object.
   // `strategy`: the job's aggregation; null: the one options.strategy names.
-  RoundCoordinator(CoordinatorOptions options, runtime::NamedTensors initial,
-                   Evaluator evaluator, ReportSink sink,
-                   Clock& clock = Clock::Real(),
-                   std::unique_ptr<Strategy> strategy = nullptr);
+  // InvalidArgument naming the option a job of `initial` cannot run with
+  // (JobRules::Create).
+  static absl::StatusOr<std::unique_ptr<RoundCoordinator>> Create(
+      CoordinatorOptions options, runtime::NamedTensors initial,
+      Evaluator evaluator, ReportSink sink, Clock& clock = Clock::Real(),
+      std::unique_ptr<Strategy> strategy = nullptr);
   // Waits for an overlapped evaluation still running.
   ~RoundCoordinator();
 
@@ -221,7 +224,7 @@ class RoundCoordinator {
   uint32_t total_rounds() const;
   std::shared_ptr<const runtime::NamedTensors> global_model() const;
   // What the job trains, and so what an update carries.
-  const runtime::TrainableSet& trainable() const { return trainable_; }
+  const runtime::TrainableSet& trainable() const { return rules_->trainable(); }
   // The closed rounds' summaries (their per-board entries went to the
   // ReportSink only).
   std::vector<RoundReport> history() const;
@@ -234,6 +237,12 @@ class RoundCoordinator {
   uint64_t registered_samples() const;
 
  private:
+  RoundCoordinator(CoordinatorOptions options, Evaluator evaluator,
+                   Clock& clock);
+  // Makes the job's rules and the parts, on `initial`.
+  absl::Status Wire(runtime::NamedTensors initial, ReportSink sink,
+                    std::unique_ptr<Strategy> strategy);
+
   // `update` made whole (--trainable) on `base`, checked against its
   // layout and `bound` (may be null); `distance` is the bound's reading.
   absl::StatusOr<runtime::NamedTensors> CheckedWhole(
@@ -267,51 +276,38 @@ class RoundCoordinator {
   // `staleness`: an asynchronous round's update's.
   int AcceptUpdateLocked(const std::string& id,
                          const v1::UpdateHeader& untrusted, double distance,
-                         std::optional<int> staleness = std::nullopt)
+                         std::optional<int> staleness, const Settled& settled)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
-  // Checks the parts of an update's header that need no tensors.
-  absl::Status CheckHeaderLocked(const v1::UpdateHeader& header) const
+  // Checks the parts of an update's header that need no tensors, for `use`
+  // (kPushBegin: a late update is refused first).
+  absl::Status CheckHeaderLocked(const v1::UpdateHeader& header, TaskUse use)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
 
   const CoordinatorOptions options_;
-  CloseOptions close_options_;  // min_updates set once the strategy is made
   const Evaluator evaluator_;
-  // Where rounds come from (the job's own, or a parent's); `upstream_` is
-  // the same source for a gateway, else null.
-  std::unique_ptr<RoundSource> source_;
-  UpstreamRounds* upstream_ = nullptr;
   Clock& clock_;
 
-  // The job's phase, round, model, boards and round in progress; its lock
-  // guards what the parts below say is under mu.
+  // The job's phase, round, model, boards and round in progress, and their
+  // one owner; its lock guards what the parts below say is under mu.
   JobState job_;
   std::vector<v1::TensorSpec> specs_ ABSL_GUARDED_BY(job_.mu);
-  const std::shared_ptr<const CohortSelection> selection_;
-  const std::shared_ptr<RoundBudget> budget_;  // may be null
   // Boards refused at join, for the fleet page (its own lock).
   RefusedJoins refused_joins_{1024};
   JoinGate join_gate_;
-  std::unique_ptr<Strategy> strategy_;  // the driver's, or under mu
-  runtime::TrainableSet trainable_;     // immutable once made
-  // Serializes adds into job_.aggregate (an aggregator is not
+  // Serializes adds into the open round's sum (an aggregator is not
   // thread-safe); taken without job_.mu held.
   absl::Mutex add_mu_;
-  // How the open round hands out tasks, takes updates and closes; made
-  // once the planner is (its context refers to the members above), then
-  // never replaced. Called under mu, except Prepare (it reads options
-  // only).
-  std::unique_ptr<RoundKind> kind_;
   // The fleet's median declaration, taken when a round opens.
   DeclaredSizeBound declared_bound_ ABSL_GUARDED_BY(job_.mu);
-  // Work planning: capacity estimates are keyed by client name (stable
-  // across rejoins); the open round keeps each board's planned steps.
-  std::unique_ptr<planner::RoundPlanner> planner_ ABSL_GUARDED_BY(job_.mu);
   SampleRelay relay_;  // has its own lock: pulls wait on it, not on mu
+  // What the job runs by: its rounds' source and kind, its strategy, budget
+  // and planner (JobRules says which are under mu); made once, never
+  // replaced.
+  std::unique_ptr<JobRules> rules_;
   // Closes, publishes and snapshots rounds, and holds one while the boards
-  // evaluate it; the driver's. Made once kind_ is.
+  // evaluate it; the driver's.
   std::unique_ptr<RoundClosing> closing_;
-  // Opens rounds (and an evaluate-only job's evaluation); made once
-  // closing_ is.
+  // Opens rounds (and an evaluate-only job's evaluation).
   std::unique_ptr<RoundOpening> opening_;
   std::unique_ptr<BoardJoins> joins_;
   std::unique_ptr<BoardTasks> tasks_;

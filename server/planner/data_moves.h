@@ -25,7 +25,10 @@
 //
 // Planners: none (keep everything), greedy (local search one unit at a
 // time) and ilp (a GLPK mixed-integer program, greedy as fallback and bar).
-// Pure C++, no LibTorch.
+// Pure C++, no LibTorch. data_moves.cc holds the cost model's public face,
+// the checks, PairMoves and NoMoves; greedy_moves.cc and ilp_moves.cc the
+// two planners; move_model.h the model's terms they all share.
+// Thread-safety: pure functions.
 #ifndef FEDBERRY_SERVER_PLANNER_DATA_MOVES_H_
 #define FEDBERRY_SERVER_PLANNER_DATA_MOVES_H_
 

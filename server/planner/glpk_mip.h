@@ -1,4 +1,4 @@
-// What the planners' GLPK programs (ilp_planner.cc, data_moves.cc) share:
+// What the planners' GLPK programs (ilp_planner.cc, ilp_moves.cc) share:
 // the owner of a problem, and an exact, quiet branch and bound within a
 // time budget. Include only where FEDBERRY_HAVE_GLPK is defined.
 #ifndef FEDBERRY_SERVER_PLANNER_GLPK_MIP_H_

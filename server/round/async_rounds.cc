@@ -17,18 +17,18 @@ void AsyncRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
                        int available, RoundAggregator& sum) {
   // A site gateway numbers its own versions: its parent's rounds may skip
   // it or hand the same round down again.
-  versions_.Open(options_.site ? versions_.open_round() + 1 : ctx_.round,
-                 ctx_.global);
+  versions_.Open(options_.site ? versions_.open_round() + 1 : ctx_.job.round(),
+                 ctx_.job.global());
   // A restarted server's round starts from the updates its buffer held.
   for (const AsyncState::Buffered& b : versions_.buffer()) {
     if (absl::Status s = sum.Add(b.update, b.samples); !s.ok()) {
       spdlog::error("round {}: a checkpointed update cannot be added: {}",
-                    ctx_.round, s.ToString());
+                    ctx_.job.round(), s.ToString());
     }
   }
   if (!versions_.buffer().empty()) {
     spdlog::info("round {}: resumes with the {} update(s) its buffer held",
-                 ctx_.round, versions_.buffer().size());
+                 ctx_.job.round(), versions_.buffer().size());
   }
   // Boards waiting between versions (or for a slot) take the new one.
   ctx_.polls.WakeAll();
@@ -37,40 +37,39 @@ void AsyncRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
         "round {}/{}: the parent's model is this site's version {}; boards "
         "train on it as they ask ({} training), and the next {} updates go "
         "to the parent",
-        ctx_.round, ctx_.total_rounds, versions_.open_round(),
+        ctx_.job.round(), ctx_.job.total_rounds(), versions_.open_round(),
         versions_.training(), options_.async.buffer);
   } else {
     spdlog::info(
         "round {}/{}: version {} is out; boards train on it as they ask ({} "
         "training), and the next {} updates make version {}",
-        ctx_.round, ctx_.total_rounds, ctx_.round - 1, versions_.training(),
-        options_.async.buffer, ctx_.round);
+        ctx_.job.round(), ctx_.job.total_rounds(), ctx_.job.round() - 1,
+        versions_.training(), options_.async.buffer, ctx_.job.round());
   }
 }
 
 std::optional<TrainTask> AsyncRounds::TaskFor(const std::string& id,
                                               const ClientRecord& client) {
   const AsyncTask* task = versions_.Find(id);
-  if (task == nullptr && ctx_.phase == RoundPhase::kCollecting &&
+  if (task == nullptr && ctx_.job.phase() == RoundPhase::kCollecting &&
       client.condition.declined().empty() && MayLease(id, client)) {
     task = versions_.Assign(id);
-    if (task != nullptr) leases_.Lease(id, ctx_.clock.Now());
+    if (task != nullptr) leases_.Lease(id, ctx_.job.clock().Now());
   }
   if (task == nullptr || task->claimed) return std::nullopt;
   return TrainTask{task->round, task->task_id, task->seed};
 }
 
 absl::Status AsyncRounds::CheckTask(const std::string& id, uint64_t round,
-                                    const std::string& task_id) const {
+                                    const std::string& task_id, TaskUse use) {
   // Asynchronous tasks outlive their round: checked against the board's.
-  if (ctx_.phase == RoundPhase::kDone) {
+  if (ctx_.job.phase() == RoundPhase::kDone) {
     return absl::FailedPreconditionError("the job is done");
   }
   return versions_.Check(id, round, task_id);
 }
 
-absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
-AsyncRounds::BaseModel(const std::string& id) const {
+absl::StatusOr<TaskBase> AsyncRounds::BaseOf(const std::string& id) const {
   const AsyncTask* task = versions_.Find(id);
   std::shared_ptr<const runtime::NamedTensors> model =
       task != nullptr ? versions_.ModelOf(*task) : nullptr;
@@ -78,11 +77,11 @@ AsyncRounds::BaseModel(const std::string& id) const {
     return absl::FailedPreconditionError(
         "the model version of this task is no longer kept; ask for a task");
   }
-  return model;
+  return TaskBase{std::move(model), nullptr};
 }
 
 bool AsyncRounds::TakesPush() const {
-  return ctx_.phase == RoundPhase::kCollecting && !versions_.Full();
+  return ctx_.job.phase() == RoundPhase::kCollecting && !versions_.Full();
 }
 
 absl::StatusOr<std::optional<int>> AsyncRounds::Claim(
@@ -102,44 +101,51 @@ runtime::NamedTensors AsyncRounds::Prepare(runtime::NamedTensors whole,
   return Rebase(whole, base, current, weight);
 }
 
-void AsyncRounds::Accept(const std::string& id, std::optional<int> staleness,
-                         runtime::NamedTensors added, uint64_t samples) {
-  versions_.Accept(id, staleness.value_or(0), std::move(added), samples);
-  leases_.Finished(id, ctx_.clock.Now());
-  SlotFreed();
+Settled AsyncRounds::Settle(const std::string& id, std::optional<int> staleness,
+                            std::optional<runtime::NamedTensors> added,
+                            uint64_t samples) {
+  if (!added) {
+    versions_.Unclaim(id);
+  } else {
+    versions_.Accept(id, staleness.value_or(0), *std::move(added), samples);
+    leases_.Finished(id, ctx_.job.clock().Now());
+    SlotFreed();
+  }
+  return Settled{static_cast<size_t>(versions_.buffered()),
+                 static_cast<size_t>(options_.async.buffer), true};
 }
 
 bool AsyncRounds::MayLease(const std::string& id,
                            const ClientRecord& client) const {
-  const absl::Time now = ctx_.clock.Now();
+  const absl::Time now = ctx_.job.clock().Now();
   if (leases_.Benched(id, now)) return false;
   const int slots = options_.async.max_concurrency;
   if (slots == 0) return true;
   // Its share: the slots over the callers of the boards that are there.
   std::set<std::string> callers = {client.caller};
   for (const std::string& other :
-       ctx_.clients.Available(now, options_.liveness)) {
-    callers.insert(ctx_.clients.At(other).caller);
+       ctx_.job.clients().Available(now, options_.liveness)) {
+    callers.insert(ctx_.job.clients().At(other).caller);
   }
   const int share = (slots + static_cast<int>(callers.size()) - 1) /
                     static_cast<int>(callers.size());
   int held = 0;
   for (const std::string& other : versions_.TrainingIds()) {
-    const ClientRecord* c = ctx_.clients.Find(other);
+    const ClientRecord* c = ctx_.job.clients().Find(other);
     held += c != nullptr && c->caller == client.caller;
   }
   return held < share;
 }
 
 void AsyncRounds::ExpireLeases() {
-  const absl::Time now = ctx_.clock.Now();
+  const absl::Time now = ctx_.job.clock().Now();
   leases_.RetainOnly(versions_.TrainingIds());
   for (const std::string& id : versions_.TrainingIds()) {
-    const ClientRecord* c = ctx_.clients.Find(id);
+    const ClientRecord* c = ctx_.job.clients().Find(id);
     const AsyncTask* task = versions_.Find(id);
     if (c == nullptr) {
-      spdlog::info("round {}: {} is gone; its task is given up", ctx_.round,
-                   base::Printable(id));
+      spdlog::info("round {}: {} is gone; its task is given up",
+                   ctx_.job.round(), base::Printable(id));
       versions_.Drop(id);
       leases_.Release(id);
       SlotFreed();
@@ -149,10 +155,10 @@ void AsyncRounds::ExpireLeases() {
     leases_.Heard(id, task != nullptr && task->claimed ? now : c->task_heard);
   }
   for (const TaskLeases::Ended& ended : leases_.Expire(now)) {
-    const ClientRecord* c = ctx_.clients.Find(ended.id);
+    const ClientRecord* c = ctx_.job.clients().Find(ended.id);
     spdlog::info("round {}: {} {}; its task is given up and its slot freed",
-                 ctx_.round, c != nullptr ? c->name : base::Printable(ended.id),
-                 ended.why);
+                 ctx_.job.round(),
+                 c != nullptr ? c->name : base::Printable(ended.id), ended.why);
     versions_.Drop(ended.id);
     SlotFreed();
   }
@@ -163,7 +169,7 @@ void AsyncRounds::Restore(const std::optional<AsyncState>& state) {
   versions_.Restore(*state);
   // A restarted server leases the tasks it kept afresh.
   for (const std::string& id : versions_.TrainingIds()) {
-    leases_.Lease(id, ctx_.clock.Now());
+    leases_.Lease(id, ctx_.job.clock().Now());
   }
 }
 
@@ -171,23 +177,22 @@ void AsyncRounds::SlotFreed() {
   if (options_.async.max_concurrency > 0) ctx_.polls.WakeAll();
 }
 
-bool AsyncRounds::Refused(const v1::UpdateHeader& header) {
-  // It does not send that task again: its slot is free.
-  if (const AsyncTask* task = versions_.Find(header.client_id());
-      task != nullptr && !task->claimed && task->task_id == header.task_id()) {
-    versions_.Drop(header.client_id());
-    leases_.Release(header.client_id());
-  }
-  return false;
-}
-
-bool AsyncRounds::Declines(const std::string& id) {
-  // Asking with a task means it was not training it: the slot is free.
+bool AsyncRounds::Release(const std::string& id,
+                          const v1::UpdateHeader* refused) {
   const AsyncTask* task = versions_.Find(id);
   if (task == nullptr || task->claimed) return false;
+  if (refused != nullptr) {
+    // It does not send that task again: its slot is free.
+    if (task->task_id == refused->task_id()) {
+      versions_.Drop(id);
+      leases_.Release(id);
+    }
+    return false;
+  }
+  // Declining with a task means it was not training it: the slot is free.
   versions_.Drop(id);
   leases_.Release(id);
-  ++ctx_.pending.declined;
+  ++declined_;
   return true;
 }
 
@@ -195,6 +200,7 @@ BoardPart AsyncRounds::PartOf(const std::string& id) const {
   BoardPart part;
   if (const AsyncTask* task = versions_.Find(id)) {
     part.training = true;
+    part.held = true;
     part.round = task->round;
   }
   return part;
@@ -214,6 +220,8 @@ void AsyncRounds::Close(RoundReport& report) {
   report.participants = report.version->updates;
   report.selected = report.participants;
   report.dropped = 0;
+  report.declined += declined_;
+  declined_ = 0;
 }
 
 }  // namespace fedberry::server

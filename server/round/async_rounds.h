@@ -37,32 +37,16 @@ class AsyncRounds final : public RoundKind {
               std::mt19937_64& rng) const override {
     return Cohort{};  // boards take the round's tasks as they ask
   }
-  bool TooFew(const Cohort& cohort) const override { return false; }
   void Open(const Cohort& cohort, std::mt19937_64& rng, int available,
             RoundAggregator& sum) override;
   std::optional<TrainTask> TaskFor(const std::string& id,
                                    const ClientRecord& client) override;
-  std::optional<int64_t> PlannedSteps(const std::string& id) const override {
-    return std::nullopt;
-  }
+  // A task is claimed once (BufferedVersions::Claim); tasks outlive their
+  // round, so no update comes late.
   absl::Status CheckTask(const std::string& id, uint64_t round,
-                         const std::string& task_id) const override;
-  // A task is claimed once (BufferedVersions::Claim).
-  absl::Status CheckNotCounted(const std::string& id,
-                               uint64_t round) const override {
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> BaseModel(
-      const std::string& id) const override;
-  std::optional<absl::Status> RefuseLate(
-      const v1::UpdateHeader& header) override {
-    return std::nullopt;  // an unclaimed task stays open across versions
-  }
-  // None kept: each push is checked against the version it trained on.
-  std::shared_ptr<const UpdateBound> BoundFor(
-      std::shared_ptr<const runtime::NamedTensors> base) const override {
-    return nullptr;
-  }
+                         const std::string& task_id, TaskUse use) override;
+  // No bound kept: each push is checked against the version it trained on.
+  absl::StatusOr<TaskBase> BaseOf(const std::string& id) const override;
   bool TakesPush() const override;
   absl::StatusOr<std::optional<int>> Claim(
       const std::string& id,
@@ -71,26 +55,19 @@ class AsyncRounds final : public RoundKind {
                                 const runtime::NamedTensors& base,
                                 const runtime::NamedTensors& current,
                                 std::optional<int> staleness) const override;
-  void Unclaim(const std::string& id) override { versions_.Unclaim(id); }
-  void Accept(const std::string& id, std::optional<int> staleness,
-              runtime::NamedTensors added, uint64_t samples) override;
-  std::pair<size_t, size_t> Held() const override {
-    return {static_cast<size_t>(versions_.buffered()),
-            static_cast<size_t>(options_.async.buffer)};
-  }
-  bool PersistsEachUpdate() const override { return true; }
+  // Every accepted update is persisted before its board hears it counted.
+  Settled Settle(const std::string& id, std::optional<int> staleness,
+                 std::optional<runtime::NamedTensors> added,
+                 uint64_t samples) override;
   Renamed Rename(const std::string& id, const std::string& new_id) override {
     versions_.Rename(id, new_id);
     leases_.Rename(id, new_id);
     return Renamed{};
   }
-  bool Refused(const v1::UpdateHeader& header) override;
-  bool Declines(const std::string& id) override;
+  bool Release(const std::string& id, const v1::UpdateHeader* refused) override;
   BoardPart PartOf(const std::string& id) const override;
-  const std::set<std::string>& Members() const override { return none_; }
   bool Closes(CloseDecision& decision) override;
   void Close(RoundReport& report) override;
-  void Clear() override {}  // the buffer and its tasks outlive a round
   std::optional<AsyncState> State() const override { return versions_.State(); }
   void Restore(const std::optional<AsyncState>& state) override;
 
@@ -108,7 +85,7 @@ class AsyncRounds final : public RoundKind {
   const AsyncRoundOptions options_;
   BufferedVersions versions_;
   TaskLeases leases_;
-  const std::set<std::string> none_;
+  int declined_ = 0;  // boards that gave a task up declining, this version
 };
 
 }  // namespace fedberry::server

@@ -19,10 +19,10 @@ absl::StatusOr<std::string> BoardJoins::Add(const v1::JoinRequest& request,
                  std::string(bounded.message()));
     return bounded;
   }
-  FEDBERRY_RETURN_IF_ERROR(job.clients.CheckRoom(request.client_name()));
-  ClientRecord record = RecordOfJoin(request, parts_.clock.Now());
+  FEDBERRY_RETURN_IF_ERROR(job.clients().CheckRoom(request.client_name()));
+  ClientRecord record = RecordOfJoin(request, parts_.job.clock().Now());
   record.caller = caller;
-  const std::string id = job.clients.Add(record);
+  const std::string id = job.clients().Add(record);
   RetireEarlierIds(request.client_name(), id);
   spdlog::info("{}", JoinedLine(record, id));
   job.WorkChanged();
@@ -32,20 +32,17 @@ absl::StatusOr<std::string> BoardJoins::Add(const v1::JoinRequest& request,
 void BoardJoins::RetireEarlierIds(const std::string& name,
                                   const std::string& id) {
   JobState& job = parts_.job;
-  for (const std::string& old : job.clients.IdsNamed(name)) {
+  for (const std::string& old : job.clients().IdsNamed(name)) {
     if (old == id) continue;
     const auto [selected, pushed] = parts_.kind.Rename(old, id);
-    if (auto u = job.upload_start.find(old); u != job.upload_start.end()) {
-      if (selected) job.upload_start[id] = u->second;
-      job.upload_start.erase(u);
-    }
+    job.MoveUpload(old, id, /*keep=*/selected);
     spdlog::info("client '{}' joined again as {}; retiring its old id {}{}",
                  name, id, old,
                  pushed     ? " (its update of the open round stays counted)"
                  : selected ? " (it keeps its place in the open round)"
                             : "");
     parts_.closing.evaluation().Rename(old, id);
-    job.clients.Remove(old);
+    job.clients().Remove(old);
     parts_.polls.Wake(old);  // its poll hears the id is gone
   }
 }

@@ -10,7 +10,6 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
 #include "server/declared_size_bound.h"
 #include "server/long_polls.h"
@@ -22,7 +21,6 @@ namespace fedberry::server {
 
 // The coordinator's parts a join goes through; they outlive it.
 struct JoinParts {
-  Clock& clock;
   JobState& job;
   RoundKind& kind;
   LongPolls& polls;                   // an old id's parked poll hears it

@@ -38,6 +38,8 @@ struct BoardPart {
   bool training = false;          // selected, its update not yet in
   bool update_refused = false;    // its update of the open round was refused
   std::optional<uint64_t> round;  // the round it trains, when training
+  bool held = false;  // the open round holds it (selected, or training)
+  std::optional<int64_t> planned_steps;  // the planner's local steps
 };
 
 // `record`'s row on the fleet page, given its `part` in the open round,

@@ -10,15 +10,15 @@ namespace fedberry::server {
 
 absl::StatusOr<v1::GetTaskResponse> BoardTasks::Answer(const std::string& id) {
   JobState& job = parts_.job;
-  FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * found, job.clients.Lookup(id));
+  FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * found, job.clients().Lookup(id));
   ClientRecord& client = *found;
-  client.last_seen = parts_.clock.Now();
+  client.last_seen = parts_.job.clock().Now();
   client.polled = true;
   client.heard = true;
   v1::GetTaskResponse response;
-  response.set_total_rounds(job.total_rounds);
-  response.set_round(job.round);
-  if (job.phase == RoundPhase::kDone) {
+  response.set_total_rounds(job.total_rounds());
+  response.set_round(job.round());
+  if (job.phase() == RoundPhase::kDone) {
     client.told_done = true;
     response.set_action(v1::GetTaskResponse::DONE);
     return response;
@@ -32,8 +32,8 @@ absl::StatusOr<v1::GetTaskResponse> BoardTasks::Answer(const std::string& id) {
     parts_.relay.AddMovesTo(client.name, response);
     return response;
   }
-  if (job.phase == RoundPhase::kEvaluating &&
-      parts_.closing.evaluation().Task(id, job.train, response)) {
+  if (job.phase() == RoundPhase::kEvaluating &&
+      parts_.closing.evaluation().Task(id, job.train(), response)) {
     return response;
   }
   response.set_action(v1::GetTaskResponse::WAIT);
@@ -42,24 +42,24 @@ absl::StatusOr<v1::GetTaskResponse> BoardTasks::Answer(const std::string& id) {
 }
 
 v1::TrainConfig BoardTasks::ConfigFor(const std::string& id) const {
-  v1::TrainConfig config = parts_.job.train;
-  if (std::optional<int64_t> steps = parts_.kind.PlannedSteps(id)) {
+  v1::TrainConfig config = parts_.job.train();
+  if (std::optional<int64_t> steps = parts_.kind.PartOf(id).planned_steps) {
     config.set_local_steps(static_cast<uint32_t>(*steps));
   }
   return config;
 }
 
 absl::Status BoardTasks::Check(const std::string& id, uint64_t round,
-                               const std::string& task_id) const {
-  FEDBERRY_RETURN_IF_ERROR(parts_.job.clients.Lookup(id).status());
-  return parts_.kind.CheckTask(id, round, task_id);
+                               const std::string& task_id, TaskUse use) {
+  FEDBERRY_RETURN_IF_ERROR(parts_.job.clients().Lookup(id).status());
+  return parts_.kind.CheckTask(id, round, task_id, use);
 }
 
 absl::StatusOr<ClientRecord*> BoardTasks::CheckedAndSeen(
     const std::string& id, uint64_t round, const std::string& task_id) {
   FEDBERRY_RETURN_IF_ERROR(Check(id, round, task_id));
-  ClientRecord& client = parts_.job.clients.At(id);
-  client.last_seen = parts_.clock.Now();
+  ClientRecord& client = parts_.job.clients().At(id);
+  client.last_seen = parts_.job.clock().Now();
   client.task_heard = client.last_seen;
   return &client;
 }
@@ -68,14 +68,16 @@ absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>>
 BoardTasks::ModelFor(const v1::PullModelRequest& request) {
   if (auto model = parts_.closing.evaluation().ModelFor(request)) {
     FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
-                              parts_.job.clients.Lookup(request.client_id()));
-    if (model->ok()) client->last_seen = parts_.clock.Now();
+                              parts_.job.clients().Lookup(request.client_id()));
+    if (model->ok()) client->last_seen = parts_.job.clock().Now();
     return *std::move(model);
   }
   FEDBERRY_RETURN_IF_ERROR(
       CheckedAndSeen(request.client_id(), request.round(), request.task_id())
           .status());
-  return parts_.kind.BaseModel(request.client_id());
+  FEDBERRY_ASSIGN_OR_RETURN(TaskBase base,
+                            parts_.kind.BaseOf(request.client_id()));
+  return base.model;
 }
 
 absl::StatusOr<std::string> BoardTasks::NameForTask(
@@ -90,7 +92,7 @@ absl::Status BoardTasks::Heartbeat(const v1::HeartbeatRequest& request) {
   FEDBERRY_ASSIGN_OR_RETURN(
       ClientRecord * client,
       CheckedAndSeen(request.client_id(), request.round(), request.task_id()));
-  NoteHeartbeat(*client, request, job.round);
+  NoteHeartbeat(*client, request, job.round());
   job.WorkChanged();
   return absl::OkStatus();
 }
@@ -99,8 +101,8 @@ absl::Status BoardTasks::AcceptEvaluation(const v1::EvaluationReport& report,
                                           const DeclaredSizeBound& bound) {
   JobState& job = parts_.job;
   FEDBERRY_ASSIGN_OR_RETURN(ClientRecord * client,
-                            job.clients.Lookup(report.client_id()));
-  client->last_seen = parts_.clock.Now();
+                            job.clients().Lookup(report.client_id()));
+  client->last_seen = parts_.job.clock().Now();
   HeldEvaluation& evaluation = parts_.closing.evaluation();
   // Held out from what it trains on: the declaration training weighs.
   FEDBERRY_RETURN_IF_ERROR(evaluation.Accept(
@@ -111,20 +113,20 @@ absl::Status BoardTasks::AcceptEvaluation(const v1::EvaluationReport& report,
 
 void BoardTasks::NoteCondition(const std::string& id,
                                const v1::BoardCondition& untrusted) {
-  ClientRecord* client = parts_.job.clients.Find(id);
+  ClientRecord* client = parts_.job.clients().Find(id);
   if (client == nullptr) return;  // Answer says NotFound
   const bool declines = server::NoteCondition(*client, untrusted);
-  if (declines && parts_.kind.Declines(id)) parts_.job.WorkChanged();
+  if (declines && parts_.kind.Release(id, nullptr)) parts_.job.WorkChanged();
 }
 
 std::vector<BoardRow> BoardTasks::Rows(absl::Duration liveness) const {
   const JobState& job = parts_.job;
-  const absl::Time now = parts_.clock.Now();
+  const absl::Time now = parts_.job.clock().Now();
   std::vector<BoardRow> rows;
-  for (const auto& [id, c] : job.clients.all()) {
+  for (const auto& [id, c] : job.clients().all()) {
     rows.push_back(RowOf(c, parts_.kind.PartOf(id),
                          c.heard && c.SeenWithin(now, liveness),
-                         job.phase == RoundPhase::kEvaluating &&
+                         job.phase() == RoundPhase::kEvaluating &&
                              parts_.closing.evaluation().Awaits(id)));
   }
   return rows;

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "base/clock.h"
 #include "fedberry/v1/federation.pb.h"
 #include "runtime/model.h"
 #include "server/declared_size_bound.h"
@@ -27,7 +26,6 @@ namespace fedberry::server {
 
 // The coordinator's parts a task goes through; they outlive it.
 struct TaskParts {
-  Clock& clock;
   JobState& job;
   RoundKind& kind;
   RoundClosing& closing;  // holds the evaluation on the boards
@@ -48,7 +46,7 @@ class BoardTasks {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // OK when `id` is registered and trains `round` under `task_id`.
   absl::Status Check(const std::string& id, uint64_t round,
-                     const std::string& task_id) const
+                     const std::string& task_id, TaskUse use = TaskUse::kFollow)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // Check, then the board's record with its last_seen stamped now.
   absl::StatusOr<ClientRecord*> CheckedAndSeen(const std::string& id,

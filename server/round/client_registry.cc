@@ -144,11 +144,11 @@ std::string ClientRegistry::CurrentId(const std::string& id,
 }
 
 int ClientRegistry::Prune(absl::Time now, absl::Duration liveness,
-                          const std::set<std::string>& keep) {
+                          const std::function<bool(const std::string&)>& keep) {
   int pruned = 0;
   for (auto it = clients_.begin(); it != clients_.end();) {
     if (!it->second.polled && now - it->second.joined > liveness &&
-        !keep.count(it->first)) {
+        !keep(it->first)) {
       it = clients_.erase(it);
       ++pruned;
     } else {

@@ -123,9 +123,9 @@ class ClientRegistry {
   std::string CurrentId(const std::string& id, const std::string& name) const;
 
   // Forgets boards that joined more than `liveness` before `now` and never
-  // asked for a task, except those in `keep`; returns how many.
+  // asked for a task, except those `keep` keeps; returns how many.
   int Prune(absl::Time now, absl::Duration liveness,
-            const std::set<std::string>& keep);
+            const std::function<bool(const std::string&)>& keep);
   // Boards that asked for a task, were heard from within `liveness` and
   // do not decline rounds.
   std::vector<std::string> Available(absl::Time now,

@@ -25,8 +25,9 @@ namespace fedberry::server {
 
 struct Cohort {
   std::vector<std::string> members;  // client ids
-  size_t needed = 0;    // updates that close the round (<= members)
-  double expected = 0;  // the cohort's expected size
+  size_t needed = 0;     // updates that close the round (<= members)
+  double expected = 0;   // the cohort's expected size
+  bool too_few = false;  // too small to run (RoundKind::Draw says)
 };
 
 class CohortSelection {

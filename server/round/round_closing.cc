@@ -16,8 +16,12 @@ namespace fedberry::server {
 RoundClosing::RoundClosing(ClosingParts parts, ReportSink sink)
     : parts_(parts),
       evaluation_(parts.options.board_eval, parts.options.seed),
-      publisher_(parts.evaluator, std::move(sink),
+      publisher_(parts_.evaluator, std::move(sink),
                  [this](const RoundReport& r) { return RecordEvaluation(r); }) {
+}
+
+void RoundClosing::Must(const absl::Status& transition) const {
+  if (!transition.ok()) spdlog::error("{}", transition.ToString());
 }
 
 void RoundClosing::FinishPending() {
@@ -56,32 +60,28 @@ bool RoundClosing::CommitLocked(ClosingRound& closing,
                                 const RoundResult& result, bool& held) {
   JobState& job = parts_.job;
   RoundReport& report = closing.report;
-  const absl::Time now = parts_.clock.Now();
-  report.round_seconds = absl::ToDoubleSeconds(now - job.round_start);
-  report.elapsed_seconds = job.history.ElapsedSeconds(now);
-  if (result.model) {
-    job.global = result.model;
-    // Only a published result moves the strategy's state.
-    parts_.strategy.Commit(*closing.sum);
-  }
+  const absl::Time now = job.clock().Now();
+  report.round_seconds = absl::ToDoubleSeconds(now - job.round_start());
+  report.elapsed_seconds = job.history().ElapsedSeconds(now);
+  // Only a published result moves the strategy's state.
+  if (result.model) parts_.rules.strategy().Commit(*closing.sum);
   closing.sum.reset();
-  if (parts_.budget != nullptr) parts_.budget->Charge(report);
-  job.history.Add(report);  // its per-board entries: clients.jsonl only
-  parts_.kind.Clear();
-  ++job.round;
-  job.attempt = 0;
+  if (RoundBudget* budget = parts_.rules.budget()) budget->Charge(report);
+  Must(job.Commit(result.model, report));
   // A gateway's job ends when its parent's does (Shutdown).
-  const bool finished =
-      job.shutdown || parts_.source.EndsBefore(job.round) || BudgetSpent();
-  held = result.model && !job.shutdown &&
+  const bool finished = job.stopping() ||
+                        parts_.rules.source().EndsBefore(job.round()) ||
+                        BudgetSpent(job.round());
+  held = result.model && !job.stopping() &&
          EvaluatesOnBoards(parts_.options.board_eval, report.round, finished);
   if (held) {
-    HoldForBoards({report, result, finished});
+    Must(job.HoldForBoards());
+    AskBoards({report, result, finished});
   } else if (!finished) {
     // The end of the job is announced only once the last round is
     // durable: clients that hear "done" exit, and a server that crashed
     // before its checkpoint would redo the round without them.
-    job.phase = RoundPhase::kWaiting;
+    Must(job.Reopen());
   }
   return finished;
 }
@@ -90,27 +90,26 @@ void RoundClosing::Publish(const RoundReport& report,
                            const FederationSnapshot& snapshot,
                            const RoundResult& result, bool finished) {
   publisher_.Publish(report, snapshot, result, finished);
-  parts_.source.Closed(report, result.model);
+  parts_.rules.source().Closed(report, result.model);
   if (finished) {
     absl::MutexLock lock(&parts_.job.mu);
-    parts_.job.phase = RoundPhase::kDone;
+    Must(parts_.job.Finish());
     parts_.polls.WakeAll();
     parts_.job.WorkChanged();
   }
 }
 
-void RoundClosing::HoldForBoards(HeldEvaluation::Held held) {
+void RoundClosing::AskBoards(HeldEvaluation::Held held) {
   JobState& job = parts_.job;
-  const absl::Time now = parts_.clock.Now();
+  const absl::Time now = job.clock().Now();
   std::set<std::string> asked;
   for (const std::string& id :
-       job.clients.Available(now, parts_.options.liveness)) {
+       job.clients().Available(now, parts_.options.liveness)) {
     // A site gateway holds no data of its own to evaluate on.
-    if (job.clients.At(id).boards == 0) asked.insert(id);
+    if (job.clients().At(id).boards == 0) asked.insert(id);
   }
-  job.phase = RoundPhase::kEvaluating;
   for (const std::string& id :
-       evaluation_.Open(std::move(held), job.global, std::move(asked), now)) {
+       evaluation_.Open(std::move(held), job.global(), std::move(asked), now)) {
     parts_.polls.Wake(id);
   }
 }
@@ -122,16 +121,11 @@ void RoundClosing::FinishBoardEvaluation() {
     JobState& job = parts_.job;
     absl::MutexLock lock(&job.mu);
     std::optional<HeldEvaluation::Held> finished =
-        evaluation_.Finish(parts_.clock.Now());
+        evaluation_.Finish(job.clock().Now());
     if (!finished) return;
     held = *std::move(finished);
-    job.history.AddBoardEvaluation(held.report);
+    Must(job.EndBoardEvaluation(held.report, held.finished));
     snapshot = Snapshot();
-    // The last round's end is announced once it is published (as Close
-    // does): kClosing until then.
-    job.phase = job.shutdown    ? RoundPhase::kDone
-                : held.finished ? RoundPhase::kClosing
-                                : RoundPhase::kWaiting;
     job.WorkChanged();
   }
   Publish(held.report, snapshot, held.result, held.finished);
@@ -141,27 +135,29 @@ RoundClosing::ClosingRound RoundClosing::TakeClosingRound() {
   JobState& job = parts_.job;
   // Updates being added are part of the round: wait for them (their adds
   // take milliseconds; no new one starts once the round is closing).
-  absl::MutexLock lock(
-      &job.mu, absl::Condition(
-                   +[](int* adds) { return *adds == 0; }, &job.adds_in_flight));
+  absl::MutexLock lock(&job.mu, absl::Condition(&job, &JobState::AddsDone));
   ClosingRound closing;
-  closing.sum = std::move(job.aggregate);
+  absl::StatusOr<JobState::Closing> taken = job.TakeClosing();
+  Must(taken.status());
+  if (taken.ok()) {
+    closing.sum = std::move(taken->sum);
+    closing.report = std::move(taken->report);
+  }
   RoundReport& report = closing.report;
-  report = std::move(job.pending);
-  job.pending = RoundReport{};
-  parts_.kind.Close(report);
+  parts_.rules.kind().Close(report);
   report.round_seconds =
-      absl::ToDoubleSeconds(parts_.clock.Now() - job.round_start);
+      absl::ToDoubleSeconds(job.clock().Now() - job.round_start());
   report.makespan_seconds =
-      absl::ToDoubleSeconds(job.last_update - job.round_start);
+      absl::ToDoubleSeconds(job.last_update() - job.round_start());
   // No round follows the last one to overlap with, and the end of the
   // job is announced only once it is evaluated and durable.
   // A round evaluated on the boards reports once they answered: its
   // server-side evaluation has no next round to overlap with either.
   const CoordinatorOptions& options = parts_.options;
   closing.overlap = options.overlap_evaluation && parts_.evaluator &&
-                    !job.shutdown && parts_.source.MayOverlap(job.round) &&
-                    !EvaluatesOnBoards(options.board_eval, job.round, false);
+                    !job.stopping() &&
+                    parts_.rules.source().MayOverlap(job.round()) &&
+                    !EvaluatesOnBoards(options.board_eval, job.round(), false);
   return closing;
 }
 
@@ -170,29 +166,30 @@ void RoundClosing::Abandon(RoundReport report, const char* why) {
       "round {}: given up with {} of {} updates ({}; quorum {}, strategy "
       "minimum {}); the round starts over with the same global model",
       report.round, report.participants, report.selected, why,
-      QuorumOf(parts_.close, report.selected), parts_.close.min_updates);
+      QuorumOf(parts_.rules.close(), report.selected),
+      parts_.rules.close().min_updates);
   FederationSnapshot snapshot;
   {
     JobState& job = parts_.job;
     absl::MutexLock lock(&job.mu);
-    job.phase = job.shutdown ? RoundPhase::kDone : RoundPhase::kWaiting;
-    ++job.attempt;
-    parts_.kind.Clear();
+    Must(job.Abandon());
     job.WorkChanged();
-    parts_.source.Abandoned(report);
-    if (parts_.budget == nullptr) return;
+    parts_.rules.source().Abandoned(report);
+    RoundBudget* budget = parts_.rules.budget();
+    if (budget == nullptr) return;
     // The attempt is charged; the charge is durable before the next one.
-    parts_.budget->Charge(report);
+    budget->Charge(report);
     snapshot = Snapshot();
   }
   Persist(snapshot);
 }
 
-bool RoundClosing::BudgetSpent() const {
-  if (parts_.budget == nullptr) return false;
-  const std::string why = parts_.budget->EndsBefore();
+bool RoundClosing::BudgetSpent(uint64_t round) const {
+  const RoundBudget* budget = parts_.rules.budget();
+  if (budget == nullptr) return false;
+  const std::string why = budget->EndsBefore();
   if (!why.empty()) {
-    spdlog::info("the job ends before round {}: {}", parts_.job.round, why);
+    spdlog::info("the job ends before round {}: {}", round, why);
   }
   return !why.empty();
 }
@@ -200,17 +197,19 @@ bool RoundClosing::BudgetSpent() const {
 FederationSnapshot RoundClosing::Snapshot() const {
   const JobState& job = parts_.job;
   FederationSnapshot snapshot;
-  snapshot.next_round = job.round;
-  snapshot.global = job.global;
-  snapshot.history = job.history.reports();
-  if (parts_.planner != nullptr) {
-    snapshot.capacities = parts_.planner->estimator().histories();
+  snapshot.next_round = job.round();
+  snapshot.global = job.global();
+  snapshot.history = job.history().reports();
+  if (planner::RoundPlanner* planner = parts_.rules.planner()) {
+    snapshot.capacities = planner->estimator().histories();
   }
-  snapshot.strategy_state = parts_.strategy.State();
-  if (parts_.budget != nullptr) snapshot.budget_state = parts_.budget->State();
-  snapshot.async = parts_.kind.State();
+  snapshot.strategy_state = parts_.rules.strategy().State();
+  if (const RoundBudget* budget = parts_.rules.budget()) {
+    snapshot.budget_state = budget->State();
+  }
+  snapshot.async = parts_.rules.kind().State();
   snapshot.sequence = ++snapshot_sequence_;
-  snapshot.clients = job.clients.Snapshot();
+  snapshot.clients = job.clients().Snapshot();
   return snapshot;
 }
 
@@ -226,38 +225,36 @@ absl::Status RoundClosing::Restore(
         absl::StrCat("the checkpointed ", what, ": ", s.message()));
   };
   JobState& job = parts_.job;
-  if (absl::Status s = CheckUpdateLayout(*job.global, *snapshot.global);
+  if (absl::Status s = CheckUpdateLayout(*job.global(), *snapshot.global);
       !s.ok()) {
     return misfit(s, "global model does not fit this job's model");
   }
-  if (absl::Status s = parts_.strategy.Restore(snapshot.strategy_state);
+  if (absl::Status s = parts_.rules.strategy().Restore(snapshot.strategy_state);
       !s.ok()) {
     return misfit(s, "strategy state does not fit this job");
   }
-  if (absl::Status s = parts_.budget != nullptr
-                           ? parts_.budget->Restore(snapshot.budget_state)
+  RoundBudget* budget = parts_.rules.budget();
+  if (absl::Status s = budget != nullptr
+                           ? budget->Restore(snapshot.budget_state)
                            : absl::OkStatus();
       !s.ok()) {
     return misfit(s, "privacy budget does not fit this job");
   }
-  parts_.kind.Restore(snapshot.async);
-  job.global = snapshot.global;
-  job.round = snapshot.next_round;
-  job.history.Restore(snapshot.history);
-  if (parts_.planner != nullptr) {
-    parts_.planner->estimator().Restore(snapshot.capacities);
+  parts_.rules.kind().Restore(snapshot.async);
+  if (planner::RoundPlanner* planner = parts_.rules.planner()) {
+    planner->estimator().Restore(snapshot.capacities);
   }
-  job.clients.RestoreFrom(snapshot.clients, parts_.clock.Now(), admit);
-  job.phase = parts_.source.EndsBefore(job.round) || BudgetSpent()
-                  ? RoundPhase::kDone
-                  : RoundPhase::kWaiting;
-  job.work_pending = true;
-  return absl::OkStatus();
+  job.clients().RestoreFrom(snapshot.clients, job.clock().Now(), admit);
+  // Whether the job had ended is known once its budget is restored.
+  const bool ended = parts_.rules.source().EndsBefore(snapshot.next_round) ||
+                     BudgetSpent(snapshot.next_round);
+  return job.Restore(snapshot.global, snapshot.next_round, snapshot.history,
+                     ended);
 }
 
 FederationSnapshot RoundClosing::RecordEvaluation(const RoundReport& report) {
   absl::MutexLock lock(&parts_.job.mu);
-  parts_.job.history.AddEvaluation(report);
+  parts_.job.RecordEvaluation(report);
   return Snapshot();
 }
 

@@ -20,6 +20,7 @@
 #include "server/round/close_rule.h"
 #include "server/round/coordinator_options.h"
 #include "server/round/held_evaluation.h"
+#include "server/round/job_rules.h"
 #include "server/round/job_state.h"
 #include "server/round/round_kind.h"
 #include "server/round/round_publisher.h"
@@ -30,18 +31,14 @@
 
 namespace fedberry::server {
 
-// The coordinator's parts a closing round goes through; they outlive it.
+// What a closing round goes through: the coordinator's options and
+// evaluator (values), and its job, rules, long polls and relay, which
+// outlive it.
 struct ClosingParts {
-  const CoordinatorOptions& options;
-  const CloseOptions& close;
-  const Evaluator& evaluator;
-  Clock& clock;
+  CoordinatorOptions options;
+  Evaluator evaluator;
   JobState& job;
-  RoundSource& source;
-  RoundKind& kind;
-  Strategy& strategy;              // under job.mu, or the driver's
-  RoundBudget* budget;             // may be null
-  planner::RoundPlanner* planner;  // may be null
+  JobRules& rules;
   LongPolls& polls;
   SampleRelay& relay;
 };
@@ -60,8 +57,8 @@ class RoundClosing {
   void Close(const char* abandon);
 
   // Holds `held` and asks the boards that are there to evaluate its model
-  // (job.global): job phase kEvaluating.
-  void HoldForBoards(HeldEvaluation::Held held)
+  // (job.global()); the job must be in kEvaluating already.
+  void AskBoards(HeldEvaluation::Held held)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
   // The boards' evaluation is over: its figures join the held round, which
   // publishes. Nothing when none is held.
@@ -77,10 +74,11 @@ class RoundClosing {
   // What the server persists now (see FederationSnapshot).
   FederationSnapshot Snapshot() const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
-  // Snapshot's inverse: the job resumes from `snapshot` (job phase kWaiting,
-  // or kDone when it had ended). Boards `admit` refuses are not restored:
-  // they join again. InvalidArgument for a snapshot whose model, strategy
-  // state or budget does not fit this job (the job is then not to run).
+  // Snapshot's inverse: the job resumes from `snapshot` (JobState::Restore:
+  // kWaiting, or kDone when it had ended). Boards `admit` refuses are not
+  // restored: they join again. InvalidArgument for a snapshot whose model,
+  // strategy state or budget does not fit this job (the job is then not to
+  // run).
   absl::Status Restore(
       const FederationSnapshot& snapshot,
       const std::function<bool(const RegisteredClient&)>& admit)
@@ -89,8 +87,9 @@ class RoundClosing {
   void Persist(const FederationSnapshot& snapshot) {
     publisher_.Persist(snapshot);
   }
-  // Whether the budget ends the job before job.round (saying why).
-  bool BudgetSpent() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
+  // Whether the budget ends the job before `round` (saying why).
+  bool BudgetSpent(uint64_t round) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
 
  private:
   // The open round as it closes: its sum (once the adds in flight are in),
@@ -100,6 +99,9 @@ class RoundClosing {
     RoundReport report;
     bool overlap = false;
   };
+  // A transition the closing must be allowed (a failure is a defect of the
+  // round core): logged, never thrown.
+  void Must(const absl::Status& transition) const;
   ClosingRound TakeClosingRound();
   // The next global model (when `result` has one) committed, the round
   // charged and kept, the next round's number; returns whether the job

@@ -11,10 +11,10 @@
 #include <memory>
 
 #include "absl/time/time.h"
-#include "base/clock.h"
 #include "server/declared_size_bound.h"
 #include "server/round/cohort_selection.h"
 #include "server/round/coordinator_options.h"
+#include "server/round/job_rules.h"
 #include "server/round/job_state.h"
 #include "server/round/round_closing.h"
 #include "server/round/round_kind.h"
@@ -23,15 +23,12 @@
 
 namespace fedberry::server {
 
-// The coordinator's parts an opening round goes through; they outlive it.
+// What an opening round goes through: the coordinator's options (a value),
+// and its job, rules, fleet size bound and closing, which outlive it.
 struct OpeningParts {
-  const CoordinatorOptions& options;
-  Clock& clock;
+  CoordinatorOptions options;
   JobState& job;
-  RoundSource& source;
-  RoundKind& kind;
-  Strategy& strategy;
-  RoundBudget* budget;                // may be null
+  JobRules& rules;
   DeclaredSizeBound& declared_bound;  // under job.mu
   RoundClosing& closing;              // holds an evaluate-only job's evaluation
 };
@@ -55,9 +52,9 @@ class RoundOpening {
   // now, said now and then).
   std::unique_ptr<RoundAggregator> BeginSum(absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
-  // What every round's opening sets: its sum, report, clock; collecting.
-  void BeginCollecting(std::unique_ptr<RoundAggregator> sum, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);
+  // A transition the opening must be allowed, logged when it is not (a
+  // defect of the round core); whether it was.
+  bool Must(const absl::Status& transition) const;
   // A drawn cohort too small to run: charged, and drawn again.
   void SkipShortCohort(const Cohort& cohort)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(parts_.job.mu);

@@ -31,27 +31,14 @@ class SyncRounds final : public RoundKind {
 
   Cohort Draw(std::vector<std::string> available,
               std::mt19937_64& rng) const override;
-  bool TooFew(const Cohort& cohort) const override;
   void Open(const Cohort& cohort, std::mt19937_64& rng, int available,
             RoundAggregator& sum) override;
   std::optional<TrainTask> TaskFor(const std::string& id,
                                    const ClientRecord& client) override;
-  std::optional<int64_t> PlannedSteps(const std::string& id) const override {
-    return open_.PlannedSteps(id);
-  }
   absl::Status CheckTask(const std::string& id, uint64_t round,
-                         const std::string& task_id) const override;
-  absl::Status CheckNotCounted(const std::string& id,
-                               uint64_t round) const override;
-  absl::StatusOr<std::shared_ptr<const runtime::NamedTensors>> BaseModel(
-      const std::string& id) const override {
-    return ctx_.global;
-  }
-  std::optional<absl::Status> RefuseLate(
-      const v1::UpdateHeader& header) override;
-  std::shared_ptr<const UpdateBound> BoundFor(
-      std::shared_ptr<const runtime::NamedTensors> base) const override {
-    return bound_;
+                         const std::string& task_id, TaskUse use) override;
+  absl::StatusOr<TaskBase> BaseOf(const std::string& id) const override {
+    return TaskBase{ctx_.job.global(), bound_};
   }
   bool TakesPush() const override { return true; }
   absl::StatusOr<std::optional<int>> Claim(
@@ -63,23 +50,14 @@ class SyncRounds final : public RoundKind {
                                 std::optional<int> staleness) const override {
     return whole;
   }
-  void Unclaim(const std::string& id) override { open_.Unreport(id); }
-  void Accept(const std::string& id, std::optional<int> staleness,
-              runtime::NamedTensors added, uint64_t samples) override {}
-  std::pair<size_t, size_t> Held() const override {
-    return {open_.reported(), open_.cohort().size()};
-  }
-  bool PersistsEachUpdate() const override { return false; }
+  Settled Settle(const std::string& id, std::optional<int> staleness,
+                 std::optional<runtime::NamedTensors> added,
+                 uint64_t samples) override;
   Renamed Rename(const std::string& id, const std::string& new_id) override;
-  bool Refused(const v1::UpdateHeader& header) override;
-  bool Declines(const std::string& id) override;
+  bool Release(const std::string& id, const v1::UpdateHeader* refused) override;
   BoardPart PartOf(const std::string& id) const override;
-  const std::set<std::string>& Members() const override {
-    return open_.cohort();
-  }
   bool Closes(CloseDecision& decision) override;
   void Close(RoundReport& report) override;
-  void Clear() override { open_.Clear(); }
   std::optional<AsyncState> State() const override { return std::nullopt; }
   void Restore(const std::optional<AsyncState>& state) override;
 
@@ -87,6 +65,9 @@ class SyncRounds final : public RoundKind {
   // Stops awaiting `id`, a selected board that has not reported; false
   // when it was not awaited.
   bool StopAwaiting(const std::string& id);
+  // The late update's refusal when `header` is of the round that closed
+  // without it (counted in the next report); OK otherwise.
+  absl::Status RefuseLate(const std::string& id, const std::string& task_id);
   // Plans the open cohort's local steps; drops boards planned no work.
   void Plan();
   // Where the open round stands, for DecideClose.
@@ -110,6 +91,9 @@ class SyncRounds final : public RoundKind {
   uint64_t closed_round_ = 0;
   std::set<std::string> closed_without_;
   int late_updates_ = 0;
+  // The open round's figures this kind keeps (selected, the planner's,
+  // cut off, stragglers, declined during the round); Close reports them.
+  RoundReport figures_;
 };
 
 }  // namespace fedberry::server

@@ -40,8 +40,9 @@ class GatewayTrainerTest : public ::testing::Test {
               o.async = async_;
               ForwardClippedSums(privacy_, o);  // as fedberry-server does
               ++sites_started_;
-              site_ = std::make_unique<server::RoundCoordinator>(
-                  o, Model(0), nullptr, nullptr);
+              site_ = server::RoundCoordinator::Create(o, Model(0), nullptr,
+                                                       nullptr)
+                          .value();
               return site_.get();
             },
             privacy_) {}

@@ -47,8 +47,9 @@ class PartialUpdateTest : public ::testing::Test {
     o.max_update_ratio = 0;
     o.strategy.parameter_count = 2;
     o.trainable_tensors = {"b"};
-    coordinator_ = std::make_unique<RoundCoordinator>(o, Initial(), nullptr,
-                                                      nullptr, clock_);
+    coordinator_ =
+        RoundCoordinator::Create(o, Initial(), nullptr, nullptr, clock_)
+            .value();
   }
 
   // Boards a and b join and round 1 opens; returns their headers.

@@ -1,8 +1,14 @@
 // The gRPC face of the round coordinator: validates wire messages, decodes
-// model streams and delegates. Holds no round state of its own.
+// model streams and delegates. Holds no round state of its own. Its calls
+// are defined by RPC family, each in its own file beside this one:
+// join_rpcs.cc (GetPlan, Join), task_rpcs.cc (GetTask, Heartbeat),
+// pull_rpcs.cc (PullModel, PullModelFile), push_rpcs.cc (PushUpdate),
+// evaluation_rpcs.cc (ReportEvaluation) and data_move_rpcs.cc (PushSamples,
+// PullSamples); federation_service.cc has what they all go through
+// (Authorize), call_helpers.h what they share in how they answer.
 // Thread-safe (gRPC calls the handlers concurrently).
-#ifndef FEDBERRY_SERVER_FEDERATION_SERVICE_H_
-#define FEDBERRY_SERVER_FEDERATION_SERVICE_H_
+#ifndef FEDBERRY_SERVER_SERVICE_FEDERATION_SERVICE_H_
+#define FEDBERRY_SERVER_SERVICE_FEDERATION_SERVICE_H_
 
 #include <memory>
 #include <string>
@@ -88,6 +94,8 @@ class FederationService final : public v1::Federation::CallbackService {
       const v1::PullSamplesRequest* request) override;
 
  private:
+  // The streams' reactors, each defined beside its call (push_rpcs.cc,
+  // data_move_rpcs.cc): nested, so they reach the service's parts.
   class UpdatePush;  // one PushUpdate call
   class SamplePush;  // one PushSamples call
   class SamplePull;  // one PullSamples call
@@ -121,4 +129,4 @@ class FederationService final : public v1::Federation::CallbackService {
 
 }  // namespace fedberry::server
 
-#endif  // FEDBERRY_SERVER_FEDERATION_SERVICE_H_
+#endif  // FEDBERRY_SERVER_SERVICE_FEDERATION_SERVICE_H_

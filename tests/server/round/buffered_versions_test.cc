@@ -8,7 +8,7 @@
 
 #include "proto/wire.h"
 #include "server/round/staleness.h"
-#include "tests/server/tiny_model.h"
+#include "tests/server/testing/tiny_model.h"
 
 namespace fedberry::server::buffered_versions_test {
 namespace {

@@ -14,9 +14,9 @@
 #include "base/testing/simulated_clock.h"
 #include "server/round/board_joins.h"
 #include "server/round/board_tasks.h"
+#include "server/round/job_rules.h"
 #include "server/round/round_opening.h"
-#include "server/round/sync_rounds.h"
-#include "tests/server/tiny_model.h"
+#include "tests/server/testing/tiny_model.h"
 
 namespace fedberry::server::round_closing_test {
 namespace {
@@ -25,46 +25,44 @@ using runtime::NamedTensors;
 
 class RoundClosingTest : public ::testing::Test {
  protected:
-  // A job of `rounds` rounds whose round 1 is open and collecting.
+  // A job of `rounds` rounds whose round 1 is closing.
   void Start(int rounds) {
     Make(rounds);
     absl::MutexLock lock(&job_.mu);
-    auto sum = strategy_->BeginRound(job_.global);
+    Collect(1);
+    ASSERT_TRUE(job_.StartClosing().ok());
+  }
+  // Round `round` collects, on the job's model.
+  void Collect(uint64_t round) {
+    ASSERT_TRUE(
+        job_.Prepare({round, job_.global(), v1::TrainConfig{}, rounds_}).ok());
+    auto sum = rules_->strategy().BeginRound(job_.global());
     ASSERT_TRUE(sum.ok());
-    job_.aggregate = *std::move(sum);
-    job_.pending.round = job_.round;
-    job_.phase = RoundPhase::kClosing;
+    ASSERT_TRUE(job_.Collect(*std::move(sum), 0).ok());
   }
   // The parts of a job of `rounds` rounds, waiting for boards.
   void Make(int rounds) {
-    source_ = std::make_unique<OwnRounds>(rounds, v1::TrainConfig{}, 1);
+    rounds_ = rounds;
+    options_.rounds = rounds;
     absl::MutexLock lock(&job_.mu);
-    job_.global = TinyModel(1);
-    kind_ = std::make_unique<SyncRounds>(
-        RoundContext{clock_, job_.clients, polls_, relay_, job_.phase,
-                     job_.round, job_.total_rounds, job_.train, job_.global,
-                     job_.pending, nullptr},
-        SyncRoundOptions{close_, options_.liveness,
-                         options_.min_clients_per_round},
-        std::make_shared<const SharedCohorts>(1.0, 0, 1.0,
-                                              options_.min_clients_per_round));
-    auto strategy = MakeStrategy(StrategyOptions{}, *job_.global);
-    ASSERT_TRUE(strategy.ok());
-    strategy_ = *std::move(strategy);
+    auto rules = JobRules::Create(options_, *TinyModel(1), nullptr, job_,
+                                  polls_, relay_);
+    ASSERT_TRUE(rules.ok()) << rules.status();
+    rules_ = *std::move(rules);
+    job_.Start(TinyModel(1), v1::TrainConfig{}, rounds, false);
     closing_ = std::make_unique<RoundClosing>(
-        ClosingParts{options_, close_, evaluator_, clock_, job_, *source_,
-                     *kind_, *strategy_, nullptr, nullptr, polls_, relay_},
+        ClosingParts{options_, evaluator_, job_, *rules_, polls_, relay_},
         [this](const RoundReport& r) { reports_.push_back(r); });
     closing_->SetSnapshotSink(
         [this](const FederationSnapshot& s) { snapshots_.push_back(s); });
     opening_ = std::make_unique<RoundOpening>(
-        OpeningParts{options_, clock_, job_, *source_, *kind_, *strategy_,
-                     nullptr, declared_bound_, *closing_});
+        OpeningParts{options_, job_, *rules_, declared_bound_, *closing_});
     joins_ = std::make_unique<BoardJoins>(
-        JoinParts{clock_, job_, *kind_, polls_, declared_bound_, *closing_});
+        JoinParts{job_, rules_->kind(), polls_, declared_bound_, *closing_});
     tasks_ = std::make_unique<BoardTasks>(
-        TaskParts{clock_, job_, *kind_, *closing_, relay_});
+        TaskParts{job_, rules_->kind(), *closing_, relay_});
   }
+  bool Held(const std::string& id) { return rules_->kind().PartOf(id).held; }
   // Board `name` joins (and asks for a task, as boards do); its id.
   std::string Join(const std::string& name) {
     v1::JoinRequest request;
@@ -73,7 +71,7 @@ class RoundClosingTest : public ::testing::Test {
     absl::MutexLock lock(&job_.mu);
     absl::StatusOr<std::string> id = joins_->Add(request, "");
     EXPECT_TRUE(id.ok()) << id.status();
-    if (id.ok()) job_.clients.At(*id).polled = true;
+    if (id.ok()) job_.clients().At(*id).polled = true;
     return id.value_or("");
   }
   // A board that asked for a task now.
@@ -84,27 +82,25 @@ class RoundClosingTest : public ::testing::Test {
     c.num_samples = 10;
     c.polled = true;
     c.joined = c.last_seen = clock_.Now();
-    job_.clients.Add(c);
+    job_.clients().Add(c);
   }
   void AddUpdate(float w) {
     absl::MutexLock lock(&job_.mu);
-    ASSERT_TRUE(job_.aggregate->Add(*TinyModel(w), 10).ok());
+    ASSERT_TRUE(job_.sum()->Add(*TinyModel(w), 10).ok());
   }
   float GlobalW() {
     absl::MutexLock lock(&job_.mu);
-    return job_.global->at(0).tensor[0].item<float>();
+    return job_.global()->at(0).tensor[0].item<float>();
   }
 
   CoordinatorOptions options_;
-  CloseOptions close_;
   Evaluator evaluator_;
   SimulatedClock clock_;
-  JobState job_{100};
+  JobState job_{clock_, 100};
   LongPolls polls_;
   SampleRelay relay_;
-  std::unique_ptr<RoundSource> source_;
-  std::unique_ptr<RoundKind> kind_;
-  std::unique_ptr<Strategy> strategy_;
+  uint32_t rounds_ = 0;
+  std::unique_ptr<JobRules> rules_;
   std::unique_ptr<RoundClosing> closing_;
   DeclaredSizeBound declared_bound_{0};
   std::unique_ptr<RoundOpening> opening_;
@@ -120,13 +116,13 @@ TEST_F(RoundClosingTest, AClosedRoundCommitsIsKeptPersistedThenReported) {
   closing_->Close(nullptr);
   EXPECT_FLOAT_EQ(GlobalW(), 3);
   absl::MutexLock lock(&job_.mu);
-  EXPECT_EQ(job_.round, 2u);
-  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
-  ASSERT_EQ(job_.history.reports().size(), 1u);
-  EXPECT_EQ(job_.history.reports()[0].round, 1u);
+  EXPECT_EQ(job_.round(), 2u);
+  EXPECT_EQ(job_.phase(), RoundPhase::kWaiting);
+  ASSERT_EQ(job_.history().reports().size(), 1u);
+  EXPECT_EQ(job_.history().reports()[0].round, 1u);
   ASSERT_EQ(snapshots_.size(), 1u);
   EXPECT_EQ(snapshots_[0].next_round, 2u);
-  EXPECT_EQ(snapshots_[0].global, job_.global);
+  EXPECT_EQ(snapshots_[0].global, job_.global());
   ASSERT_EQ(reports_.size(), 1u);
   EXPECT_EQ(reports_[0].round, 1u);
   // The next snapshot is newer than the one persisted.
@@ -139,10 +135,10 @@ TEST_F(RoundClosingTest, AGivenUpRoundStartsOverWithTheSameModel) {
   closing_->Close("too few updates");
   EXPECT_FLOAT_EQ(GlobalW(), 1);
   absl::MutexLock lock(&job_.mu);
-  EXPECT_EQ(job_.round, 1u);
-  EXPECT_EQ(job_.attempt, 1);
-  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
-  EXPECT_TRUE(job_.history.reports().empty());
+  EXPECT_EQ(job_.round(), 1u);
+  EXPECT_EQ(job_.attempt(), 1);
+  EXPECT_EQ(job_.phase(), RoundPhase::kWaiting);
+  EXPECT_TRUE(job_.history().reports().empty());
   EXPECT_TRUE(reports_.empty());
   EXPECT_TRUE(snapshots_.empty());  // no budget was charged
 }
@@ -152,7 +148,7 @@ TEST_F(RoundClosingTest, TheLastRoundEndsTheJobOnceItIsPublished) {
   AddUpdate(2);
   closing_->Close(nullptr);
   absl::MutexLock lock(&job_.mu);
-  EXPECT_EQ(job_.phase, RoundPhase::kDone);
+  EXPECT_EQ(job_.phase(), RoundPhase::kDone);
   ASSERT_EQ(reports_.size(), 1u);
   ASSERT_EQ(snapshots_.size(), 1u);
   EXPECT_EQ(snapshots_[0].next_round, 2u);
@@ -165,16 +161,18 @@ TEST_F(RoundClosingTest, ARoundOpensOnceEnoughBoardsAreThere) {
   {
     absl::MutexLock lock(&job_.mu);
     EXPECT_FALSE(opening_->TryOpen());
-    EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
-    EXPECT_EQ(job_.aggregate, nullptr);
+    EXPECT_EQ(job_.phase(), RoundPhase::kWaiting);
+    EXPECT_EQ(job_.sum(), nullptr);
   }
   Board("b");
   absl::MutexLock lock(&job_.mu);
   ASSERT_TRUE(opening_->TryOpen());
-  EXPECT_EQ(job_.phase, RoundPhase::kCollecting);
-  ASSERT_NE(job_.aggregate, nullptr);
-  EXPECT_EQ(job_.pending.round, 1u);
-  EXPECT_EQ(kind_->Members().size(), 2u);  // both drawn (fraction 1)
+  EXPECT_EQ(job_.phase(), RoundPhase::kCollecting);
+  ASSERT_NE(job_.sum(), nullptr);
+  EXPECT_EQ(job_.round(), 1u);
+  int held = 0;
+  for (const auto& [id, board] : job_.clients().all()) held += Held(id);
+  EXPECT_EQ(held, 2);  // both drawn (fraction 1)
 }
 
 TEST_F(RoundClosingTest, AnOpenedRoundClosesIntoTheNext) {
@@ -185,13 +183,13 @@ TEST_F(RoundClosingTest, AnOpenedRoundClosesIntoTheNext) {
   {
     absl::MutexLock lock(&job_.mu);
     ASSERT_TRUE(opening_->TryOpen());
-    ASSERT_TRUE(job_.aggregate->Add(*TinyModel(4), 10).ok());
-    job_.phase = RoundPhase::kClosing;
+    ASSERT_TRUE(job_.sum()->Add(*TinyModel(4), 10).ok());
+    ASSERT_TRUE(job_.StartClosing().ok());
   }
   closing_->Close(nullptr);
   EXPECT_FLOAT_EQ(GlobalW(), 4);
   absl::MutexLock lock(&job_.mu);
-  EXPECT_EQ(job_.round, 2u);
+  EXPECT_EQ(job_.round(), 2u);
   EXPECT_EQ(reports_.size(), 1u);
 }
 
@@ -205,10 +203,13 @@ TEST_F(RoundClosingTest, ASnapshotRestoresTheJobWhereItWas) {
   {
     absl::MutexLock lock(&job_.mu);
     snapshot = closing_->Snapshot();
-    // Somewhere else the job went on; the snapshot takes it back.
-    job_.round = 7;
-    job_.global = TinyModel(9);
+    // The job goes on; the snapshot takes it back.
+    Collect(2);
+    ASSERT_TRUE(job_.sum()->Add(*TinyModel(9), 10).ok());
+    ASSERT_TRUE(job_.StartClosing().ok());
   }
+  closing_->Close(nullptr);
+  EXPECT_FLOAT_EQ(GlobalW(), 9);
   absl::MutexLock lock(&job_.mu);
   ASSERT_TRUE(closing_
                   ->Restore(snapshot,
@@ -216,12 +217,12 @@ TEST_F(RoundClosingTest, ASnapshotRestoresTheJobWhereItWas) {
                               return c.name != "too-old";
                             })
                   .ok());
-  EXPECT_EQ(job_.round, 2u);
-  EXPECT_EQ(job_.global->at(0).tensor[0].item<float>(), 3);
-  EXPECT_EQ(job_.phase, RoundPhase::kWaiting);
-  EXPECT_EQ(job_.history.reports().size(), 1u);
-  EXPECT_EQ(job_.clients.size(), 1);
-  EXPECT_EQ(job_.clients.IdsNamed("too-old").size(), 0u);
+  EXPECT_EQ(job_.round(), 2u);
+  EXPECT_EQ(job_.global()->at(0).tensor[0].item<float>(), 3);
+  EXPECT_EQ(job_.phase(), RoundPhase::kWaiting);
+  EXPECT_EQ(job_.history().reports().size(), 1u);
+  EXPECT_EQ(job_.clients().size(), 1);
+  EXPECT_EQ(job_.clients().IdsNamed("too-old").size(), 0u);
 
   // A snapshot of another model changes nothing, and says what was wrong.
   snapshot.global = std::make_shared<const NamedTensors>(
@@ -232,7 +233,7 @@ TEST_F(RoundClosingTest, ASnapshotRestoresTheJobWhereItWas) {
   EXPECT_NE(misfit.message().find("global model does not fit"),
             std::string::npos)
       << misfit;
-  EXPECT_EQ(job_.global->at(0).tensor[0].item<float>(), 3);
+  EXPECT_EQ(job_.global()->at(0).tensor[0].item<float>(), 3);
 }
 
 TEST_F(RoundClosingTest, ABoardThatJoinsAgainKeepsItsPlaceUnderItsNewId) {
@@ -243,18 +244,18 @@ TEST_F(RoundClosingTest, ABoardThatJoinsAgainKeepsItsPlaceUnderItsNewId) {
   {
     absl::MutexLock lock(&job_.mu);
     ASSERT_TRUE(opening_->TryOpen());
-    ASSERT_EQ(kind_->Members().count(first), 1u);
+    ASSERT_TRUE(Held(first));
   }
   const std::string second = Join("a");
   absl::MutexLock lock(&job_.mu);
   EXPECT_NE(second, first);
-  EXPECT_EQ(job_.clients.Find(first), nullptr);  // retired
-  EXPECT_EQ(job_.clients.IdsNamed("a"), std::vector<std::string>{second});
-  EXPECT_EQ(kind_->Members().count(second), 1u);  // its place in the round
+  EXPECT_EQ(job_.clients().Find(first), nullptr);  // retired
+  EXPECT_EQ(job_.clients().IdsNamed("a"), std::vector<std::string>{second});
+  EXPECT_TRUE(Held(second));  // its place in the round
   absl::StatusOr<v1::GetTaskResponse> task = tasks_->Answer(second);
   ASSERT_TRUE(task.ok()) << task.status();
   EXPECT_EQ(task->action(), v1::GetTaskResponse::TRAIN);
-  EXPECT_EQ(job_.clients.CurrentId(first, "a"), second);
+  EXPECT_EQ(job_.clients().CurrentId(first, "a"), second);
 }
 
 TEST_F(RoundClosingTest, BoardsAreToldToTrainWaitOrStopAndTheirTasksChecked) {
@@ -285,7 +286,7 @@ TEST_F(RoundClosingTest, BoardsAreToldToTrainWaitOrStopAndTheirTasksChecked) {
   absl::StatusOr<std::shared_ptr<const NamedTensors>> model =
       tasks_->ModelFor(pull);
   ASSERT_TRUE(model.ok()) << model.status();
-  EXPECT_EQ(*model, job_.global);  // the model the round starts from
+  EXPECT_EQ(*model, job_.global());  // the model the round starts from
   EXPECT_EQ(*tasks_->NameForTask(trainer, 1, task->task_id()), "trainer");
 
   EXPECT_EQ(tasks_->Answer(late)->action(), v1::GetTaskResponse::WAIT);
@@ -293,9 +294,9 @@ TEST_F(RoundClosingTest, BoardsAreToldToTrainWaitOrStopAndTheirTasksChecked) {
   EXPECT_EQ(tasks_->Answer("no-such-id").status().code(),
             absl::StatusCode::kNotFound);
 
-  job_.phase = RoundPhase::kDone;
+  job_.Stop();
   EXPECT_EQ(tasks_->Answer(late)->action(), v1::GetTaskResponse::DONE);
-  EXPECT_TRUE(job_.clients.At(late).told_done);
+  EXPECT_TRUE(job_.clients().At(late).told_done);
 }
 
 }  // namespace

@@ -59,10 +59,11 @@ TEST(BoardMessagesTest, ARowShowsTheBoardsPartInTheRound) {
   BoardRow idle = RowOf(record, BoardPart{}, /*heard_recently=*/true,
                         /*evaluating=*/false);
   EXPECT_EQ(idle.state, BoardState::kIdle);
-  EXPECT_EQ(idle.round, 2u);  // the last round it delivered to
+  EXPECT_EQ(idle.round, 2u);          // the last round it delivered to
   EXPECT_EQ(idle.steps_planned, 0u);  // progress shows while training only
 
-  BoardRow training = RowOf(record, BoardPart{true, false, 3}, true, false);
+  BoardRow training =
+      RowOf(record, BoardPart{true, false, 3, true, std::nullopt}, true, false);
   EXPECT_EQ(training.state, BoardState::kTraining);
   EXPECT_EQ(training.round, 3u);
   EXPECT_EQ(training.steps_done, 5u);
@@ -70,8 +71,10 @@ TEST(BoardMessagesTest, ARowShowsTheBoardsPartInTheRound) {
 
   EXPECT_EQ(RowOf(record, BoardPart{}, true, true).state,
             BoardState::kEvaluating);
-  EXPECT_EQ(RowOf(record, BoardPart{true, false, 3}, false, false).state,
-            BoardState::kGone);
+  EXPECT_EQ(
+      RowOf(record, BoardPart{true, false, 3, true, std::nullopt}, false, false)
+          .state,
+      BoardState::kGone);
 }
 
 TEST(JobHistoryTest, KeepsSummariesAndLateFiguresAndTimeAcrossRestarts) {

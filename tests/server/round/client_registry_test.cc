@@ -87,8 +87,9 @@ TEST(ClientRegistry, ForgetsJoinsThatNeverAskedForATaskUnlessKept) {
   const std::string asked = registry.Add(Board("asked"));
   registry.At(asked).polled = true;
   const absl::Duration liveness = absl::Minutes(2);
-  EXPECT_EQ(registry.Prune(kStart + absl::Minutes(1), liveness, {}), 0);
-  EXPECT_EQ(registry.Prune(kStart + absl::Minutes(3), liveness, {kept}), 1);
+  const auto keep = [&kept](const std::string& id) { return id == kept; };
+  EXPECT_EQ(registry.Prune(kStart + absl::Minutes(1), liveness, keep), 0);
+  EXPECT_EQ(registry.Prune(kStart + absl::Minutes(3), liveness, keep), 1);
   EXPECT_EQ(registry.Find(silent), nullptr);
   EXPECT_NE(registry.Find(kept), nullptr);
   EXPECT_NE(registry.Find(asked), nullptr);
