@@ -1,5 +1,5 @@
 // Sets flags as a command line of `--name=value`s would: for tests that
-// check a config written as flags (base/flag_args.h) reads back the same.
+// check a config written as flags (base/flag_table.h) reads back the same.
 // Thread-safety: as absl::SetFlag; use under an absl::FlagSaver.
 #ifndef FEDBERRY_BASE_TESTING_SET_FLAGS_H_
 #define FEDBERRY_BASE_TESTING_SET_FLAGS_H_
