@@ -36,7 +36,8 @@ while IFS= read -r dir; do
   [[ $dir == tests || $dir == bench ]] && continue
   grep -qE "[(|]$dir[|)]" <<<"$filter" ||
     say ".clang-tidy's HeaderFilterRegex does not name $dir"
-done < <(find . -mindepth 2 -name '*.h' -not -path './build*' -printf '%P\n' |
+done < <(find . -mindepth 2 -name '*.h' -not -path './build*' -not -path './.*' \
+           -not -path './out*' -printf '%P\n' |
            cut -d/ -f1 | sort -u)
 
 ((missing == 0)) && echo "layout_test: every folder and program is named"
