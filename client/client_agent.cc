@@ -7,6 +7,7 @@
 #include "base/status_macros.h"
 #include "base/version.h"
 #include "client/agent_rpc.h"
+#include "client/secagg_board.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
 #include "proto/wire.h"
@@ -195,6 +196,7 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
       trainer_.Train(ref, task.config(), global, stop_);
   reports_.EndTask();
   FEDBERRY_ASSIGN_OR_RETURN(TrainOutcome outcome, std::move(trained));
+  if (task.has_secagg()) return SendMasked(task, global, outcome);
   // The update's chunks are counted before they are sent: the header that
   // carries the figures goes first.
   meter_.AddSent(EncodedUpdateBytes(outcome, task.round(), task.task_id()));
@@ -244,6 +246,39 @@ absl::Status ClientAgent::DoRound(const v1::GetTaskResponse& task) {
   }
   ++rounds_trained_;
   return absl::OkStatus();
+}
+
+absl::Status ClientAgent::SendMasked(const v1::GetTaskResponse& task,
+                                     const runtime::NamedTensors& global,
+                                     const TrainOutcome& outcome) {
+  spdlog::info(
+      "round {}: trained on {} samples in {:.2f} s (loss {:.4f}); sending "
+      "the update masked (secure aggregation, session {})",
+      task.round(), outcome.num_samples, outcome.metrics.train_seconds(),
+      outcome.metrics.train_loss(), base::Printable(task.secagg().session()));
+  SecAggCalls calls;
+  calls.stub = stub_.get();
+  calls.rpc_timeout = options_.rpc_timeout;
+  calls.clock = options_.clock;
+  calls.fs = &base::FileSystem::Default();
+  calls.state_dir = options_.secagg_state_dir;
+  calls.track = [this](grpc::ClientContext* c) { Track(c); };
+  calls.stop = &stop_;
+  uint64_t bytes = 0;
+  absl::Status sent = SendMaskedUpdate(calls, join_.client_id(), task, global,
+                                       outcome, &bytes);
+  if (sent.ok()) {
+    ++rounds_trained_;
+    spdlog::info("round {}: masked update counted ({} bytes sent)",
+                 task.round(), bytes);
+    return sent;
+  }
+  if (absl::IsAborted(sent) || absl::IsFailedPrecondition(sent)) {
+    spdlog::warn("round {}: secure aggregation went on without this board: {}",
+                 task.round(), std::string(sent.message()));
+    return absl::OkStatus();
+  }
+  return sent;
 }
 
 absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {

@@ -71,6 +71,9 @@ struct AgentOptions {
   // this board's transport (the fault is the network's), PermissionDenied
   // saying why it refuses it (security::ProbeTransport). Empty: not asked.
   std::function<absl::Status()> probe_transport;
+  // Where securely aggregated rounds' session states are kept, so a
+  // restored board never masks twice (created when missing).
+  std::string secagg_state_dir = "secagg";
 };
 
 class ClientAgent {
@@ -114,6 +117,11 @@ class ClientAgent {
   // Logs when the board starts declining rounds, and when it stops.
   void NoteCondition(const v1::BoardCondition& condition);
   absl::Status DoRound(const v1::GetTaskResponse& task);
+  // A securely aggregated round's update, masked (client/secagg_board.h):
+  // OK also when the session went on without this board.
+  absl::Status SendMasked(const v1::GetTaskResponse& task,
+                          const runtime::NamedTensors& global,
+                          const TrainOutcome& outcome);
   // An EVALUATE task: pull the model, evaluate it on the held-out samples
   // (or decline), report.
   absl::Status DoEvaluation(const v1::GetTaskResponse& task);

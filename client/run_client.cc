@@ -127,6 +127,12 @@ AgentOptions AgentOptionsOf(const ClientConfig& config,
   options.allow_data_moves = config.allow_data_moves;
   options.backoff.max = config.max_backoff;
   options.model_cache_dir = absl::StrCat(config.data.cache_dir, "/models");
+  // Beside the training checkpoint when there is one: both must survive
+  // the same restarts.
+  options.secagg_state_dir = absl::StrCat(
+      config.checkpoint_dir.empty() ? config.data.cache_dir
+                                    : config.checkpoint_dir,
+      "/secagg");
   options.required_model_sha256 = config.model_sha256;
   options.seed = static_cast<uint64_t>(getpid());
   return options;

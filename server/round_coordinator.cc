@@ -15,6 +15,7 @@
 #include "server/round/round_closing.h"
 #include "server/round/round_opening.h"
 #include "server/round/round_planning.h"
+#include "server/round/secagg_rounds.h"
 #include "server/strategy/update_layout.h"
 
 namespace fedberry::server {
@@ -322,6 +323,24 @@ absl::Status RoundCoordinator::ReportEvaluation(
     const v1::EvaluationReport& report) {
   absl::MutexLock lock(&job_.mu);
   return tasks_->AcceptEvaluation(report, declared_bound_);
+}
+
+absl::StatusOr<v1::SecAggResponse> RoundCoordinator::SecAggStep(
+    const v1::SecAggRequest& request) {
+  absl::MutexLock lock(&job_.mu);
+  SecAggRounds* secagg = rules_->secagg();
+  if (secagg == nullptr) {
+    return absl::FailedPreconditionError(
+        "this server does not aggregate securely (--secure_aggregation=off)");
+  }
+  FEDBERRY_RETURN_IF_ERROR(job_.clients().Lookup(request.client_id()).status());
+  if (job_.phase() != RoundPhase::kCollecting) {
+    v1::SecAggResponse wait;
+    wait.set_action(v1::SecAggResponse::WAIT);
+    wait.set_retry_after_ms(200);
+    return wait;
+  }
+  return secagg->Step(request);
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {

@@ -162,6 +162,12 @@ class RoundCoordinator {
   // CheckEvaluationReport).
   absl::Status ReportEvaluation(const v1::EvaluationReport& report);
 
+  // A board's step in the open round's secure-aggregation session
+  // (SecAggRounds::Step). FailedPrecondition when rounds are not securely
+  // aggregated.
+  absl::StatusOr<v1::SecAggResponse> SecAggStep(
+      const v1::SecAggRequest& request);
+
   // A known client was heard from by a call that reached no other method
   // (a push refused as busy): it still counts as live, so the end's DONE
   // grace waits for it. Unknown ids are ignored.

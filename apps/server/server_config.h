@@ -69,6 +69,19 @@ struct ModeConfig {
   int max_concurrency = 0;  // 0: every board that asks
 };
 
+// Secure aggregation (--secure_aggregation and --secagg_*), checked by
+// CheckSecAgg.
+struct SecAggConfig {
+  std::string mode = "off";  // off or secagg+
+  int neighbours = 0;
+  int threshold = 0;
+  double clip = 0.5;
+  int bits = 32;
+  double dropout_rate = 0.1;
+  double corrupt_rate = 0.1;
+  absl::Duration stage_deadline = absl::Seconds(60);
+};
+
 // Evaluation on the boards' held-out shares.
 struct BoardEvalConfig {
   double evaluate_on_boards = 0;  // the share held out; 0: off
@@ -158,6 +171,7 @@ struct ServerConfig {
   PlanConfig plan;
   RoundsConfig rounds;
   ModeConfig mode;
+  SecAggConfig secagg;
   BoardEvalConfig board_eval;
   PlannerConfig planner;
   StrategyConfig strategy;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "apps/server/secagg_settings.h"
 #include "apps/server/server_checks.h"
 #include "apps/server/server_options.h"
 #include "base/atomic_write.h"
@@ -315,6 +316,7 @@ absl::Status ApplySettings(server::JobPlan& job, const ServerConfig& config,
   ApplyPlan(job, std::move(upstream_sink), options);
   FEDBERRY_RETURN_IF_ERROR(CheckServerOptions(config));
   FEDBERRY_RETURN_IF_ERROR(ApplyMode(config, options.coordinator));
+  FEDBERRY_RETURN_IF_ERROR(ApplySecAgg(config, options.coordinator));
   FEDBERRY_RETURN_IF_ERROR(
       ApplyPrivacy(config, job.model->State(), options.coordinator));
   if (options.coordinator.planning.data_moves) {

@@ -29,6 +29,7 @@ absl::StatusOr<v1::GetTaskResponse> BoardTasks::Answer(const std::string& id) {
     response.set_task_id(task->task_id);
     *response.mutable_config() = ConfigFor(id);
     if (task->seed) response.mutable_config()->set_seed(*task->seed);
+    if (task->secagg) *response.mutable_secagg() = *std::move(task->secagg);
     parts_.relay.AddMovesTo(client.name, response);
     return response;
   }

@@ -24,6 +24,7 @@
 #include "server/round/round_budget.h"
 #include "server/round/round_source.h"
 #include "server/round/round_types.h"
+#include "server/round/secagg_options.h"
 #include "server/strategy/strategy.h"
 
 namespace fedberry::server {
@@ -129,6 +130,9 @@ struct CoordinatorOptions {
   // async->buffer updates, each weighted by its staleness. `rounds` counts
   // versions. Unset: synchronous rounds.
   std::optional<AsyncOptions> async;
+  // Secure aggregation (--secure_aggregation=secagg+; see SecAggRounds):
+  // synchronous rounds whose boards' updates the gateway never sees.
+  std::optional<SecAggOptions> secagg;
 };
 
 }  // namespace fedberry::server

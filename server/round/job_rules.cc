@@ -24,14 +24,9 @@ std::unique_ptr<RoundSource> MakeRoundSource(
                                      options.seed);
 }
 
-std::unique_ptr<RoundKind> MakeRoundKind(const CoordinatorOptions& options,
-                                         const CloseOptions& close,
-                                         RoundContext context) {
-  if (options.async) {
-    return std::make_unique<AsyncRounds>(
-        context, AsyncRoundOptions{*options.async, options.seed,
-                                   options.liveness, options.upstream});
-  }
+std::unique_ptr<SyncRounds> MakeSyncRounds(const CoordinatorOptions& options,
+                                           const CloseOptions& close,
+                                           RoundContext context) {
   std::shared_ptr<const CohortSelection> selection =
       options.selection
           ? options.selection
@@ -43,6 +38,23 @@ std::unique_ptr<RoundKind> MakeRoundKind(const CoordinatorOptions& options,
       SyncRoundOptions{close, options.liveness, options.min_clients_per_round,
                        options.max_update_ratio},
       std::move(selection));
+}
+
+std::unique_ptr<RoundKind> MakeRoundKind(const CoordinatorOptions& options,
+                                         const CloseOptions& close,
+                                         RoundContext context,
+                                         const secagg::KeyVerifier& keys) {
+  if (options.async) {
+    return std::make_unique<AsyncRounds>(
+        context, AsyncRoundOptions{*options.async, options.seed,
+                                   options.liveness, options.upstream});
+  }
+  std::unique_ptr<SyncRounds> plain = MakeSyncRounds(options, close, context);
+  if (!options.secagg) return plain;
+  SecAggOptions secagg = *options.secagg;
+  secagg.keys_deadline = close.deadline;
+  return std::make_unique<SecAggRounds>(context, secagg, std::move(plain),
+                                        keys);
 }
 
 }  // namespace
@@ -78,9 +90,12 @@ absl::StatusOr<std::unique_ptr<JobRules>> JobRules::Create(
       planner::RoundPlanner::Create(options.planning);
   if (!planner.ok()) return Refused("work planner", planner.status());
   rules->planner_ = *std::move(planner);
-  rules->kind_ =
-      MakeRoundKind(options, rules->close_,
-                    RoundContext{job, polls, relay, rules->planner_.get()});
+  rules->key_verifier_ = std::make_unique<secagg::UnsignedKeys>();
+  rules->kind_ = MakeRoundKind(
+      options, rules->close_,
+      RoundContext{job, polls, relay, rules->planner_.get()},
+      *rules->key_verifier_);
+  rules->secagg_ = dynamic_cast<SecAggRounds*>(rules->kind_.get());
   return rules;
 }
 

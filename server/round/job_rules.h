@@ -21,7 +21,9 @@
 #include "server/round/close_rule.h"
 #include "server/round/coordinator_options.h"
 #include "server/round/job_state.h"
+#include "secagg/unsigned_keys.h"
 #include "server/round/round_kind.h"
+#include "server/round/secagg_rounds.h"
 #include "server/round/round_source.h"
 #include "server/sample_relay.h"
 #include "server/strategy/strategy.h"
@@ -46,6 +48,8 @@ class JobRules {
   // The same source when it is a gateway's parent's, else null.
   UpstreamRounds* upstream() { return upstream_; }
   RoundKind& kind() { return *kind_; }
+  // The same kind when rounds are securely aggregated, else null.
+  SecAggRounds* secagg() { return secagg_; }
   Strategy& strategy() { return *strategy_; }
   RoundBudget* budget() const { return budget_.get(); }  // may be null
   planner::RoundPlanner* planner() const {
@@ -65,7 +69,10 @@ class JobRules {
   std::unique_ptr<Strategy> strategy_;
   CloseOptions close_;
   std::unique_ptr<planner::RoundPlanner> planner_;
+  // Before kind_, which borrows it.
+  std::unique_ptr<secagg::UnsignedKeys> key_verifier_;
   std::unique_ptr<RoundKind> kind_;
+  SecAggRounds* secagg_ = nullptr;
 };
 
 }  // namespace fedberry::server

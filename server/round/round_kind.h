@@ -55,6 +55,8 @@ struct TrainTask {
   uint64_t round = 0;
   std::string task_id;
   std::optional<uint64_t> seed;  // its own data order; else the round's
+  // Its part in the round's secure-aggregation session, when there is one.
+  std::optional<v1::SecAggTask> secagg;
 };
 
 // What a board's call speaks of its task for.

@@ -6,6 +6,7 @@
 #ifndef FEDBERRY_SERVER_ROUND_ROUND_TYPES_H_
 #define FEDBERRY_SERVER_ROUND_ROUND_TYPES_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -83,6 +84,24 @@ struct VersionFigures {
   int staleness_max = 0;
 };
 
+// A securely aggregated round's session (--secure_aggregation=secagg+):
+// the boards it started with, those whose inputs the sum counts, and per
+// stage (advertise keys, share keys, masked input, unmask) who dropped, how
+// long it took and the bytes boards sent.
+struct SecAggFigures {
+  int neighbours = 0;  // K
+  int threshold = 0;   // t
+  int started = 0;
+  int survived = 0;
+  std::array<int, 4> dropped_by_stage{};
+  std::array<double, 4> seconds_by_stage{};
+  std::array<uint64_t, 4> bytes_up_by_stage{};
+  uint64_t bytes_up() const {
+    return bytes_up_by_stage[0] + bytes_up_by_stage[1] + bytes_up_by_stage[2] +
+           bytes_up_by_stage[3];
+  }
+};
+
 struct RoundReport {
   uint64_t round = 0;
   int selected = 0;
@@ -133,6 +152,8 @@ struct RoundReport {
   std::optional<PrivacyFigures> privacy;
   // Under --mode=async; absent for synchronous rounds.
   std::optional<VersionFigures> version;
+  // Under --secure_aggregation=secagg+; absent otherwise.
+  std::optional<SecAggFigures> secagg;
   std::vector<ClientRoundReport> clients;
 };
 

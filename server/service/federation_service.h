@@ -3,7 +3,7 @@
 // are defined by RPC family, each in its own file beside this one:
 // join_rpcs.cc (GetPlan, Join), task_rpcs.cc (GetTask, Heartbeat),
 // pull_rpcs.cc (PullModel, PullModelFile), push_rpcs.cc (PushUpdate),
-// evaluation_rpcs.cc (ReportEvaluation) and data_move_rpcs.cc (PushSamples,
+// evaluation_rpcs.cc (ReportEvaluation), secagg_rpcs.cc (SecAggStep) and data_move_rpcs.cc (PushSamples,
 // PullSamples); federation_service.cc has what they all go through
 // (Authorize), call_helpers.h what they share in how they answer.
 // Thread-safe (gRPC calls the handlers concurrently).
@@ -86,6 +86,9 @@ class FederationService final : public v1::Federation::CallbackService {
   grpc::ServerUnaryReactor* ReportEvaluation(
       grpc::CallbackServerContext* context, const v1::EvaluationReport* request,
       v1::ReportEvaluationResponse* response) override;
+  grpc::ServerUnaryReactor* SecAggStep(grpc::CallbackServerContext* context,
+                                       const v1::SecAggRequest* request,
+                                       v1::SecAggResponse* response) override;
   grpc::ServerReadReactor<v1::SampleChunk>* PushSamples(
       grpc::CallbackServerContext* context,
       v1::PushSamplesResponse* response) override;

@@ -1,0 +1,62 @@
+// A board's part in a securely aggregated round (the task carries a
+// SecAggTask): instead of pushing its update, it sends the four stages of
+// its SecAgg+ session through SecAggStep (secagg/board_session.h), asking
+// for each stage's input as the gateway closes the stage before. Its
+// update travels only as masked words (secagg/update_words.h).
+//
+// A board never sends two masked inputs of one session: its session's
+// state is written to `state_dir` before the masked input leaves, and a
+// board that finds it there (restored from a checkpoint, or by CRIU to an
+// earlier point) refuses to mask again.
+// Thread-safety: one call at a time; `stop` may be set from any thread.
+#ifndef FEDBERRY_CLIENT_SECAGG_BOARD_H_
+#define FEDBERRY_CLIENT_SECAGG_BOARD_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "base/clock.h"
+#include "base/file_system.h"
+#include "client/local_trainer.h"
+#include "fedberry/v1/federation.grpc.pb.h"
+#include "runtime/model.h"
+
+namespace fedberry::client {
+
+// What the agent lends a session; all must outlive the call.
+struct SecAggCalls {
+  v1::Federation::StubInterface* stub = nullptr;
+  absl::Duration rpc_timeout = absl::Seconds(60);
+  Clock* clock = &Clock::Real();
+  base::FileSystem* fs = nullptr;
+  // Where sessions' states are kept (created when missing).
+  std::string state_dir;
+  // Binds a call's context to the agent so its Stop() cancels it.
+  std::function<void(grpc::ClientContext*)> track;
+  const std::atomic<bool>* stop = nullptr;
+};
+
+// Sends `outcome`'s model (trained from `global`) masked, through every
+// stage of `task`'s session, as `client_id`; adds the bytes it sent to
+// `bytes_sent`. OK once its unmask shares were taken. Aborted when the
+// session went on without this board or was given up (the reason);
+// FailedPrecondition when this board already masked an input of the
+// session; InvalidArgument for a task the board cannot take part in (its
+// settings, a model of another size); Cancelled after `stop`; the last
+// call's failure.
+absl::Status SendMaskedUpdate(const SecAggCalls& calls,
+                              const std::string& client_id,
+                              const v1::GetTaskResponse& task,
+                              const runtime::NamedTensors& global,
+                              const TrainOutcome& outcome,
+                              uint64_t* bytes_sent);
+
+}  // namespace fedberry::client
+
+#endif  // FEDBERRY_CLIENT_SECAGG_BOARD_H_

@@ -1,0 +1,379 @@
+#include "server/round/secagg_rounds.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "secagg/parameters.h"
+#include "secagg/random_source.h"
+#include "secagg/wire_messages.h"
+
+namespace fedberry::server {
+namespace {
+
+using secagg::Stage;
+
+// K and t for a cohort of n: the flags', else the parameter chooser's, never
+// above the n - 1 others a board has.
+absl::StatusOr<std::pair<int, int>> NeighboursAndThreshold(
+    const SecAggOptions& options, int n) {
+  int k = options.neighbours;
+  int t = options.threshold;
+  if (k == 0 || t == 0) {
+    secagg::ParameterOptions chooser;
+    chooser.dropout_rate = options.dropout_rate;
+    chooser.corrupt_rate = options.corrupt_rate;
+    FEDBERRY_ASSIGN_OR_RETURN(secagg::SecAggParameters chosen,
+                              secagg::ChooseParameters(n, chooser));
+    if (k == 0) k = chosen.neighbours;
+    if (t == 0) t = chosen.threshold;
+  }
+  k = std::min(k, n - 1);
+  return std::make_pair(k, std::min(t, k));
+}
+
+absl::StatusOr<std::string> SessionName(uint64_t round) {
+  uint8_t bytes[8];
+  FEDBERRY_RETURN_IF_ERROR(secagg::OsRandom().Fill(absl::MakeSpan(bytes)));
+  return absl::StrCat(
+      "round-", round, "-",
+      absl::BytesToHexString(absl::string_view(
+          reinterpret_cast<const char*>(bytes), sizeof(bytes))));
+}
+
+}  // namespace
+
+SecAggRounds::SecAggRounds(RoundContext context, SecAggOptions options,
+                           std::unique_ptr<SyncRounds> plain,
+                           const secagg::KeyVerifier& verifier)
+    : ctx_(context),
+      options_(options),
+      plain_(std::move(plain)),
+      verifier_(&verifier) {}
+
+void SecAggRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
+                        int available, RoundAggregator& sum) {
+  plain_->Open(cohort, rng, available, sum);
+  session_.reset();
+  words_.reset();
+  board_of_.clear();
+  keys_for_.clear();
+  boxes_for_.clear();
+  requests_for_.clear();
+  finished_ = false;
+  accepted_ = 0;
+  given_up_.clear();
+  figures_ = SecAggFigures{};
+  sum_ = &sum;
+  base_ = ctx_.job.global();
+  stage_began_ = ctx_.job.clock().Now();
+  if (absl::Status s = StartSession(cohort.members); !s.ok()) GiveUp(s);
+}
+
+absl::Status SecAggRounds::StartSession(
+    const std::vector<std::string>& members) {
+  const int n = static_cast<int>(members.size());
+  figures_.started = n;
+  if (n < 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure aggregation needs a cohort of at least 2 boards; this one "
+        "has ", n));
+  }
+  FEDBERRY_ASSIGN_OR_RETURN(auto kt, NeighboursAndThreshold(options_, n));
+  FEDBERRY_ASSIGN_OR_RETURN(
+      secagg::UpdateWords words,
+      secagg::UpdateWords::Create(*base_, options_.clip, options_.bits,
+                                  static_cast<uint32_t>(n)));
+  secagg::SessionConfig config;
+  FEDBERRY_ASSIGN_OR_RETURN(config.session, SessionName(ctx_.job.round()));
+  config.round = ctx_.job.round();
+  config.cohort = n;
+  config.neighbours = kt.first;
+  config.threshold = kt.second;
+  config.bits = options_.bits;
+  config.vector_length = words.vector_length();
+  FEDBERRY_RETURN_IF_ERROR(
+      secagg::OsRandom().Fill(absl::MakeSpan(config.graph_seed)));
+  FEDBERRY_ASSIGN_OR_RETURN(secagg::ServerSession session,
+                            secagg::ServerSession::Create(config, *verifier_));
+  weight_cap_ = 1;
+  for (int i = 0; i < n; ++i) {
+    board_of_[members[i]] = static_cast<uint32_t>(i);
+    if (const ClientRecord* c = ctx_.job.clients().Find(members[i])) {
+      weight_cap_ = std::max(weight_cap_, c->num_samples);
+    }
+  }
+  figures_.neighbours = kt.first;
+  figures_.threshold = kt.second;
+  words_.emplace(std::move(words));
+  session_.emplace(std::move(session));
+  spdlog::info(
+      "round {}: secure aggregation (SecAgg+) over {} boards: {} neighbours "
+      "each, threshold {}, {} words of {} bits",
+      config.round, n, kt.first, kt.second, config.vector_length, config.bits);
+  return absl::OkStatus();
+}
+
+std::optional<TrainTask> SecAggRounds::TaskFor(const std::string& id,
+                                               const ClientRecord& client) {
+  std::optional<TrainTask> task = plain_->TaskFor(id, client);
+  auto board = board_of_.find(id);
+  if (!task || !session_ || board == board_of_.end()) return std::nullopt;
+  task->secagg = secagg::ToProto(secagg::BoardTaskSettings{
+      session_->config(), board->second, options_.clip, weight_cap_});
+  return task;
+}
+
+absl::StatusOr<std::optional<int>> SecAggRounds::Claim(
+    const std::string& id,
+    const std::shared_ptr<const runtime::NamedTensors>& base) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "round ", ctx_.job.round(),
+      " is securely aggregated (--secure_aggregation=secagg+): send the "
+      "update masked through SecAggStep; the gateway takes no board's update "
+      "in the clear"));
+}
+
+RoundKind::Renamed SecAggRounds::Rename(const std::string& id,
+                                        const std::string& new_id) {
+  auto board = board_of_.find(id);
+  if (board != board_of_.end()) {
+    const uint32_t number = board->second;
+    board_of_.erase(board);
+    board_of_[new_id] = number;
+  }
+  return plain_->Rename(id, new_id);
+}
+
+absl::StatusOr<v1::SecAggResponse> SecAggRounds::Step(
+    const v1::SecAggRequest& request) {
+  const std::string& id = request.client_id();
+  FEDBERRY_RETURN_IF_ERROR(plain_->CheckTask(id, request.round(),
+                                             request.task_id(),
+                                             TaskUse::kFollow));
+  v1::SecAggResponse response;
+  if (!session_) {
+    response.set_action(v1::SecAggResponse::ABANDONED);
+    response.set_reason(given_up_);
+    return response;
+  }
+  if (request.session() != session_->config().session) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "secure-aggregation session '", request.session().substr(0, 64),
+        "' is not round ", ctx_.job.round(), "'s"));
+  }
+  auto board = board_of_.find(id);
+  if (board == board_of_.end()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "this client is not in round ", ctx_.job.round(),
+        "'s secure-aggregation cohort"));
+  }
+  if (absl::StatusOr<ClientRecord*> c = ctx_.job.clients().Lookup(id);
+      c.ok()) {
+    (*c)->last_seen = ctx_.job.clock().Now();
+  }
+  if (request.message_case() == v1::SecAggRequest::kAwait) {
+    return Await(board->second, request.await());
+  }
+  return Accept(board->second, request);
+}
+
+absl::StatusOr<v1::SecAggResponse> SecAggRounds::Accept(
+    uint32_t board, const v1::SecAggRequest& request) {
+  switch (request.message_case()) {
+    case v1::SecAggRequest::kKeys: {
+      FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement ad,
+                                secagg::FromProto(request.keys()));
+      if (ad.board != board) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "board ", board, " sent keys in the name of board ", ad.board));
+      }
+      FEDBERRY_RETURN_IF_ERROR(session_->AcceptAdvertisement(ad));
+      break;
+    }
+    case v1::SecAggRequest::kShareKeys: {
+      secagg::ShareKeysMessage message{board, {}};
+      for (const v1::SecAggShareBox& box : request.share_keys().boxes()) {
+        FEDBERRY_ASSIGN_OR_RETURN(secagg::ShareCiphertext c,
+                                  secagg::FromProto(box));
+        message.boxes.push_back(std::move(c));
+      }
+      FEDBERRY_RETURN_IF_ERROR(session_->AcceptShareKeys(message));
+      break;
+    }
+    case v1::SecAggRequest::kMasked: {
+      const auto& words = request.masked().words();
+      FEDBERRY_RETURN_IF_ERROR(session_->AcceptMaskedInput(
+          secagg::MaskedInput{board, {words.begin(), words.end()}}));
+      break;
+    }
+    case v1::SecAggRequest::kUnmask: {
+      secagg::UnmaskResponse message{board, {}};
+      for (const v1::SecAggShare& share : request.unmask().shares()) {
+        FEDBERRY_ASSIGN_OR_RETURN(secagg::UnmaskShare s,
+                                  secagg::FromProto(share));
+        message.shares.push_back(std::move(s));
+      }
+      FEDBERRY_RETURN_IF_ERROR(session_->AcceptUnmask(message));
+      break;
+    }
+    default:
+      return absl::InvalidArgumentError(
+          "a SecAggStep request carries one stage's message or `await`");
+  }
+  ++accepted_;
+  Advance();
+  v1::SecAggResponse response;
+  response.set_action(v1::SecAggResponse::ACCEPTED);
+  return response;
+}
+
+v1::SecAggResponse SecAggRounds::Await(uint32_t board, uint32_t stage) const {
+  v1::SecAggResponse response;
+  const int now = static_cast<int>(session_->stage());
+  if (stage < 1 || stage > 3 || static_cast<int>(stage) > now) {
+    // A stage not yet begun (or one that never comes: the caller's error
+    // shows as a wait that ends with the round).
+    response.set_action(v1::SecAggResponse::WAIT);
+    response.set_retry_after_ms(200);
+    return response;
+  }
+  auto left_out = [&] {
+    response.set_action(v1::SecAggResponse::ABANDONED);
+    response.set_reason(absl::StrCat(
+        "this board is out of the session: its message of stage '",
+        secagg::StageName(static_cast<Stage>(stage - 1)),
+        "' was not counted before the stage closed"));
+    return response;
+  };
+  response.set_action(v1::SecAggResponse::PROCEED);
+  if (stage == 1) {
+    auto it = keys_for_.find(board);
+    if (it == keys_for_.end()) return left_out();
+    for (const auto& ad : it->second) {
+      *response.add_neighbour_keys() = secagg::ToProto(ad);
+    }
+  } else if (stage == 2) {
+    auto it = boxes_for_.find(board);
+    if (it == boxes_for_.end()) return left_out();
+    for (const auto& box : it->second) {
+      *response.add_inbound() = secagg::ToProto(box);
+    }
+  } else {
+    auto it = requests_for_.find(board);
+    if (it == requests_for_.end()) return left_out();
+    for (uint32_t b : it->second.survivors) response.add_survivors(b);
+    for (uint32_t b : it->second.dropped) response.add_dropped(b);
+  }
+  return response;
+}
+
+void SecAggRounds::Advance() {
+  while (session_ && !finished_) {
+    const Stage stage = session_->stage();
+    const int s = static_cast<int>(stage);
+    if (s >= secagg::kStageCount) return;
+    const secagg::SessionCounts& counts = session_->counts();
+    const int in = s == 0 ? counts.started : counts.survived[s - 1];
+    const absl::Time now = ctx_.job.clock().Now();
+    const absl::Duration deadline =
+        s == 0 ? options_.keys_deadline : options_.stage_deadline;
+    if (accepted_ < in && now - stage_began_ < deadline) return;
+    figures_.seconds_by_stage[s] = absl::ToDoubleSeconds(now - stage_began_);
+    stage_began_ = now;
+    spdlog::info(
+        "round {}: secure aggregation's stage '{}' closed with {} of {} "
+        "boards",
+        ctx_.job.round(), secagg::StageName(stage), accepted_, in);
+    accepted_ = 0;
+    if (absl::Status closed = CloseStage(stage); !closed.ok()) {
+      GiveUp(closed);
+      return;
+    }
+    ctx_.job.WorkChanged();
+  }
+}
+
+absl::Status SecAggRounds::CloseStage(Stage stage) {
+  switch (stage) {
+    case Stage::kAdvertiseKeys: {
+      FEDBERRY_ASSIGN_OR_RETURN(keys_for_, session_->CloseAdvertiseKeys());
+      return absl::OkStatus();
+    }
+    case Stage::kShareKeys: {
+      FEDBERRY_ASSIGN_OR_RETURN(boxes_for_, session_->CloseShareKeys());
+      return absl::OkStatus();
+    }
+    case Stage::kMaskedInput: {
+      FEDBERRY_ASSIGN_OR_RETURN(requests_for_, session_->CloseMaskedInput());
+      return absl::OkStatus();
+    }
+    default:
+      return Finish();
+  }
+}
+
+absl::Status SecAggRounds::Finish() {
+  FEDBERRY_ASSIGN_OR_RETURN(secagg::AggregateResult result,
+                            session_->Finish());
+  FEDBERRY_ASSIGN_OR_RETURN(
+      secagg::UnmaskedMean mean,
+      words_->Decode(result.sum, static_cast<uint32_t>(result.counted.size()),
+                     *base_));
+  FEDBERRY_RETURN_IF_ERROR(sum_->Add(
+      mean.model, mean.weight_sum * static_cast<double>(weight_cap_)));
+  figures_.survived = static_cast<int>(result.counted.size());
+  for (int s = 0; s < secagg::kStageCount; ++s) {
+    figures_.dropped_by_stage[s] =
+        static_cast<int>(result.counts.dropped[s].size());
+    figures_.bytes_up_by_stage[s] = result.counts.bytes_up[s];
+  }
+  finished_ = true;
+  spdlog::info(
+      "round {}: secure aggregation unmasked the sum of {} of {} boards' "
+      "updates (weights summing to {:.4f})",
+      ctx_.job.round(), figures_.survived, figures_.started, mean.weight_sum);
+  return absl::OkStatus();
+}
+
+void SecAggRounds::GiveUp(const absl::Status& why) {
+  given_up_ = absl::StrCat("secure aggregation gave up: ", why.message());
+  if (session_) {
+    const secagg::SessionCounts& counts = session_->counts();
+    for (int s = 0; s < secagg::kStageCount; ++s) {
+      figures_.dropped_by_stage[s] = static_cast<int>(counts.dropped[s].size());
+      figures_.bytes_up_by_stage[s] = counts.bytes_up[s];
+    }
+  }
+  session_.reset();
+  spdlog::warn("round {}: {}", ctx_.job.round(), given_up_);
+  ctx_.job.WorkChanged();
+}
+
+bool SecAggRounds::Closes(CloseDecision& decision) {
+  Advance();
+  if (finished_) {
+    decision.action = CloseAction::kClose;
+    decision.complete = true;
+    return true;
+  }
+  if (!given_up_.empty()) {
+    decision.action = CloseAction::kAbandon;
+    decision.why = given_up_.c_str();
+    return true;
+  }
+  return false;
+}
+
+void SecAggRounds::Close(RoundReport& report) {
+  plain_->Close(report);  // no board pushed: it counts none
+  report.participants = finished_ ? figures_.survived : 0;
+  report.dropped = std::max(0, report.dropped - report.participants);
+  report.secagg = figures_;
+}
+
+}  // namespace fedberry::server

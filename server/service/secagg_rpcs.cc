@@ -1,0 +1,21 @@
+// The service's secure-aggregation stages: SecAggStep, a board's message of
+// one stage of its round's SecAgg+ session, or its wait for the next
+// stage's input, handed to the coordinator.
+// Thread-safety: see federation_service.h.
+#include "proto/wire.h"
+#include "server/service/call_helpers.h"
+#include "server/service/federation_service.h"
+
+namespace fedberry::server {
+
+grpc::ServerUnaryReactor* FederationService::SecAggStep(
+    grpc::CallbackServerContext* context, const v1::SecAggRequest* request,
+    v1::SecAggResponse* response) {
+  grpc::Status ok = Authorize(context, "SecAggStep", request->client_id());
+  if (!ok.ok()) return AnswerNow(context, ok);
+  absl::StatusOr<v1::SecAggResponse> answer = coordinator_.SecAggStep(*request);
+  if (answer.ok()) *response = *std::move(answer);
+  return AnswerNow(context, wire::ToGrpcStatus(answer.status()));
+}
+
+}  // namespace fedberry::server
