@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apps/server/server_flag_table.h"
+#include "apps/sim/sim_flag_table.h"
 #include "base/flag_table.h"
 #include "client/client_flag_table.h"
 
@@ -34,9 +35,11 @@ std::string FlagsGuide() {
   }
   return absl::StrCat(
       "# Flags\n\n"
-      "Every flag of `fedberry-server` and `fedberry-client`: its type, its "
-      "default and what `--help` says of it. Each table is its binary's flag "
-      "table (`apps/server/server_flags.inc`, `client/client_flags.inc`), "
+      "Every flag of `fedberry-server`, `fedberry-client` and "
+      "`fedberry-sim`: its type, its default and what `--help` says of it. "
+      "Each table is its binary's flag table "
+      "(`apps/server/server_flags.inc`, `client/client_flags.inc`, "
+      "`apps/sim/sim_flags.inc`), "
       "where each flag is declared once; `tests/apps/flag_docs_test.cc` "
       "fails when this page and the tables differ, and "
       "`FEDBERRY_WRITE_FLAG_DOCS=1 build/bin/sim_app_test "
@@ -52,7 +55,14 @@ std::string FlagsGuide() {
       base::FlagDocsMarkdown(base::FlagDocs(client::ClientFlagTable())),
       "\n`fedberry-emulated-client` takes these flags too, and test "
       "instruments of its own (`--attack`, `--data_fraction`, "
-      "`--compute_slowdown`, ...).\n");
+      "`--compute_slowdown`, ...).\n\n## fedberry-sim\n\n",
+      UsageBlock(sim::kSimUsage), "\n",
+      base::FlagDocsMarkdown(base::FlagDocs(sim::SimFlagTable())),
+      "\nIt takes the server flags it passes through too (listed under "
+      "`fedberry-server`). Those of its own flags that the server has as "
+      "well (`--rounds`, `--lr`, `--planner`, ...) become the server's "
+      "flags of the same names; `--min_clients` and `--eval_data` mean "
+      "what this table says.\n");
 }
 
 TEST(FlagDocs, GuideMatchesTheTables) {
@@ -83,6 +93,7 @@ void ExpectDefaultsReadBack(const base::FlagTable<Config>& table) {
 TEST(FlagDocs, EveryDefaultReadsBack) {
   ExpectDefaultsReadBack(ServerFlagTable());
   ExpectDefaultsReadBack(client::ClientFlagTable());
+  ExpectDefaultsReadBack(sim::SimFlagTable());
 }
 
 }  // namespace
