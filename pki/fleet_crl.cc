@@ -14,12 +14,15 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 #include "pki/fleet_pki.h"
 #include "pki/openssl_helpers.h"
 
 namespace fedberry::pki {
 namespace {
 
+using crypto::OpenSslError;
 using internal::Asn1IntegerPtr;
 using internal::Asn1TimePtr;
 using internal::BignumPtr;
@@ -27,15 +30,12 @@ using internal::BioPtr;
 using internal::BioText;
 using internal::Ca;
 using internal::CrlPtr;
-using internal::DrainErrors;
 using internal::ExtensionPtr;
 using internal::FromAsn1Time;
 using internal::InAsn1Range;
-using internal::Invalid;
 using internal::LoadCa;
 using internal::NameText;
 using internal::NoPassphrase;
-using internal::OpenSslFailure;
 using internal::ParseCertificates;
 using internal::ReadBio;
 using internal::RevokedPtr;
@@ -52,11 +52,12 @@ absl::StatusOr<Asn1IntegerPtr> SerialFromHex(const std::string& hex) {
   BIGNUM* raw = nullptr;
   if (BN_hex2bn(&raw, hex.c_str()) != static_cast<int>(hex.size())) {
     BN_free(raw);
-    return Invalid(absl::StrCat("serial '", hex, "' does not parse"));
+    return OpenSslError(absl::StrCat("serial '", hex, "' does not parse"),
+                        absl::StatusCode::kInvalidArgument);
   }
   BignumPtr bn(raw);
   Asn1IntegerPtr serial(BN_to_ASN1_INTEGER(bn.get(), nullptr));
-  if (!serial) return OpenSslFailure("out of memory");
+  if (!serial) return OpenSslError("out of memory");
   return serial;
 }
 
@@ -83,13 +84,13 @@ absl::StatusOr<std::string> MakeCrl(const std::string& ca_cert_pem,
   CrlPtr crl(X509_CRL_new());
   Asn1TimePtr last(ASN1_TIME_set(nullptr, absl::ToTimeT(now)));
   Asn1TimePtr next(ASN1_TIME_set(nullptr, absl::ToTimeT(now + next_update)));
-  if (!crl || !last || !next) return OpenSslFailure("out of memory");
+  if (!crl || !last || !next) return OpenSslError("out of memory");
   if (X509_CRL_set_version(crl.get(), X509_CRL_VERSION_2) != 1 ||
       X509_CRL_set_issuer_name(crl.get(),
                                X509_get_subject_name(ca->cert.get())) != 1 ||
       X509_CRL_set1_lastUpdate(crl.get(), last.get()) != 1 ||
       X509_CRL_set1_nextUpdate(crl.get(), next.get()) != 1) {
-    return OpenSslFailure("cannot set the CRL's version, issuer or times");
+    return OpenSslError("cannot set the CRL's version, issuer or times");
   }
   for (const RevokedEntry& entry : revoked) {
     absl::StatusOr<Asn1IntegerPtr> serial = SerialFromHex(entry.serial_hex);
@@ -104,7 +105,7 @@ absl::StatusOr<std::string> MakeCrl(const std::string& ca_cert_pem,
         X509_REVOKED_set_serialNumber(item.get(), serial->get()) != 1 ||
         X509_REVOKED_set_revocationDate(item.get(), when.get()) != 1 ||
         X509_CRL_add0_revoked(crl.get(), item.get()) != 1) {
-      return OpenSslFailure("cannot add a revoked certificate");
+      return OpenSslError("cannot add a revoked certificate");
     }
     item.release();  // the CRL owns it now
   }
@@ -112,7 +113,7 @@ absl::StatusOr<std::string> MakeCrl(const std::string& ca_cert_pem,
   if (!crl_number || ASN1_INTEGER_set_uint64(crl_number.get(), number) != 1 ||
       X509_CRL_add1_ext_i2d(crl.get(), NID_crl_number, crl_number.get(), 0,
                             X509V3_ADD_DEFAULT) != 1) {
-    return OpenSslFailure("cannot add the CRL number");
+    return OpenSslError("cannot add the CRL number");
   }
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
@@ -120,15 +121,15 @@ absl::StatusOr<std::string> MakeCrl(const std::string& ca_cert_pem,
   ExtensionPtr aki(X509V3_EXT_conf_nid(
       nullptr, &ctx, NID_authority_key_identifier, "keyid:always"));
   if (!aki || X509_CRL_add_ext(crl.get(), aki.get(), -1) != 1) {
-    return OpenSslFailure("cannot add the CRL's authority key identifier");
+    return OpenSslError("cannot add the CRL's authority key identifier");
   }
   if (X509_CRL_sort(crl.get()) != 1 ||
       X509_CRL_sign(crl.get(), ca->key.get(), EVP_sha256()) <= 0) {
-    return OpenSslFailure("cannot sign the CRL");
+    return OpenSslError("cannot sign the CRL");
   }
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_X509_CRL(bio.get(), crl.get()) != 1) {
-    return OpenSslFailure("cannot write the CRL as PEM");
+    return OpenSslError("cannot write the CRL as PEM");
   }
   return BioText(bio.get());
 }
@@ -139,7 +140,7 @@ absl::StatusOr<CrlFacts> ReadCrl(const std::string& crl_pem_or_der,
   CrlPtr crl;
   if (absl::StrContains(crl_pem_or_der, "-----BEGIN X509 CRL-----")) {
     BioPtr bio = ReadBio(crl_pem_or_der);
-    if (!bio) return OpenSslFailure("out of memory");
+    if (!bio) return OpenSslError("out of memory");
     crl.reset(PEM_read_bio_X509_CRL(bio.get(), nullptr, NoPassphrase, nullptr));
   } else {
     const auto* der =
@@ -148,8 +149,8 @@ absl::StatusOr<CrlFacts> ReadCrl(const std::string& crl_pem_or_der,
         d2i_X509_CRL(nullptr, &der, static_cast<long>(crl_pem_or_der.size())));
   }
   if (!crl) {
-    return absl::DataLossError(absl::StrCat(
-        "not a CRL (neither PEM \"X509 CRL\" nor DER)", DrainErrors()));
+    return OpenSslError("not a CRL (neither PEM \"X509 CRL\" nor DER)",
+                        absl::StatusCode::kDataLoss);
   }
   absl::StatusOr<X509StackPtr> cas = ParseCertificates(ca_pem, "CA bundle");
   if (!cas.ok()) return cas.status();
@@ -182,8 +183,8 @@ absl::StatusOr<CrlFacts> ReadCrl(const std::string& crl_pem_or_der,
   Asn1IntegerPtr number(static_cast<ASN1_INTEGER*>(
       X509_CRL_get_ext_d2i(crl.get(), NID_crl_number, nullptr, nullptr)));
   if (number && ASN1_INTEGER_get_uint64(&facts.number, number.get()) != 1) {
-    return absl::DataLossError(
-        absl::StrCat("the CRL number does not fit 64 bits", DrainErrors()));
+    return OpenSslError("the CRL number does not fit 64 bits",
+                        absl::StatusCode::kDataLoss);
   }
   ERR_clear_error();
   return facts;

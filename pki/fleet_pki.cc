@@ -23,11 +23,15 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 #include "pki/openssl_helpers.h"
 
 namespace fedberry::pki {
 namespace {
 
+using crypto::KeyPtr;
+using crypto::OpenSslError;
 using internal::BignumPtr;
 using internal::BioPtr;
 using internal::BioText;
@@ -36,10 +40,7 @@ using internal::ExtensionPtr;
 using internal::GeneralNamePtr;
 using internal::GeneralNamesPtr;
 using internal::InAsn1Range;
-using internal::Invalid;
-using internal::KeyPtr;
 using internal::LoadCa;
-using internal::OpenSslFailure;
 using internal::UtcText;
 using internal::X509Ptr;
 
@@ -61,14 +62,14 @@ absl::Status CheckValidity(const Validity& validity) {
 
 absl::Status SetTime(ASN1_TIME* field, absl::Time t) {
   if (ASN1_TIME_set(field, absl::ToTimeT(t)) == nullptr) {
-    return OpenSslFailure("cannot set a certificate time");
+    return OpenSslError("cannot set a certificate time");
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<KeyPtr> NewKey() {
   KeyPtr key(EVP_EC_gen("P-256"));
-  if (!key) return OpenSslFailure("cannot generate an EC P-256 key");
+  if (!key) return OpenSslError("cannot generate an EC P-256 key");
   return key;
 }
 
@@ -77,13 +78,13 @@ absl::Status SetRandomSerial(X509* cert) {
   BignumPtr bn;
   do {
     if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
-      return OpenSslFailure("no random bytes for a serial number");
+      return OpenSslError("no random bytes for a serial number");
     }
     bn.reset(BN_bin2bn(bytes, sizeof(bytes), nullptr));
-    if (!bn) return OpenSslFailure("out of memory");
+    if (!bn) return OpenSslError("out of memory");
   } while (BN_is_zero(bn.get()));  // serials are positive (RFC 5280 4.1.2.2)
   if (BN_to_ASN1_INTEGER(bn.get(), X509_get_serialNumber(cert)) == nullptr) {
-    return OpenSslFailure("cannot set the serial number");
+    return OpenSslError("cannot set the serial number");
   }
   return absl::OkStatus();
 }
@@ -93,7 +94,8 @@ absl::Status SetCommonName(X509_NAME* name, const std::string& cn) {
           name, "CN", MBSTRING_UTF8,
           reinterpret_cast<const unsigned char*>(cn.data()),
           static_cast<int>(cn.size()), -1, 0) != 1) {
-    return Invalid(absl::StrCat("cannot use '", cn, "' as a common name"));
+    return OpenSslError(absl::StrCat("cannot use '", cn, "' as a common name"),
+                        absl::StatusCode::kInvalidArgument);
   }
   return absl::OkStatus();
 }
@@ -104,7 +106,7 @@ absl::Status AddExtension(X509* cert, X509V3_CTX* ctx, int nid,
                           const char* value) {
   ExtensionPtr ext(X509V3_EXT_conf_nid(nullptr, ctx, nid, value));
   if (!ext || X509_add_ext(cert, ext.get(), -1) != 1) {
-    return OpenSslFailure(
+    return OpenSslError(
         absl::StrCat("cannot add the extension ", OBJ_nid2sn(nid), "=", value));
   }
   return absl::OkStatus();
@@ -113,7 +115,7 @@ absl::Status AddExtension(X509* cert, X509V3_CTX* ctx, int nid,
 absl::StatusOr<std::string> CertificatePem(X509* cert) {
   BioPtr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_X509(bio.get(), cert) != 1) {
-    return OpenSslFailure("cannot write the certificate as PEM");
+    return OpenSslError("cannot write the certificate as PEM");
   }
   return BioText(bio.get());
 }
@@ -124,7 +126,7 @@ absl::StatusOr<std::string> PrivateKeyPem(EVP_PKEY* key) {
   BioPtr bio(BIO_new(BIO_s_secmem()));
   if (!bio || PEM_write_bio_PrivateKey(bio.get(), key, nullptr, nullptr, 0,
                                        nullptr, nullptr) != 1) {
-    return OpenSslFailure("cannot write the private key as PEM");
+    return OpenSslError("cannot write the private key as PEM");
   }
   return BioText(bio.get());
 }
@@ -132,7 +134,7 @@ absl::StatusOr<std::string> PrivateKeyPem(EVP_PKEY* key) {
 absl::StatusOr<Issued> SignAndEncode(X509* cert, EVP_PKEY* signer,
                                      EVP_PKEY* key) {
   if (X509_sign(cert, signer, EVP_sha256()) <= 0) {
-    return OpenSslFailure("cannot sign the certificate");
+    return OpenSslError("cannot sign the certificate");
   }
   Issued issued;
   absl::StatusOr<std::string> cert_pem = CertificatePem(cert);
@@ -180,14 +182,14 @@ std::string IpBytes(absl::string_view text) {
 absl::StatusOr<GeneralNamePtr> ToGeneralName(absl::string_view san) {
   if (absl::Status s = CheckSubjectAltName(san); !s.ok()) return s;
   GeneralNamePtr name(GENERAL_NAME_new());
-  if (!name) return OpenSslFailure("out of memory");
+  if (!name) return OpenSslError("out of memory");
   if (absl::StartsWithIgnoreCase(san, "DNS:")) {
     const absl::string_view host = san.substr(4);
     ASN1_IA5STRING* ia5 = ASN1_IA5STRING_new();
     if (ia5 == nullptr ||
         ASN1_STRING_set(ia5, host.data(), static_cast<int>(host.size())) != 1) {
       ASN1_IA5STRING_free(ia5);
-      return OpenSslFailure("out of memory");
+      return OpenSslError("out of memory");
     }
     GENERAL_NAME_set0_value(name.get(), GEN_DNS, ia5);
   } else {
@@ -198,7 +200,7 @@ absl::StatusOr<GeneralNamePtr> ToGeneralName(absl::string_view san) {
             ip, reinterpret_cast<const unsigned char*>(bytes.data()),
             static_cast<int>(bytes.size())) != 1) {
       ASN1_OCTET_STRING_free(ip);
-      return OpenSslFailure("out of memory");
+      return OpenSslError("out of memory");
     }
     GENERAL_NAME_set0_value(name.get(), GEN_IPADD, ip);
   }
@@ -208,18 +210,18 @@ absl::StatusOr<GeneralNamePtr> ToGeneralName(absl::string_view san) {
 absl::Status AddSubjectAltNames(X509* cert,
                                 const std::vector<std::string>& sans) {
   GeneralNamesPtr names(GENERAL_NAMES_new());
-  if (!names) return OpenSslFailure("out of memory");
+  if (!names) return OpenSslError("out of memory");
   for (const std::string& san : sans) {
     absl::StatusOr<GeneralNamePtr> name = ToGeneralName(san);
     if (!name.ok()) return name.status();
     if (sk_GENERAL_NAME_push(names.get(), name->get()) <= 0) {
-      return OpenSslFailure("out of memory");
+      return OpenSslError("out of memory");
     }
     name->release();
   }
   if (X509_add1_ext_i2d(cert, NID_subject_alt_name, names.get(), 0,
                         X509V3_ADD_DEFAULT) != 1) {
-    return OpenSslFailure("cannot add subjectAltName");
+    return OpenSslError("cannot add subjectAltName");
   }
   return absl::OkStatus();
 }
@@ -273,9 +275,9 @@ absl::StatusOr<X509Ptr> NewCertificate(const std::string& name, X509* issuer,
                                        EVP_PKEY* key,
                                        const Validity& validity) {
   X509Ptr cert(X509_new());
-  if (!cert) return OpenSslFailure("out of memory");
+  if (!cert) return OpenSslError("out of memory");
   if (X509_set_version(cert.get(), X509_VERSION_3) != 1) {
-    return OpenSslFailure("cannot set the version");
+    return OpenSslError("cannot set the version");
   }
   if (absl::Status s = SetRandomSerial(cert.get()); !s.ok()) return s;
   if (absl::Status s = SetCommonName(X509_get_subject_name(cert.get()), name);
@@ -286,7 +288,7 @@ absl::StatusOr<X509Ptr> NewCertificate(const std::string& name, X509* issuer,
                            X509_get_subject_name(
                                issuer != nullptr ? issuer : cert.get())) != 1 ||
       X509_set_pubkey(cert.get(), key) != 1) {
-    return OpenSslFailure("cannot set the issuer or public key");
+    return OpenSslError("cannot set the issuer or public key");
   }
   if (absl::Status s =
           SetTime(X509_getm_notBefore(cert.get()), validity.not_before);

@@ -10,20 +10,21 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 #include "pki/fleet_pki.h"
 #include "pki/openssl_helpers.h"
 
 namespace fedberry::pki {
 namespace {
 
+using crypto::KeyPtr;
+using crypto::OpenSslError;
 using internal::FromAsn1Time;
 using internal::GeneralNamesPtr;
 using internal::InAsn1Range;
-using internal::Invalid;
 using internal::IsCa;
-using internal::KeyPtr;
 using internal::NameText;
-using internal::OpenSslFailure;
 using internal::ParseCertificates;
 using internal::ParseFirstCertificate;
 using internal::ParsePrivateKey;
@@ -81,7 +82,7 @@ absl::StatusOr<CertificateFacts> ReadCertificate(const std::string& pem) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int md_length = 0;
   if (X509_digest(x, EVP_sha256(), md, &md_length) != 1) {
-    return OpenSslFailure("cannot hash the certificate");
+    return OpenSslError("cannot hash the certificate");
   }
   facts.sha256_fingerprint = absl::BytesToHexString(
       absl::string_view(reinterpret_cast<char*>(md), md_length));
@@ -101,7 +102,8 @@ absl::Status CheckKeyMatchesCertificate(const std::string& cert_pem,
   if (!key.ok()) return key.status();
   const EVP_PKEY* public_key = X509_get0_pubkey(cert->get());
   if (public_key == nullptr) {
-    return Invalid("the certificate's public key does not parse");
+    return OpenSslError("the certificate's public key does not parse",
+                        absl::StatusCode::kInvalidArgument);
   }
   if (EVP_PKEY_eq(public_key, key->get()) != 1) {
     ERR_clear_error();
@@ -129,15 +131,15 @@ absl::Status VerifyCertificate(const std::string& cert_pem,
 
   StorePtr store(X509_STORE_new());
   StoreCtxPtr ctx(X509_STORE_CTX_new());
-  if (!store || !ctx) return OpenSslFailure("out of memory");
+  if (!store || !ctx) return OpenSslError("out of memory");
   for (int i = 0; i < sk_X509_num(cas->get()); ++i) {
     if (X509_STORE_add_cert(store.get(), sk_X509_value(cas->get(), i)) != 1) {
-      return OpenSslFailure("cannot trust a CA certificate");
+      return OpenSslError("cannot trust a CA certificate");
     }
   }
   if (X509_STORE_CTX_init(ctx.get(), store.get(), leaf.get(), chain->get()) !=
       1) {
-    return OpenSslFailure("cannot set up verification");
+    return OpenSslError("cannot set up verification");
   }
   X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx.get());
   X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_USE_CHECK_TIME);

@@ -7,33 +7,15 @@
 #include <algorithm>
 #include <climits>
 #include <ctime>
-#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include "crypto/openssl_errors.h"
 
 namespace fedberry::pki::internal {
 
-std::string DrainErrors() {
-  std::vector<std::string> reasons;
-  unsigned long e;
-  while ((e = ERR_get_error()) != 0) {
-    char buf[256];
-    ERR_error_string_n(e, buf, sizeof(buf));
-    reasons.emplace_back(buf);
-  }
-  if (reasons.empty()) return "";
-  return absl::StrCat(" (OpenSSL: ", absl::StrJoin(reasons, "; "), ")");
-}
-
-absl::Status OpenSslFailure(absl::string_view what) {
-  return absl::InternalError(absl::StrCat(what, DrainErrors()));
-}
-
-absl::Status Invalid(absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat(what, DrainErrors()));
-}
+using crypto::KeyPtr;
+using crypto::OpenSslError;
 
 BioPtr ReadBio(absl::string_view text) {
   return BioPtr(BIO_new_mem_buf(
@@ -53,12 +35,12 @@ absl::StatusOr<X509StackPtr> ParseCertificates(absl::string_view pem,
   ERR_clear_error();
   BioPtr bio = ReadBio(pem);
   X509StackPtr certs(sk_X509_new_null());
-  if (!bio || !certs) return OpenSslFailure("out of memory");
+  if (!bio || !certs) return OpenSslError("out of memory");
   while (X509* cert =
              PEM_read_bio_X509(bio.get(), nullptr, NoPassphrase, nullptr)) {
     if (sk_X509_push(certs.get(), cert) <= 0) {
       X509_free(cert);
-      return OpenSslFailure("out of memory");
+      return OpenSslError("out of memory");
     }
   }
   // The loop ends on "no start line" at the end of the text: expected once
@@ -67,10 +49,12 @@ absl::StatusOr<X509StackPtr> ParseCertificates(absl::string_view pem,
   const bool clean_end = ERR_GET_LIB(last) == ERR_LIB_PEM &&
                          ERR_GET_REASON(last) == PEM_R_NO_START_LINE;
   if (sk_X509_num(certs.get()) == 0) {
-    return Invalid(absl::StrCat(what, ": no PEM certificate in it"));
+    return OpenSslError(absl::StrCat(what, ": no PEM certificate in it"),
+                        absl::StatusCode::kInvalidArgument);
   }
   if (!clean_end && last != 0) {
-    return Invalid(absl::StrCat(what, ": a certificate does not parse"));
+    return OpenSslError(absl::StrCat(what, ": a certificate does not parse"),
+                        absl::StatusCode::kInvalidArgument);
   }
   ERR_clear_error();
   return certs;
@@ -80,10 +64,11 @@ absl::StatusOr<X509Ptr> ParseFirstCertificate(absl::string_view pem,
                                               absl::string_view what) {
   ERR_clear_error();
   BioPtr bio = ReadBio(pem);
-  if (!bio) return OpenSslFailure("out of memory");
+  if (!bio) return OpenSslError("out of memory");
   X509Ptr cert(PEM_read_bio_X509(bio.get(), nullptr, NoPassphrase, nullptr));
   if (!cert) {
-    return Invalid(absl::StrCat(what, ": no PEM certificate that parses"));
+    return OpenSslError(absl::StrCat(what, ": no PEM certificate that parses"),
+                        absl::StatusCode::kInvalidArgument);
   }
   return cert;
 }
@@ -92,11 +77,13 @@ absl::StatusOr<KeyPtr> ParsePrivateKey(absl::string_view pem,
                                        absl::string_view what) {
   ERR_clear_error();
   BioPtr bio = ReadBio(pem);
-  if (!bio) return OpenSslFailure("out of memory");
+  if (!bio) return OpenSslError("out of memory");
   KeyPtr key(
       PEM_read_bio_PrivateKey(bio.get(), nullptr, NoPassphrase, nullptr));
   if (!key) {
-    return Invalid(absl::StrCat(what, ": not an unencrypted PEM private key"));
+    return OpenSslError(
+        absl::StrCat(what, ": not an unencrypted PEM private key"),
+        absl::StatusCode::kInvalidArgument);
   }
   return key;
 }

@@ -1,10 +1,11 @@
 // Internal to pki, not part of its API: the OpenSSL plumbing that pki's own
 // .cc files share (fleet_pki.cc issues, fleet_verify.cc reads and verifies,
-// fleet_crl.cc makes and reads CRLs): unique_ptr owners for OpenSSL's
-// objects, the error queue as status text, PEM parsing, names, serials and
-// ASN.1 times as text, and loading the CA. Users include pki/fleet_pki.h.
-// Thread-safety: functions without shared state; OpenSSL's error queue,
-// which they read and clear, is per thread.
+// fleet_crl.cc makes and reads CRLs): unique_ptr owners for the X509 family
+// of OpenSSL's objects, PEM parsing, names, serials and ASN.1 times as text,
+// and loading the CA. The EVP owners and the error queue as status text are
+// crypto/'s (openssl_owners.h, openssl_errors.h). Users include
+// pki/fleet_pki.h. Thread-safety: functions without shared state; OpenSSL's
+// error queue, which they read and clear, is per thread.
 #ifndef FEDBERRY_PKI_OPENSSL_HELPERS_H_
 #define FEDBERRY_PKI_OPENSSL_HELPERS_H_
 
@@ -23,17 +24,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "crypto/openssl_owners.h"
 
 namespace fedberry::pki::internal {
 
-// unique_ptr deleters for OpenSSL's free functions.
-template <auto kFree>
-struct FreeWith {
-  template <typename T>
-  void operator()(T* p) const {
-    kFree(p);
-  }
-};
+// unique_ptr owners for the X509 family of OpenSSL objects that pki alone
+// holds (crypto/openssl_owners.h has the EVP ones, KeyPtr among them).
+using crypto::FreeWith;
 struct FreeX509Stack {
   void operator()(STACK_OF(X509) * s) const { sk_X509_pop_free(s, X509_free); }
 };
@@ -49,22 +46,12 @@ using GeneralNamePtr =
     std::unique_ptr<GENERAL_NAME, FreeWith<GENERAL_NAME_free>>;
 using GeneralNamesPtr =
     std::unique_ptr<GENERAL_NAMES, FreeWith<GENERAL_NAMES_free>>;
-using KeyPtr = std::unique_ptr<EVP_PKEY, FreeWith<EVP_PKEY_free>>;
 using RevokedPtr = std::unique_ptr<X509_REVOKED, FreeWith<X509_REVOKED_free>>;
 using StoreCtxPtr =
     std::unique_ptr<X509_STORE_CTX, FreeWith<X509_STORE_CTX_free>>;
 using StorePtr = std::unique_ptr<X509_STORE, FreeWith<X509_STORE_free>>;
 using X509Ptr = std::unique_ptr<X509, FreeWith<X509_free>>;
 using X509StackPtr = std::unique_ptr<STACK_OF(X509), FreeX509Stack>;
-
-// This thread's OpenSSL error queue as text (empty when it was empty),
-// drained so one failure's reasons never leak into the next call's message.
-std::string DrainErrors();
-
-// Internal (an OpenSSL failure) or InvalidArgument (bad input), with the
-// drained error queue after `what`.
-absl::Status OpenSslFailure(absl::string_view what);
-absl::Status Invalid(absl::string_view what);
 
 // A read-only memory BIO over `text`; its bytes must outlive it.
 BioPtr ReadBio(absl::string_view text);
@@ -82,8 +69,8 @@ absl::StatusOr<X509StackPtr> ParseCertificates(absl::string_view pem,
 // Only the first: what follows it (a chain, anything) is not looked at.
 absl::StatusOr<X509Ptr> ParseFirstCertificate(absl::string_view pem,
                                               absl::string_view what);
-absl::StatusOr<KeyPtr> ParsePrivateKey(absl::string_view pem,
-                                       absl::string_view what);
+absl::StatusOr<crypto::KeyPtr> ParsePrivateKey(absl::string_view pem,
+                                               absl::string_view what);
 
 // RFC 2253 text of a name, lowercase hex of a serial ("" when it cannot be
 // had), and an ASN.1 time (InfinitePast when it does not parse).
@@ -101,7 +88,7 @@ bool IsCa(X509* cert);
 
 struct Ca {
   X509Ptr cert;
-  KeyPtr key;
+  crypto::KeyPtr key;
 };
 
 // The CA's certificate and key, checked to be a CA and to belong together;

@@ -10,13 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "secagg/openssl_errors.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 
 namespace fedberry::secagg {
 namespace {
 
-using internal::KeyPtr;
-using internal::OpenSslError;
+using crypto::KeyPtr;
+using crypto::OpenSslError;
 
 // Versioned, so a later change of derivation cannot collide with this one.
 constexpr absl::string_view kTransportLabel =
@@ -63,7 +64,7 @@ absl::StatusOr<Key256> Agree(const X25519Key& own_private,
   KeyPtr peer(EVP_PKEY_new_raw_public_key(
       EVP_PKEY_X25519, nullptr, peer_public.data(), peer_public.size()));
   if (peer == nullptr) return OpenSslError("X25519 peer key not accepted");
-  internal::PkeyCtxPtr ctx(EVP_PKEY_CTX_new(own->get(), nullptr));
+  crypto::PkeyCtxPtr ctx(EVP_PKEY_CTX_new(own->get(), nullptr));
   if (ctx == nullptr || EVP_PKEY_derive_init(ctx.get()) != 1) {
     return OpenSslError("X25519 agreement not started");
   }
@@ -76,12 +77,11 @@ absl::StatusOr<Key256> Agree(const X25519Key& own_private,
                        size == secret.size();
   const Key256 zero{};
   if (!derived || CRYPTO_memcmp(secret.data(), zero.data(), zero.size()) == 0) {
-    const std::string queue = internal::DrainErrors();
     OPENSSL_cleanse(secret.data(), secret.size());
-    return absl::InvalidArgumentError(absl::StrCat(
+    return OpenSslError(
         "X25519 agreement refused: the peer's public key is a low-order "
         "point (the shared secret would be all zero)",
-        queue.empty() ? "" : absl::StrCat(" [", queue, "]")));
+        absl::StatusCode::kInvalidArgument);
   }
   return secret;
 }
@@ -93,9 +93,9 @@ absl::StatusOr<std::vector<uint8_t>> HkdfSha256(absl::Span<const uint8_t> ikm,
     return absl::InvalidArgumentError(absl::StrFormat(
         "HKDF-SHA256 output of %d bytes; 1..8160 can be derived", size));
   }
-  internal::KdfPtr kdf(EVP_KDF_fetch(nullptr, OSSL_KDF_NAME_HKDF, nullptr));
+  crypto::KdfPtr kdf(EVP_KDF_fetch(nullptr, OSSL_KDF_NAME_HKDF, nullptr));
   if (kdf == nullptr) return OpenSslError("HKDF not available");
-  internal::KdfCtxPtr ctx(EVP_KDF_CTX_new(kdf.get()));
+  crypto::KdfCtxPtr ctx(EVP_KDF_CTX_new(kdf.get()));
   if (ctx == nullptr) return OpenSslError("HKDF context not made");
   char digest[] = "SHA256";
   // OSSL_PARAM wants non-const pointers; OpenSSL only reads these.

@@ -5,7 +5,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "secagg/openssl_errors.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 
 namespace fedberry::secagg {
 namespace {
@@ -34,10 +35,10 @@ absl::StatusOr<std::vector<uint32_t>> ExpandMask(const Key256& seed,
   // EVP_chacha20's 16-byte IV: the 32-bit block counter (little-endian),
   // then the 96-bit nonce; all zero.
   const uint8_t iv[16] = {};
-  internal::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  crypto::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
   if (ctx == nullptr || EVP_EncryptInit_ex(ctx.get(), EVP_chacha20(), nullptr,
                                            seed.data(), iv) != 1) {
-    return internal::OpenSslError("mask stream not started");
+    return crypto::OpenSslError("mask stream not started");
   }
   std::vector<uint32_t> words(count);
   // The keystream is ChaCha20's encryption of zeros, made a piece at a time.
@@ -52,7 +53,7 @@ absl::StatusOr<std::vector<uint32_t>> ExpandMask(const Key256& seed,
     if (EVP_EncryptUpdate(ctx.get(), stream, &out, zeros,
                           static_cast<int>(n * 4)) != 1 ||
         out != static_cast<int>(n * 4)) {
-      return internal::OpenSslError("mask stream failed");
+      return crypto::OpenSslError("mask stream failed");
     }
     for (size_t i = 0; i < n; ++i) {
       const uint8_t* b = stream + 4 * i;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <climits>
 
-#include "secagg/openssl_errors.h"
+#include "crypto/openssl_errors.h"
 
 namespace fedberry::secagg {
 namespace {
@@ -17,7 +17,7 @@ class OpenSslRandom : public RandomSource {
     while (!out.empty()) {
       const size_t piece = std::min<size_t>(out.size(), INT_MAX);
       if (RAND_bytes(out.data(), static_cast<int>(piece)) != 1) {
-        return internal::OpenSslError("RAND_bytes failed");
+        return crypto::OpenSslError("RAND_bytes failed");
       }
       out.remove_prefix(piece);
     }

@@ -6,12 +6,13 @@
 #include <climits>
 
 #include "absl/strings/str_format.h"
-#include "secagg/openssl_errors.h"
+#include "crypto/openssl_errors.h"
+#include "crypto/openssl_owners.h"
 
 namespace fedberry::secagg {
 namespace {
 
-using internal::OpenSslError;
+using crypto::OpenSslError;
 
 constexpr size_t kMaxSessionBytes = 1024;
 
@@ -64,7 +65,7 @@ absl::StatusOr<std::vector<uint8_t>> SealShareBox(
       !s.ok()) {
     return s;
   }
-  internal::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  crypto::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
   int out = 0;
   int final_out = 0;
   if (ctx == nullptr ||
@@ -102,7 +103,7 @@ absl::StatusOr<std::vector<uint8_t>> OpenShareBox(
   // The tag is only read; OpenSSL's ctrl takes a non-const pointer.
   uint8_t tag[kShareBoxTagBytes];
   std::copy_n(box.end() - kShareBoxTagBytes, kShareBoxTagBytes, tag);
-  internal::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
+  crypto::CipherCtxPtr ctx(EVP_CIPHER_CTX_new());
   int out = 0;
   if (ctx == nullptr ||
       EVP_DecryptInit_ex(ctx.get(), EVP_chacha20_poly1305(), nullptr,
@@ -118,7 +119,7 @@ absl::StatusOr<std::vector<uint8_t>> OpenShareBox(
   }
   int final_out = 0;
   if (EVP_DecryptFinal_ex(ctx.get(), plaintext.data() + out, &final_out) != 1) {
-    internal::DrainErrors();
+    crypto::DrainErrors();
     // Nothing of an unauthenticated plaintext may be used or kept.
     OPENSSL_cleanse(plaintext.data(), plaintext.size());
     return absl::DataLossError(absl::StrFormat(

@@ -14,32 +14,17 @@
 namespace fedberry::sim {
 namespace {
 
-// The server's config: the settings the plan passes through, with the job
-// the simulator's own flags describe.
+// The server's config: the job the plan gives the server (its own flags
+// and those the simulator's fill), with what the simulator's fleet and
+// tiers say.
 apps::ServerConfig ServerConfigOf(const SimPlan& plan) {
   const SimJob& job = plan.job;
   apps::ServerConfig config = plan.server;
   apps::RoundsConfig& rounds = config.rounds;
-  rounds.rounds = job.rounds;
-  rounds.fraction = job.fraction;
   rounds.min_clients = ServerMinClients(plan);
   rounds.min_clients_to_start = rounds.min_clients;
-  rounds.round_deadline = job.round_deadline;
-  rounds.overlap_evaluation = job.overlap_evaluation;
-  apps::PlanConfig& p = config.plan;
-  p.local_epochs = job.local_epochs;
-  p.local_steps = job.local_steps;
-  p.batch_size = job.batch_size;
-  p.lr = job.lr;
-  p.momentum = job.momentum;
-  p.model = job.model;
-  p.eval_data = job.eval_data == "auto" ? job.data : job.eval_data;
-  p.seed = job.seed;
-  p.skip_bad_rows = job.skip_bad_rows;
+  config.plan.eval_data = job.eval_data == "auto" ? job.data : job.eval_data;
   config.threads = std::max(1, plan.fleet.threads_per_client);
-  config.planner.planner = job.planner;
-  config.planner.max_factor = job.planner_max_factor;
-  config.planner.data_moves = job.data_moves;
   return config;
 }
 
@@ -72,8 +57,8 @@ client::ClientConfig ClientConfigOf(const SimPlan& plan, int index,
   config.checkpoint_dir =
       absl::StrCat(plan.output.dir, "/client-checkpoints/client-", index);
   config.checkpoint.every_batches = plan.fleet.checkpoint_every_batches;
-  config.allow_data_moves = plan.job.data_moves;
-  config.skip_bad_rows = plan.job.skip_bad_rows;
+  config.allow_data_moves = plan.server.planner.data_moves;
+  config.skip_bad_rows = plan.server.plan.skip_bad_rows;
   return config;
 }
 
@@ -145,10 +130,13 @@ std::vector<std::string> GatewayArgs(const SimPlan& plan, int g,
   const bool dp = plan.server.dp.noise_multiplier > 0;
   config.rounds.min_clients = dp ? 1 : boards;
   config.rounds.min_clients_to_start = boards;
-  config.rounds.round_deadline = plan.job.round_deadline;
-  config.plan.seed = plan.job.seed;
+  config.rounds.round_deadline = plan.server.rounds.round_deadline;
+  config.plan.seed = plan.server.plan.seed;
   config.plan.eval_data = "";
-  if (plan.tiers.site) config.mode = *plan.tiers.site;
+  if (!plan.tiers.site_mode.empty()) config.mode.mode = plan.tiers.site_mode;
+  if (plan.tiers.site_async_buffer) {
+    config.mode.async_buffer = *plan.tiers.site_async_buffer;
+  }
   return CommandLine(plan.output.bin_dir + "/fedberry-server", config,
                      &apps::ServerArgsFrom);
 }

@@ -236,12 +236,13 @@ void PrintStartBanner(const SimPlan& plan, const SimPorts& ports) {
   const int gateways = GatewayCount(plan);
   const std::string address = absl::StrCat(
       HasShapedLinks(plan) ? "0.0.0.0:" : "127.0.0.1:", ports.server);
-  std::printf(
-      "fedberry-sim: %d clients on %s%s, %d rounds of %s, planner %s\n",
-      ClientCount(plan), address.c_str(),
-      gateways > 0 ? absl::StrCat(" through ", gateways, " gateways").c_str()
-                   : "",
-      plan.job.rounds, plan.job.model.c_str(), plan.job.planner.c_str());
+  std::printf("fedberry-sim: %d clients on %s%s, %d rounds of %s, planner %s\n",
+              ClientCount(plan), address.c_str(),
+              gateways > 0
+                  ? absl::StrCat(" through ", gateways, " gateways").c_str()
+                  : "",
+              plan.server.rounds.rounds, plan.server.plan.model.c_str(),
+              plan.server.planner.planner.c_str());
   const std::vector<BoardProfile>& fleet = plan.fleet.boards;
   for (size_t i = 0; i < fleet.size(); ++i) {
     std::printf(
@@ -285,7 +286,7 @@ void StopOrphans(std::vector<Process>& procs, int gateways,
 void WatchUntilEnd(const SimPlan& plan, Federation& fed,
                    const std::atomic<bool>& interrupted, Clock& clock,
                    absl::Time start) {
-  const int rounds = plan.job.rounds;
+  const int rounds = plan.server.rounds.rounds;
   size_t shown = 0;
   absl::Time last_note = clock.Now();
   bool signalled = false;
@@ -360,7 +361,7 @@ int PrintExitTable(const SimPlan& plan, Federation& fed) {
 // has ended; the exit status.
 int Finish(const SimPlan& plan, Federation& fed, double wall) {
   const std::string& out = plan.output.dir;
-  const int rounds = plan.job.rounds;
+  const int rounds = plan.server.rounds.rounds;
   auto lines = ReadJsonLines(out + "/rounds.jsonl");
   PrintRoundTable(lines);
   const int failures = PrintExitTable(plan, fed);

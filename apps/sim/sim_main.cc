@@ -4,25 +4,21 @@
 // and --pause_seconds) on loopback, shows progress, and ends with a
 // per-round table, each process's peak memory, a per-client resource table,
 // and writes report.html into the output folder. The program is
-// apps/sim/run_sim.h's; its flags are apps/sim/sim_flags.cc's and the
-// server's it passes through, apps/server/server_flags_shared.cc's.
+// apps/sim/run_sim.h's; its flags are its table's (apps/sim/sim_flags.inc)
+// and the server's it passes through, apps/server/server_flags_shared.cc's.
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include "apps/server/server_flags_shared.h"
 #include "apps/sim/run_sim.h"
+#include "apps/sim/sim_flag_table.h"
 #include "apps/sim/sim_flags.h"
 #include "base/command_line.h"
 
 int main(int argc, char** argv) {
   fedberry::ParseCommandLine(
-      argc, argv,
-      "fedberry simulator: runs a server and N clients on loopback on "
-      "Fashion-MNIST and prints a per-round table.\nUsage: fedberry-sim "
-      "--clients=4 --rounds=5 --output=out\n"
-      "       fedberry-sim --tiers=2 --gateways=2 --clients=4   (boards join "
-      "site gateways, which join the server)",
+      argc, argv, fedberry::sim::kSimUsage,
       std::vector<std::string>{fedberry::sim::kSimFlagsFile,
                                fedberry::apps::kServerSharedFlagsFile});
   auto plan = fedberry::sim::SimPlanFromFlags();

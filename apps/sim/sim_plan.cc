@@ -32,6 +32,11 @@ int GatewayBoards(const SimPlan& plan, int g) {
   return n / gateways + (g < n % gateways ? 1 : 0);
 }
 
+bool HasSiteMode(const SimPlan& plan) {
+  return !plan.tiers.site_mode.empty() ||
+         plan.tiers.site_async_buffer.has_value();
+}
+
 std::string GatewayName(int g) { return absl::StrCat("sim-gateway-", g); }
 
 std::string GatewayDir(const SimPlan& plan, int g) {
@@ -40,7 +45,7 @@ std::string GatewayDir(const SimPlan& plan, int g) {
 
 absl::Status CheckSimPlan(const SimPlan& plan) {
   const int n = ClientCount(plan);
-  if (n < 1 || plan.job.rounds < 1) {
+  if (n < 1 || plan.server.rounds.rounds < 1) {
     return absl::InvalidArgumentError("--clients and --rounds must be >= 1");
   }
   if (plan.fleet.attackers < 0 || plan.fleet.attackers > n) {
@@ -56,7 +61,7 @@ absl::Status CheckSimPlan(const SimPlan& plan) {
         "clients (%d)",
         n));
   }
-  if (tiers == 1 && plan.tiers.site.has_value()) {
+  if (tiers == 1 && HasSiteMode(plan)) {
     return absl::InvalidArgumentError(
         "--site_mode and --site_async_buffer set the site gateways' rounds: "
         "they need --tiers=2");

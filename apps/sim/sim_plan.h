@@ -3,7 +3,7 @@
 // where the output goes. apps/sim/sim_flags.h reads it from the flags (the
 // one place they are read); apps/sim/child_args.h turns it into the
 // children's command lines; apps/sim/run_sim.h runs it. The defaults are the
-// flags' defaults.
+// flags' defaults (sim_flag_table.h; a test holds them equal).
 // Thread-safety: a plain value and pure functions.
 #ifndef FEDBERRY_APPS_SIM_SIM_PLAN_H_
 #define FEDBERRY_APPS_SIM_SIM_PLAN_H_
@@ -14,38 +14,24 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/time/time.h"
 #include "apps/server/server_args.h"
 #include "apps/server/server_config.h"
+#include "runtime/image_dataset.h"
 #include "runtime/partition.h"
 #include "sim/fleet_profile.h"
 
 namespace fedberry::sim {
 
-// The job fedberry-server runs (its flags of the same names).
+// The job's settings that are the simulator's own; the rest of the job
+// (rounds, model, lr, planner, ...) is the server's, SimPlan::server.
 struct SimJob {
-  int rounds = 5;
-  double fraction = 1.0;
   int min_clients = 0;  // 0: all clients
-  int local_epochs = 1;
-  int local_steps = 0;  // 0: whole epochs
-  int batch_size = 32;
-  double lr = 0.05;
-  double momentum = 0.9;
-  absl::Duration round_deadline = absl::Minutes(10);
-  std::string model = "lenet5";
-  std::string data;  // the flag's default: the Fashion-MNIST folder
+  std::string data = runtime::kDefaultFashionMnistDir;
   // "auto": `data`; empty: no server-side evaluation.
   std::string eval_data = "auto";
   runtime::PartitionSpec::Kind partition = runtime::PartitionSpec::Kind::kIid;
   double alpha = 0.5;
-  uint64_t seed = 1;
-  std::string planner = "uniform";
-  double planner_max_factor = 4.0;
-  bool data_moves = false;
-  bool overlap_evaluation = true;
-  bool skip_bad_rows = false;  // the server's and every client's
-  bool resume = false;         // keep the checkpoints in the output folder
+  bool resume = false;  // keep the checkpoints in the output folder
 };
 
 // The emulated boards (fedberry-emulated-client processes).
@@ -69,8 +55,9 @@ struct SimTiers {
   int tiers = 1;     // 1 or 2
   int gateways = 2;  // with tiers == 2
   // The gateways' --mode and --async_buffer (--site_mode,
-  // --site_async_buffer); none: their defaults.
-  std::optional<apps::ModeConfig> site;
+  // --site_async_buffer); empty, none: their defaults.
+  std::string site_mode;
+  std::optional<int> site_async_buffer;
 };
 
 struct SimTransport {
@@ -86,10 +73,11 @@ struct SimOutput {
 
 struct SimPlan {
   SimJob job;
-  // fedberry-server's settings that fedberry-sim passes through as the
+  // The server's job: the settings fedberry-sim passes through as the
   // server's own flags (apps/server/server_flags_shared.h: --strategy,
-  // --dp_*, --mode, ...); the rest stays at the server's defaults, and
-  // what SimJob says (rounds, model, ...) is given from the job.
+  // --dp_*, --mode, ...) and those its own flags fill (sim_flags.inc:
+  // --rounds, --model, --lr, --planner, ...); the rest stays at the
+  // server's defaults. ServerArgs adds what SimJob and the fleet say.
   apps::ServerConfig server = apps::ServerFlagDefaults();
   SimFleet fleet;
   SimTiers tiers;
@@ -112,6 +100,9 @@ int GatewayBoards(const SimPlan& plan, int g);
 std::string GatewayName(int g);
 // Gateway `g`'s output folder, <output>/gateway-<g>.
 std::string GatewayDir(const SimPlan& plan, int g);
+
+// Whether --site_mode or --site_async_buffer is given.
+bool HasSiteMode(const SimPlan& plan);
 
 // InvalidArgument, with what is wrong, for combinations fedberry-sim cannot
 // run: no clients or rounds, more attackers than clients, tiers other than

@@ -13,7 +13,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "apps/server/server_flag_table.h"
+#include "apps/sim/sim_flag_table.h"
 #include "base/flag_table.h"
+#include "client/client_args.h"  // kDefaultMaxTemperature
 #include "client/client_flag_table.h"
 
 namespace fedberry::apps::flag_docs_test {
@@ -26,6 +28,21 @@ std::string UsageBlock(const std::string& usage) {
   return absl::StrCat("```\n", usage, "\n```\n");
 }
 
+// The client's table with the defaults that differ between builds written
+// as the guide gives them (client_args.h: --max_temperature is 70 on ARM
+// builds, 0 on others), so one guide matches every build's table.
+std::vector<base::FlagDoc> ClientFlagDocs() {
+  std::vector<base::FlagDoc> docs = base::FlagDocs(client::ClientFlagTable());
+  for (base::FlagDoc& doc : docs) {
+    if (doc.name == "max_temperature") {
+      EXPECT_EQ(doc.default_text,
+                absl::StrCat(client::kDefaultMaxTemperature));
+      doc.default_text = "70 on ARM builds, 0 on others";
+    }
+  }
+  return docs;
+}
+
 // The guide as the tables say it.
 std::string FlagsGuide() {
   std::vector<std::string> shared;
@@ -34,9 +51,11 @@ std::string FlagsGuide() {
   }
   return absl::StrCat(
       "# Flags\n\n"
-      "Every flag of `fedberry-server` and `fedberry-client`: its type, its "
-      "default and what `--help` says of it. Each table is its binary's flag "
-      "table (`apps/server/server_flags.inc`, `client/client_flags.inc`), "
+      "Every flag of `fedberry-server`, `fedberry-client` and "
+      "`fedberry-sim`: its type, its default and what `--help` says of it. "
+      "Each table is its binary's flag table "
+      "(`apps/server/server_flags.inc`, `client/client_flags.inc`, "
+      "`apps/sim/sim_flags.inc`), "
       "where each flag is declared once; `tests/apps/flag_docs_test.cc` "
       "fails when this page and the tables differ, and "
       "`FEDBERRY_WRITE_FLAG_DOCS=1 build/bin/sim_app_test "
@@ -49,10 +68,17 @@ std::string FlagsGuide() {
       "through to the server it starts: ",
       absl::StrJoin(shared, ", "), ".\n\n## fedberry-client\n\n",
       UsageBlock(client::kClientUsage), "\n",
-      base::FlagDocsMarkdown(base::FlagDocs(client::ClientFlagTable())),
+      base::FlagDocsMarkdown(ClientFlagDocs()),
       "\n`fedberry-emulated-client` takes these flags too, and test "
       "instruments of its own (`--attack`, `--data_fraction`, "
-      "`--compute_slowdown`, ...).\n");
+      "`--compute_slowdown`, ...).\n\n## fedberry-sim\n\n",
+      UsageBlock(sim::kSimUsage), "\n",
+      base::FlagDocsMarkdown(base::FlagDocs(sim::SimFlagTable())),
+      "\nIt takes the server flags it passes through too (listed under "
+      "`fedberry-server`). Those of its own flags that the server has as "
+      "well (`--rounds`, `--lr`, `--planner`, ...) become the server's "
+      "flags of the same names; `--min_clients` and `--eval_data` mean "
+      "what this table says.\n");
 }
 
 TEST(FlagDocs, GuideMatchesTheTables) {
@@ -83,6 +109,7 @@ void ExpectDefaultsReadBack(const base::FlagTable<Config>& table) {
 TEST(FlagDocs, EveryDefaultReadsBack) {
   ExpectDefaultsReadBack(ServerFlagTable());
   ExpectDefaultsReadBack(client::ClientFlagTable());
+  ExpectDefaultsReadBack(sim::SimFlagTable());
 }
 
 }  // namespace

@@ -69,21 +69,21 @@ TEST(ServerArgs, DefaultPlanGivesWhereTheJobDiffersFromTheServersDefaults) {
 
 TEST(ServerArgs, TheSimulatorsJobFlagsReachTheServer) {
   SimPlan plan = Plan();
-  SimJob& job = plan.job;
-  job.rounds = 7;
-  job.fraction = 0.5;
-  job.local_epochs = 2;
-  job.local_steps = 30;
-  job.batch_size = 16;
-  job.lr = 0.1;
-  job.momentum = 0.5;
-  job.round_deadline = absl::Minutes(3);
-  job.model = "resnet8";
-  job.seed = 9;
-  job.planner = "greedy";
-  job.planner_max_factor = 2;
-  job.data_moves = true;
-  job.overlap_evaluation = false;
+  apps::ServerConfig& job = plan.server;
+  job.rounds.rounds = 7;
+  job.rounds.fraction = 0.5;
+  job.plan.local_epochs = 2;
+  job.plan.local_steps = 30;
+  job.plan.batch_size = 16;
+  job.plan.lr = 0.1;
+  job.plan.momentum = 0.5;
+  job.rounds.round_deadline = absl::Minutes(3);
+  job.plan.model = "resnet8";
+  job.plan.seed = 9;
+  job.planner.planner = "greedy";
+  job.planner.max_factor = 2;
+  job.planner.data_moves = true;
+  job.rounds.overlap_evaluation = false;
   const auto argv = ServerArgs(plan, Ports(), nullptr);
   for (const char* flag :
        {"--rounds=7", "--fraction=0.5", "--local_epochs=2", "--local_steps=30",
@@ -100,7 +100,7 @@ TEST(ServerArgs, PassThroughFlagsAppearOnlyWhenNotDefault) {
   plan.server.strategy.name = "fedadam";
   plan.server.plan.update_encoding = "int8";
   plan.server.transport.metrics_listen = "9464";
-  plan.job.skip_bad_rows = true;
+  plan.server.plan.skip_bad_rows = true;
   plan.job.eval_data = "";
   plan.job.min_clients = 3;
   const auto argv = ServerArgs(plan, Ports(), nullptr);
@@ -164,7 +164,7 @@ TEST(ClientArgs, TheFleetsSettingsReachEveryBoard) {
   SimPlan plan = Plan();
   plan.job.partition = runtime::PartitionSpec::Kind::kDirichlet;
   plan.job.alpha = 0.1;
-  plan.job.skip_bad_rows = true;
+  plan.server.plan.skip_bad_rows = true;
   plan.fleet.threads_per_client = 2;
   plan.fleet.checkpoint_every_batches = 10;
   const auto argv = ClientArgs(plan, 3, Ports(), nullptr, nullptr);
@@ -186,7 +186,7 @@ TEST(ClientArgs, AttackersAndTheFleetProfileGiveTheTestInstruments) {
   board.bandwidth_mbit = 8;
   board.pause_every = 2;
   board.pause_seconds = 20;
-  plan.job.data_moves = true;
+  plan.server.planner.data_moves = true;
   const auto first = ClientArgs(plan, 0, Ports(), nullptr, nullptr);
   EXPECT_THAT(first, Contains("--attack=signflip"));
   EXPECT_THAT(first, Contains("--allow_data_moves=true"));
@@ -245,9 +245,8 @@ TEST(GatewayArgs, EachGatewayJoinsTheServerAndWaitsForItsBoards) {
 
 TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
   SimPlan plan = SevenBoardsOnThreeGateways();
-  plan.tiers.site.emplace();
-  plan.tiers.site->mode = "async";
-  plan.tiers.site->async_buffer = 2;
+  plan.tiers.site_mode = "async";
+  plan.tiers.site_async_buffer = 2;
   plan.server.dp.noise_multiplier = 1.1;
   const auto argv = GatewayArgs(plan, 0, Ports(3));
   for (const char* flag : {"--min_clients=1", "--min_clients_to_start=3",
@@ -276,7 +275,7 @@ TEST(CheckSimPlan, RefusesWhatTheSimulatorCannotRun) {
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
     return std::string(s.message());
   };
-  EXPECT_THAT(refused([](SimPlan& p) { p.job.rounds = 0; }),
+  EXPECT_THAT(refused([](SimPlan& p) { p.server.rounds.rounds = 0; }),
               HasSubstr("--clients and --rounds must be >= 1"));
   EXPECT_THAT(refused([](SimPlan& p) { p.fleet.attackers = 5; }),
               HasSubstr("the number of clients (4)"));
@@ -287,7 +286,7 @@ TEST(CheckSimPlan, RefusesWhatTheSimulatorCannotRun) {
                 p.tiers.gateways = 5;
               }),
               StartsWith("--tiers is 1 or 2"));
-  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.site.emplace(); }),
+  EXPECT_THAT(refused([](SimPlan& p) { p.tiers.site_async_buffer = 2; }),
               HasSubstr("they need --tiers=2"));
   EXPECT_THAT(refused([](SimPlan& p) {
                 p.tiers.tiers = 2;

@@ -1,10 +1,10 @@
-#include "secagg/openssl_errors.h"
+#include "crypto/openssl_errors.h"
 
 #include <openssl/err.h>
 
 #include "absl/strings/str_cat.h"
 
-namespace fedberry::secagg::internal {
+namespace fedberry::crypto {
 
 std::string DrainErrors() {
   std::string text;
@@ -18,10 +18,11 @@ std::string DrainErrors() {
   return text;
 }
 
-absl::Status OpenSslError(absl::string_view what) {
+absl::Status OpenSslError(absl::string_view what, absl::StatusCode code) {
   const std::string queue = DrainErrors();
-  return absl::InternalError(queue.empty() ? absl::StrCat(what)
-                                           : absl::StrCat(what, ": ", queue));
+  return absl::Status(
+      code, queue.empty() ? std::string(what)
+                          : absl::StrCat(what, " (OpenSSL: ", queue, ")"));
 }
 
-}  // namespace fedberry::secagg::internal
+}  // namespace fedberry::crypto
