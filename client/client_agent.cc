@@ -7,9 +7,9 @@
 #include "base/status_macros.h"
 #include "base/version.h"
 #include "client/agent_rpc.h"
-#include "client/secagg_board.h"
 #include "client/identity_refusal.h"
 #include "client/memory_release.h"
+#include "client/secagg_board.h"
 #include "proto/wire.h"
 #include "runtime/tensor_codec.h"
 
@@ -262,23 +262,31 @@ absl::Status ClientAgent::SendMasked(const v1::GetTaskResponse& task,
   calls.clock = options_.clock;
   calls.fs = &base::FileSystem::Default();
   calls.state_dir = options_.secagg_state_dir;
+  calls.before_stage = options_.secagg_before_stage;
+  calls.fleet_key_file = options_.secagg_key_file;
+  calls.fleet_ca_file = options_.secagg_ca_file;
+  calls.wrap_signer = options_.secagg_wrap_signer;
   calls.track = [this](grpc::ClientContext* c) { Track(c); };
   calls.stop = &stop_;
   uint64_t bytes = 0;
-  absl::Status sent = SendMaskedUpdate(calls, join_.client_id(), task, global,
-                                       outcome, &bytes);
+  absl::Status sent =
+      SendMaskedUpdate(calls, join_.client_id(), task, global, outcome, &bytes);
   if (sent.ok()) {
     ++rounds_trained_;
     spdlog::info("round {}: masked update counted ({} bytes sent)",
                  task.round(), bytes);
     return sent;
   }
-  if (absl::IsAborted(sent) || absl::IsFailedPrecondition(sent)) {
-    spdlog::warn("round {}: secure aggregation went on without this board: {}",
-                 task.round(), std::string(sent.message()));
-    return absl::OkStatus();
+  // The link's failures and a stop are the loop's to handle; any other
+  // refusal (its session given up, its keys or input refused) costs this
+  // board the round only.
+  if (absl::IsCancelled(sent) || absl::IsUnavailable(sent) ||
+      absl::IsDeadlineExceeded(sent)) {
+    return sent;
   }
-  return sent;
+  spdlog::warn("round {}: secure aggregation went on without this board: {}",
+               task.round(), base::Printable(sent.ToString(), 400));
+  return absl::OkStatus();
 }
 
 absl::Status ClientAgent::DoEvaluation(const v1::GetTaskResponse& task) {

@@ -28,6 +28,7 @@
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
 #include "fedberry/v1/federation.grpc.pb.h"
+#include "secagg/session_messages.h"
 
 namespace fedberry::client {
 
@@ -74,6 +75,16 @@ struct AgentOptions {
   // Where securely aggregated rounds' session states are kept, so a
   // restored board never masks twice (created when missing).
   std::string secagg_state_dir = "secagg";
+  // Called before each stage's message leaves (1 advertise keys .. 4
+  // unmask); a test instrument, empty in fedberry-client.
+  std::function<void(uint64_t round, int stage)> secagg_before_stage;
+  // Under mutual TLS, the board's fleet key and CA files (SecAggCalls).
+  std::string secagg_key_file;
+  std::string secagg_ca_file;
+  // Wraps the board's key signer (a test instrument); may be empty.
+  std::function<std::unique_ptr<secagg::KeySigner>(
+      std::unique_ptr<secagg::KeySigner>)>
+      secagg_wrap_signer;
 };
 
 class ClientAgent {

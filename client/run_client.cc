@@ -129,10 +129,15 @@ AgentOptions AgentOptionsOf(const ClientConfig& config,
   options.model_cache_dir = absl::StrCat(config.data.cache_dir, "/models");
   // Beside the training checkpoint when there is one: both must survive
   // the same restarts.
-  options.secagg_state_dir = absl::StrCat(
-      config.checkpoint_dir.empty() ? config.data.cache_dir
-                                    : config.checkpoint_dir,
-      "/secagg");
+  options.secagg_state_dir =
+      absl::StrCat(config.checkpoint_dir.empty() ? config.data.cache_dir
+                                                 : config.checkpoint_dir,
+                   "/secagg");
+  // Mutual TLS: the fleet key signs the board's secure-aggregation keys.
+  if (!config.transport.tls.cert.empty()) {
+    options.secagg_key_file = config.transport.tls.key;
+    options.secagg_ca_file = config.transport.tls.ca;
+  }
   options.required_model_sha256 = config.model_sha256;
   options.seed = static_cast<uint64_t>(getpid());
   return options;
@@ -359,6 +364,8 @@ int RunBoard(const ClientConfig& config, const ClientDecorators& decorators,
       TransportOf(config, exit_code);
   if (!transport) return exit_code;
   AgentOptions options = AgentOptionsOf(config, *transport);
+  options.secagg_before_stage = decorators.secagg_before_stage;
+  options.secagg_wrap_signer = decorators.secagg_wrap_signer;
   if (options.allow_data_moves) {
     spdlog::warn(
         "data moves allowed: the server may move some of this board's "

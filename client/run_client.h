@@ -18,6 +18,7 @@
 #include "client/client_config.h"
 #include "client/local_trainer.h"
 #include "runtime/memory_readings.h"
+#include "secagg/session_messages.h"
 
 namespace fedberry::client {
 
@@ -34,6 +35,14 @@ struct ClientDecorators {
   // Where the memory watchdog reads pressure (a test: files it rewrites to
   // pause and resume the board); default the kernel's.
   runtime::MemoryReaderOptions memory_readings;
+  // Called before each message of a securely aggregated round (a test:
+  // kills the board at a chosen stage); empty: nothing.
+  std::function<void(uint64_t round, int stage)> secagg_before_stage;
+  // Wraps the board's secure-aggregation key signer (a test: one that
+  // forges signatures); empty: nothing.
+  std::function<std::unique_ptr<secagg::KeySigner>(
+      std::unique_ptr<secagg::KeySigner>)>
+      secagg_wrap_signer;
 };
 
 // The decorators a binary's own flags ask for, once the command line is

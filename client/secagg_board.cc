@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "secagg/unsigned_keys.h"
 #include "secagg/update_words.h"
 #include "secagg/wire_messages.h"
+#include "security/secagg_keys.h"
 
 namespace fedberry::client {
 namespace {
@@ -48,8 +50,10 @@ class Session {
     base_.set_session(task.secagg().session());
   }
 
-  // Sends `request`'s stage message; OK once accepted (or accepted before).
-  absl::Status Send(v1::SecAggRequest request) {
+  // Sends `request`, the message of `stage` (1..4); OK once accepted (or
+  // accepted before).
+  absl::Status Send(int stage, v1::SecAggRequest request) {
+    if (calls_.before_stage) calls_.before_stage(base_.round(), stage);
     FEDBERRY_ASSIGN_OR_RETURN(v1::SecAggResponse r, Call(std::move(request)));
     return r.action() == v1::SecAggResponse::ABANDONED
                ? absl::AbortedError(r.reason())
@@ -66,9 +70,8 @@ class Session {
       if (r.action() == v1::SecAggResponse::ABANDONED) {
         return absl::AbortedError(r.reason());
       }
-      calls_.clock->SleepFor(
-          absl::Milliseconds(std::clamp<uint32_t>(r.retry_after_ms(), 50,
-                                                  2000)));
+      calls_.clock->SleepFor(absl::Milliseconds(
+          std::clamp<uint32_t>(r.retry_after_ms(), 50, 2000)));
     }
   }
 
@@ -89,8 +92,10 @@ class Session {
         calls_.stub->SecAggStep(&context, request, &response));
     if (calls_.track) calls_.track(nullptr);
     // A retried message that arrived the first time.
-    if (absl::IsAlreadyExists(s)) response.set_action(v1::SecAggResponse::ACCEPTED);
-    else FEDBERRY_RETURN_IF_ERROR(s);
+    if (absl::IsAlreadyExists(s))
+      response.set_action(v1::SecAggResponse::ACCEPTED);
+    else
+      FEDBERRY_RETURN_IF_ERROR(s);
     return response;
   }
 
@@ -100,9 +105,9 @@ class Session {
 };
 
 // The board's words: its change, clipped, weighed and quantised.
-absl::StatusOr<std::vector<uint32_t>> Words(
-    const secagg::BoardTaskSettings& s, const runtime::NamedTensors& global,
-    const TrainOutcome& outcome) {
+absl::StatusOr<std::vector<uint32_t>> Words(const secagg::BoardTaskSettings& s,
+                                            const runtime::NamedTensors& global,
+                                            const TrainOutcome& outcome) {
   if (outcome.num_samples == 0) {
     return absl::InvalidArgumentError("no samples to weigh the update by");
   }
@@ -111,9 +116,11 @@ absl::StatusOr<std::vector<uint32_t>> Words(
       secagg::UpdateWords::Create(global, s.clip, s.config.bits,
                                   static_cast<uint32_t>(s.config.cohort)));
   if (words.vector_length() != s.config.vector_length) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the session masks ", s.config.vector_length, " words; this board's "
-        "model makes ", words.vector_length()));
+    return absl::InvalidArgumentError(absl::StrCat("the session masks ",
+                                                   s.config.vector_length,
+                                                   " words; this board's "
+                                                   "model makes ",
+                                                   words.vector_length()));
   }
   const double weight =
       static_cast<double>(std::min(outcome.num_samples, s.weight_cap)) /
@@ -121,32 +128,80 @@ absl::StatusOr<std::vector<uint32_t>> Words(
   return words.Encode(outcome.model, global, weight);
 }
 
+// The keys that sign this board's advertisement and check its neighbours':
+// the fleet's under mutual TLS, else none.
+struct BoardKeys {
+  std::unique_ptr<secagg::KeySigner> signer;
+  std::unique_ptr<security::CertificateKeyVerifier> certified;  // TLS only
+  secagg::UnsignedKeys unsigned_keys;
+  const secagg::KeyVerifier& verifier() const {
+    if (certified) return *certified;
+    return unsigned_keys;
+  }
+};
+
+absl::StatusOr<std::unique_ptr<BoardKeys>> KeysOf(const SecAggCalls& calls) {
+  auto keys = std::make_unique<BoardKeys>();
+  if (calls.fleet_key_file.empty()) {
+    keys->signer = std::make_unique<secagg::UnsignedKeys>();
+  } else {
+    FEDBERRY_ASSIGN_OR_RETURN(std::string key,
+                              calls.fs->ReadFile(calls.fleet_key_file));
+    FEDBERRY_ASSIGN_OR_RETURN(std::string ca,
+                              calls.fs->ReadFile(calls.fleet_ca_file));
+    keys->signer = std::make_unique<security::FleetKeySigner>(std::move(key));
+    keys->certified = std::make_unique<security::CertificateKeyVerifier>(
+        std::move(ca), *calls.clock);
+  }
+  if (calls.wrap_signer)
+    keys->signer = calls.wrap_signer(std::move(keys->signer));
+  return keys;
+}
+
+// The neighbours' keys the gateway relayed; under mutual TLS each one's
+// certificate must be a fleet board's before its signature is checked.
+absl::StatusOr<std::vector<secagg::KeyAdvertisement>> NeighbourKeys(
+    const v1::SecAggResponse& r, security::CertificateKeyVerifier* certified) {
+  std::vector<secagg::KeyAdvertisement> neighbours;
+  for (const v1::SecAggKeys& k : r.neighbour_keys()) {
+    FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement n, secagg::FromProto(k));
+    if (certified != nullptr) {
+      if (absl::Status s = certified->Record(n.board, k.certificate());
+          !s.ok()) {
+        return absl::AbortedError(absl::StrCat(
+            "the gateway relayed keys this board refuses: ", s.message()));
+      }
+    }
+    neighbours.push_back(std::move(n));
+  }
+  return neighbours;
+}
+
 absl::Status RunStages(const SecAggCalls& calls, secagg::BoardSession& board,
+                       security::CertificateKeyVerifier* certified,
                        const std::vector<uint32_t>& words,
                        const std::string& state_path, Session& session) {
   FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement ad, board.AdvertiseKeys());
   v1::SecAggRequest keys;
   *keys.mutable_keys() = secagg::ToProto(ad);
-  FEDBERRY_RETURN_IF_ERROR(session.Send(std::move(keys)));
+  FEDBERRY_RETURN_IF_ERROR(session.Send(1, std::move(keys)));
 
   FEDBERRY_ASSIGN_OR_RETURN(v1::SecAggResponse r1, session.Await(1));
-  std::vector<secagg::KeyAdvertisement> neighbours;
-  for (const v1::SecAggKeys& k : r1.neighbour_keys()) {
-    FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement n, secagg::FromProto(k));
-    neighbours.push_back(std::move(n));
-  }
+  FEDBERRY_ASSIGN_OR_RETURN(std::vector<secagg::KeyAdvertisement> neighbours,
+                            NeighbourKeys(r1, certified));
   FEDBERRY_ASSIGN_OR_RETURN(secagg::ShareKeysMessage shares,
                             board.ShareKeys(neighbours));
   v1::SecAggRequest share_keys;
   for (const secagg::ShareCiphertext& box : shares.boxes) {
     *share_keys.mutable_share_keys()->add_boxes() = secagg::ToProto(box);
   }
-  FEDBERRY_RETURN_IF_ERROR(session.Send(std::move(share_keys)));
+  FEDBERRY_RETURN_IF_ERROR(session.Send(2, std::move(share_keys)));
 
   FEDBERRY_ASSIGN_OR_RETURN(v1::SecAggResponse r2, session.Await(2));
   std::vector<secagg::ShareCiphertext> inbound;
   for (const v1::SecAggShareBox& b : r2.inbound()) {
-    FEDBERRY_ASSIGN_OR_RETURN(secagg::ShareCiphertext box, secagg::FromProto(b));
+    FEDBERRY_ASSIGN_OR_RETURN(secagg::ShareCiphertext box,
+                              secagg::FromProto(b));
     inbound.push_back(std::move(box));
   }
   FEDBERRY_ASSIGN_OR_RETURN(secagg::MaskedInput masked,
@@ -161,7 +216,7 @@ absl::Status RunStages(const SecAggCalls& calls, secagg::BoardSession& board,
   v1::SecAggRequest input;
   input.mutable_masked()->mutable_words()->Assign(masked.masked.begin(),
                                                   masked.masked.end());
-  FEDBERRY_RETURN_IF_ERROR(session.Send(std::move(input)));
+  FEDBERRY_RETURN_IF_ERROR(session.Send(3, std::move(input)));
 
   FEDBERRY_ASSIGN_OR_RETURN(v1::SecAggResponse r3, session.Await(3));
   secagg::UnmaskRequest request{{r3.survivors().begin(), r3.survivors().end()},
@@ -172,7 +227,7 @@ absl::Status RunStages(const SecAggCalls& calls, secagg::BoardSession& board,
   for (const secagg::UnmaskShare& s : unmask.shares) {
     *answer.mutable_unmask()->add_shares() = secagg::ToProto(s);
   }
-  return session.Send(std::move(answer));
+  return session.Send(4, std::move(answer));
 }
 
 }  // namespace
@@ -186,9 +241,9 @@ absl::Status SendMaskedUpdate(const SecAggCalls& calls,
   FEDBERRY_ASSIGN_OR_RETURN(secagg::BoardTaskSettings settings,
                             secagg::FromProto(task.secagg()));
   settings.config.round = task.round();
-  FEDBERRY_ASSIGN_OR_RETURN(std::string path,
-                            StatePath(calls.state_dir, settings.config.session));
-  static secagg::UnsignedKeys keys;  // stateless
+  FEDBERRY_ASSIGN_OR_RETURN(
+      std::string path, StatePath(calls.state_dir, settings.config.session));
+  static secagg::UnsignedKeys keys;  // stateless: the restore's stage only
   if (calls.fs->Exists(path)) {
     FEDBERRY_ASSIGN_OR_RETURN(std::string saved, calls.fs->ReadFile(path));
     FEDBERRY_ASSIGN_OR_RETURN(
@@ -198,10 +253,10 @@ absl::Status SendMaskedUpdate(const SecAggCalls& calls,
                                 saved.size()),
             secagg::OsRandom(), keys, keys));
     if (restored.stage() >= secagg::BoardStage::kMasked) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "this board already sent its masked input of session ",
-          settings.config.session, " (", path,
-          "); it never masks a second one"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("this board already sent its masked input of session ",
+                       settings.config.session, " (", path,
+                       "); it never masks a second one"));
     }
   }
   FEDBERRY_ASSIGN_OR_RETURN(std::vector<uint32_t> words,
@@ -209,12 +264,15 @@ absl::Status SendMaskedUpdate(const SecAggCalls& calls,
   if (!calls.fs->Exists(calls.state_dir)) {
     FEDBERRY_RETURN_IF_ERROR(calls.fs->CreateDir(calls.state_dir));
   }
+  FEDBERRY_ASSIGN_OR_RETURN(std::unique_ptr<BoardKeys> own, KeysOf(calls));
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::BoardSession board,
       secagg::BoardSession::Create(settings.config, settings.board,
-                                   secagg::OsRandom(), keys, keys));
+                                   secagg::OsRandom(), *own->signer,
+                                   own->verifier()));
   Session session(calls, client_id, task);
-  absl::Status s = RunStages(calls, board, words, path, session);
+  absl::Status s =
+      RunStages(calls, board, own->certified.get(), words, path, session);
   if (bytes_sent != nullptr) *bytes_sent += session.bytes_sent();
   return s;
 }

@@ -12,12 +12,13 @@
 #ifndef FEDBERRY_CLIENT_SECAGG_BOARD_H_
 #define FEDBERRY_CLIENT_SECAGG_BOARD_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -26,6 +27,7 @@
 #include "client/local_trainer.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "runtime/model.h"
+#include "secagg/session_messages.h"
 
 namespace fedberry::client {
 
@@ -40,6 +42,18 @@ struct SecAggCalls {
   // Binds a call's context to the agent so its Stop() cancels it.
   std::function<void(grpc::ClientContext*)> track;
   const std::atomic<bool>* stop = nullptr;
+  // Called with the round and stage (1..4) before each stage's message
+  // leaves; may be empty.
+  std::function<void(uint64_t round, int stage)> before_stage;
+  // Under mutual TLS: the board's fleet key (--tls_key) signs its keys and
+  // the fleet CA (--tls_ca) checks its neighbours' certificates; both
+  // empty: keys go unsigned.
+  std::string fleet_key_file;
+  std::string fleet_ca_file;
+  // Wraps the board's signer (a test: one that forges); may be empty.
+  std::function<std::unique_ptr<secagg::KeySigner>(
+      std::unique_ptr<secagg::KeySigner>)>
+      wrap_signer;
 };
 
 // Sends `outcome`'s model (trained from `global`) masked, through every

@@ -27,6 +27,7 @@ using CipherCtxPtr =
 using KdfCtxPtr = std::unique_ptr<EVP_KDF_CTX, FreeWith<EVP_KDF_CTX_free>>;
 using KdfPtr = std::unique_ptr<EVP_KDF, FreeWith<EVP_KDF_free>>;
 using KeyPtr = std::unique_ptr<EVP_PKEY, FreeWith<EVP_PKEY_free>>;
+using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, FreeWith<EVP_MD_CTX_free>>;
 using PkeyCtxPtr = std::unique_ptr<EVP_PKEY_CTX, FreeWith<EVP_PKEY_CTX_free>>;
 
 }  // namespace fedberry::crypto

@@ -19,8 +19,8 @@ template <size_t N>
 absl::Status Fill(const std::string& bytes, const char* what,
                   std::array<uint8_t, N>& out) {
   if (bytes.size() != N) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " must be ", N, " bytes, not ", bytes.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be ", N, " bytes, not ", bytes.size()));
   }
   std::copy(bytes.begin(), bytes.end(), out.begin());
   return absl::OkStatus();
@@ -60,14 +60,13 @@ absl::StatusOr<BoardTaskSettings> FromProto(const v1::SecAggTask& task) {
       Fill(task.graph_seed(), "secagg graph_seed", s.config.graph_seed));
   s.board = task.board();
   if (s.board >= static_cast<uint32_t>(s.config.cohort)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "secagg board ", s.board, " is outside the cohort of ",
-        s.config.cohort));
+    return absl::InvalidArgumentError(absl::StrCat("secagg board ", s.board,
+                                                   " is outside the cohort of ",
+                                                   s.config.cohort));
   }
   if (!std::isfinite(task.clip()) || task.clip() <= 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("secagg clip must be finite and positive, not ",
-                     task.clip()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "secagg clip must be finite and positive, not ", task.clip()));
   }
   if (task.weight_cap() == 0) {
     return absl::InvalidArgumentError("secagg weight_cap must be positive");
@@ -89,14 +88,19 @@ v1::SecAggKeys ToProto(const KeyAdvertisement& ad) {
 absl::StatusOr<KeyAdvertisement> FromProto(const v1::SecAggKeys& keys) {
   KeyAdvertisement ad;
   ad.board = keys.board();
-  FEDBERRY_RETURN_IF_ERROR(Fill(keys.transport_public(),
-                                "secagg transport_public", ad.transport_public));
+  FEDBERRY_RETURN_IF_ERROR(Fill(
+      keys.transport_public(), "secagg transport_public", ad.transport_public));
   FEDBERRY_RETURN_IF_ERROR(
       Fill(keys.mask_public(), "secagg mask_public", ad.mask_public));
   if (keys.signature().size() > kMaxSignatureBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("secagg signature of ", keys.signature().size(),
                      " bytes; at most ", kMaxSignatureBytes));
+  }
+  if (keys.certificate().size() > kMaxCertificateBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("secagg certificate of ", keys.certificate().size(),
+                     " bytes; at most ", kMaxCertificateBytes));
   }
   ad.signature.assign(keys.signature().begin(), keys.signature().end());
   return ad;

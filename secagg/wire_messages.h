@@ -30,8 +30,9 @@ v1::SecAggTask ToProto(const BoardTaskSettings& settings);
 absl::StatusOr<BoardTaskSettings> FromProto(const v1::SecAggTask& task);
 
 v1::SecAggKeys ToProto(const KeyAdvertisement& ad);
-// InvalidArgument for keys that are not 32 bytes or a signature over
-// kMaxSignatureBytes.
+// InvalidArgument for keys that are not 32 bytes, a signature over
+// kMaxSignatureBytes or a certificate over kMaxCertificateBytes (the
+// certificate itself is the caller's to check).
 absl::StatusOr<KeyAdvertisement> FromProto(const v1::SecAggKeys& keys);
 
 v1::SecAggShareBox ToProto(const ShareCiphertext& box);
@@ -46,6 +47,7 @@ absl::StatusOr<UnmaskShare> FromProto(const v1::SecAggShare& share);
 inline constexpr size_t kMaxSignatureBytes = 1024;
 inline constexpr size_t kMaxShareBoxBytes = 4096;
 inline constexpr size_t kMaxShareValues = 64;
+inline constexpr size_t kMaxCertificateBytes = 16384;
 
 }  // namespace fedberry::secagg
 

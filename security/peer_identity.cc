@@ -49,10 +49,11 @@ PeerIdentity IdentityOf(const grpc::ServerContextBase& context) {
   if (type != "tls" && type != "ssl") return identity;
   // gRPC sets the peer identity properties only for a certificate the
   // handshake verified; the PEM gives the serial and fingerprint.
-  auto facts =
-      pki::ReadCertificate(First(*auth, GRPC_X509_PEM_CERT_PROPERTY_NAME));
+  std::string pem = First(*auth, GRPC_X509_PEM_CERT_PROPERTY_NAME);
+  auto facts = pki::ReadCertificate(pem);
   if (!facts.ok()) return identity;
   identity.authenticated = true;
+  identity.certificate_pem = std::move(pem);
   if (!facts->common_name.empty()) identity.names.push_back(facts->common_name);
   for (const std::string& dns : facts->dns_names) {
     if (std::find(identity.names.begin(), identity.names.end(), dns) ==

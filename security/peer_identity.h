@@ -22,6 +22,7 @@ struct PeerIdentity {
   std::string serial_hex;          // lowercase hex
   std::string sha256_fingerprint;  // lowercase hex of the DER certificate
   std::string address;             // e.g. "ipv4:10.0.0.7:51234", for logs
+  std::string certificate_pem;     // the verified certificate, as sent
 
   // True when the certificate lists `board_name` (CN or DNS name).
   bool Names(const std::string& board_name) const;

@@ -136,6 +136,31 @@ std::string PrivacyBudgetPlot(const JobRecord& record) {
           delta));
 }
 
+// Secure aggregation: each round's session, the boards it started with and
+// those whose masked inputs its sum counts. Nothing without it.
+std::string SecAggPlot(const JobRecord& record) {
+  Series started{"boards started", {}, false};
+  Series survived{"boards counted in the sum", {}, false};
+  double bytes = 0;
+  for (const RoundRow& r : record.rounds) {
+    if (!r.secagg_started || !r.secagg_survived) continue;
+    const double round = static_cast<double>(r.round);
+    started.points.push_back({round, static_cast<double>(*r.secagg_started)});
+    survived.points.push_back({round, static_cast<double>(*r.secagg_survived)});
+    bytes += r.secagg_bytes_up.value_or(0);
+  }
+  if (started.points.empty()) return "";
+  return Figure(
+      "plot-secagg",
+      LineChart(Chart("Secure aggregation", "round", "boards"),
+                {started, survived}),
+      absl::StrFormat(
+          "SecAgg+: the gateway learned only each round's sum. Boards that "
+          "began each round's session and those whose masked inputs the "
+          "unmasked sum counts; the boards sent %.1f MiB in all sessions.",
+          bytes / (1024.0 * 1024.0)));
+}
+
 // The model's figure against the job's wall time (elapsed_seconds), so
 // runs with different rounds (planners, partial participation) compare by
 // time. Nothing when the rounds do not carry the time or the figure.
@@ -325,8 +350,8 @@ std::string ModelPlots(const JobRecord& record) {
   return absl::StrCat(regression ? ErrorPlot(record) : AccuracyPlot(record),
                       ProgressOverTimePlot(record, regression),
                       BoardEvalPlots(record), PrivacyBudgetPlot(record),
-                      VersionPlots(record), LossPlot(record),
-                      RoundTimePlot(record));
+                      SecAggPlot(record), VersionPlots(record),
+                      LossPlot(record), RoundTimePlot(record));
 }
 
 std::string CpuPlot(const JobRecord& record) {

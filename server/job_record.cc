@@ -85,6 +85,9 @@ RoundRow ParseRound(const json& j) {
   r.dp_epsilon = Opt<double>(j, "dp_epsilon");
   r.dp_delta = Opt<double>(j, "dp_delta");
   r.dp_clipped_fraction = Opt<double>(j, "dp_clipped_fraction");
+  r.secagg_started = Opt<int>(j, "secagg_boards_started");
+  r.secagg_survived = Opt<int>(j, "secagg_boards_survived");
+  r.secagg_bytes_up = Opt<double>(j, "secagg_bytes_up");
   r.updates = Opt<int>(j, "updates");
   r.staleness_mean = Opt<double>(j, "staleness_mean");
   r.staleness_max = Opt<int>(j, "staleness_max");

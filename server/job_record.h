@@ -43,6 +43,10 @@ struct RoundRow {
   // Differential privacy: epsilon spent so far (at dp_delta) and the share
   // of the round's updates clipped; absent without DP.
   std::optional<double> dp_epsilon, dp_delta, dp_clipped_fraction;
+  // Secure aggregation: the session's boards at its start and those its
+  // sum counts, and what the boards sent in it; absent without it.
+  std::optional<int> secagg_started, secagg_survived;
+  std::optional<double> secagg_bytes_up;
   // Asynchronous rounds: the buffer's updates and their staleness (versions
   // between pull and push); absent for synchronous rounds.
   std::optional<int> updates, staleness_max;

@@ -110,6 +110,20 @@ void AddPrivacy(const PrivacyFigures& p, nlohmann::json& line) {
   if (p.local) line["dp_local"] = true;
 }
 
+// Secure aggregation: rounds.jsonl's secagg_* fields; the by-stage lists
+// follow the stages' order (advertise keys, share keys, masked input,
+// unmask).
+void AddSecAgg(const SecAggFigures& f, nlohmann::json& line) {
+  line["secagg_boards_started"] = f.started;
+  line["secagg_boards_survived"] = f.survived;
+  line["secagg_neighbours"] = f.neighbours;
+  line["secagg_threshold"] = f.threshold;
+  line["secagg_dropped_by_stage"] = f.dropped_by_stage;
+  line["secagg_seconds_by_stage"] = f.seconds_by_stage;
+  line["secagg_bytes_up_by_stage"] = f.bytes_up_by_stage;
+  line["secagg_bytes_up"] = f.bytes_up();
+}
+
 // One clients.jsonl line per board that evaluated the round's model.
 void WriteBoardEvalLines(uint64_t round, const BoardEvalSummary& b,
                          std::ostream& out) {
@@ -276,6 +290,7 @@ void MetricsLog::Format(const RoundReport& report, std::ostream& rounds_,
     WriteBoardEvalLines(report.round, *report.board_eval, clients_);
   }
   if (report.privacy) AddPrivacy(*report.privacy, line);
+  if (report.secagg) AddSecAgg(*report.secagg, line);
   if (report.version) {
     // Asynchronous rounds: the round is the version it published.
     line["version"] = report.round;

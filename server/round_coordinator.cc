@@ -326,7 +326,7 @@ absl::Status RoundCoordinator::ReportEvaluation(
 }
 
 absl::StatusOr<v1::SecAggResponse> RoundCoordinator::SecAggStep(
-    const v1::SecAggRequest& request) {
+    const v1::SecAggRequest& request, const std::string& peer_certificate) {
   absl::MutexLock lock(&job_.mu);
   SecAggRounds* secagg = rules_->secagg();
   if (secagg == nullptr) {
@@ -340,7 +340,7 @@ absl::StatusOr<v1::SecAggResponse> RoundCoordinator::SecAggStep(
     wait.set_retry_after_ms(200);
     return wait;
   }
-  return secagg->Step(request);
+  return secagg->Step(request, peer_certificate);
 }
 
 void RoundCoordinator::Seen(const std::string& client_id) {

@@ -165,8 +165,10 @@ class RoundCoordinator {
   // A board's step in the open round's secure-aggregation session
   // (SecAggRounds::Step). FailedPrecondition when rounds are not securely
   // aggregated.
+  // `peer_certificate`: the caller's client certificate (PEM) under mutual
+  // TLS, else empty.
   absl::StatusOr<v1::SecAggResponse> SecAggStep(
-      const v1::SecAggRequest& request);
+      const v1::SecAggRequest& request, const std::string& peer_certificate);
 
   // A known client was heard from by a call that reached no other method
   // (a push refused as busy): it still counts as live, so the end's DONE

@@ -153,6 +153,35 @@ void ServerMetrics::AddPrivacy(const PrivacyFigures& d, PrometheusText& p) {
           d.clipped_fraction);
 }
 
+void ServerMetrics::AddSecAgg(const SecAggFigures& s, PrometheusText& p) {
+  p.Gauge("fedberry_secagg_boards_started",
+          "Boards in the last round's secure-aggregation session.", s.started);
+  p.Gauge("fedberry_secagg_boards_survived",
+          "Boards whose masked input the last round's unmasked sum counts.",
+          s.survived);
+  p.Gauge("fedberry_secagg_threshold",
+          "Shares needed to unmask (t) in the last round's session.",
+          s.threshold);
+  p.Gauge("fedberry_secagg_neighbours",
+          "Each board's neighbours (K) in the last round's session.",
+          s.neighbours);
+  static constexpr const char* kStages[] = {"advertise_keys", "share_keys",
+                                            "masked_input", "unmask"};
+  for (int i = 0; i < 4; ++i) {
+    const Labels stage = {{"stage", kStages[i]}};
+    p.Gauge("fedberry_secagg_dropped",
+            "Boards the last round's session lost "
+            "at each stage.",
+            s.dropped_by_stage[i], stage);
+    p.Gauge("fedberry_secagg_stage_seconds",
+            "How long each stage of the last round's session took.",
+            s.seconds_by_stage[i], stage);
+    p.Gauge("fedberry_secagg_bytes_up",
+            "Bytes the boards sent in each stage of the last round's session.",
+            static_cast<double>(s.bytes_up_by_stage[i]), stage);
+  }
+}
+
 void ServerMetrics::AddVersion(uint64_t version, const VersionFigures& v,
                                PrometheusText& p) {
   p.Gauge("fedberry_model_version",
@@ -372,6 +401,7 @@ std::string ServerMetrics::Render(const JobStatus& status) const {
   if (last_) AddLastRound(*last_, p);
   if (last_board_eval_) AddBoardEval(p);
   if (last_ && last_->privacy) AddPrivacy(*last_->privacy, p);
+  if (last_ && last_->secagg) AddSecAgg(*last_->secagg, p);
   if (last_ && last_->version) AddVersion(last_->round, *last_->version, p);
   for (const auto& [name, f] : clients_) AddClient(name, f, p);
   return p.Render();

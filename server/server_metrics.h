@@ -59,6 +59,7 @@ class ServerMetrics {
   // The latest evaluation on the boards' gauges.
   void AddBoardEval(PrometheusText& p) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   static void AddPrivacy(const PrivacyFigures& d, PrometheusText& p);
+  static void AddSecAgg(const SecAggFigures& s, PrometheusText& p);
   // Asynchronous rounds: the latest version and its staleness.
   static void AddVersion(uint64_t version, const VersionFigures& v,
                          PrometheusText& p);

@@ -8,14 +8,20 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <csignal>
 #include <memory>
+#include <string>
+#include <utility>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "base/status_macros.h"
 #include "client/client_flags.h"
 #include "client/run_client.h"
 #include "client/testing/fleet_emulation.h"
+#include "client/testing/forged_signer.h"
 #include "client/testing/update_attack.h"
 #include "runtime/dataset.h"
 
@@ -34,6 +40,13 @@ ABSL_FLAG(int, pause_every, 0,
 ABSL_FLAG(double, pause_seconds, 0,
           "Fleet emulation: how long each --pause_every pause lasts (> 0 "
           "with --pause_every).");
+ABSL_FLAG(std::string, secagg_kill_at, "",
+          "Test only: R:S kills this board (SIGKILL, by itself) in round R "
+          "just before it sends its message of secure aggregation's stage S "
+          "(1 advertise keys, 2 share keys, 3 masked input, 4 unmask).");
+ABSL_FLAG(bool, secagg_forge_signature, false,
+          "Test only: this board's secure-aggregation key signature does "
+          "not match its certificate (one bit of it flipped).");
 ABSL_FLAG(std::string, memory_readings_dir, "",
           "Test only: the memory watchdog reads DIR/meminfo, DIR/pressure "
           "(PSI) and DIR/cgroup (absent: no cgroup) instead of the kernel's "
@@ -93,6 +106,50 @@ absl::Status AddPause(ClientDecorators& decorators) {
   return absl::OkStatus();
 }
 
+// --secagg_kill_at=R:S.
+absl::Status AddSecAggKill(ClientDecorators& decorators) {
+  const std::string spec = absl::GetFlag(FLAGS_secagg_kill_at);
+  if (spec.empty()) return absl::OkStatus();
+  std::pair<std::string, std::string> parts =
+      absl::StrSplit(spec, absl::MaxSplits(':', 1));
+  uint64_t round = 0;
+  int stage = 0;
+  if (!absl::SimpleAtoi(parts.first, &round) ||
+      !absl::SimpleAtoi(parts.second, &stage) || round == 0 || stage < 1 ||
+      stage > 4) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--secagg_kill_at: '", spec,
+                     "' is not ROUND:STAGE (round >= 1, "
+                     "stage 1 to 4)"));
+  }
+  spdlog::warn(
+      "--secagg_kill_at={}: this board kills itself in round {} "
+      "before its secure-aggregation stage {} (test only)",
+      spec, round, stage);
+  decorators.secagg_before_stage = [round, stage](uint64_t r, int s) {
+    if (r != round || s != stage) return;
+    spdlog::warn(
+        "round {}: killing this board before secure aggregation's "
+        "stage {} (--secagg_kill_at)",
+        r, s);
+    spdlog::default_logger()->flush();
+    std::raise(SIGKILL);
+  };
+  return absl::OkStatus();
+}
+
+// --secagg_forge_signature.
+void AddForgedSignature(ClientDecorators& decorators) {
+  if (!absl::GetFlag(FLAGS_secagg_forge_signature)) return;
+  spdlog::warn(
+      "--secagg_forge_signature: this board's key signatures do not "
+      "match its certificate (test only)");
+  decorators.secagg_wrap_signer = [](std::unique_ptr<secagg::KeySigner> honest)
+      -> std::unique_ptr<secagg::KeySigner> {
+    return std::make_unique<ForgedSigner>(std::move(honest));
+  };
+}
+
 // --memory_readings_dir.
 void UseMemoryReadings(ClientDecorators& decorators) {
   const std::string dir = absl::GetFlag(FLAGS_memory_readings_dir);
@@ -124,6 +181,8 @@ absl::StatusOr<ClientDecorators> EmulationFromFlags(
   }
   FEDBERRY_RETURN_IF_ERROR(AddSlowdown(decorators));
   FEDBERRY_RETURN_IF_ERROR(AddPause(decorators));
+  FEDBERRY_RETURN_IF_ERROR(AddSecAggKill(decorators));
+  AddForgedSignature(decorators);
   UseMemoryReadings(decorators);
   return decorators;
 }
@@ -136,7 +195,8 @@ int main(int argc, char** argv) {
       argc, argv,
       "fedberry-client with test instruments, for fedberry-sim and the "
       "tests (not installed): --attack, --compute_slowdown, "
-      "--data_fraction, --pause_every, --pause_seconds, "
+      "--data_fraction, --pause_every, --pause_seconds, --secagg_kill_at, "
+      "--secagg_forge_signature, "
       "--memory_readings_dir.\nUsage: "
       "fedberry-emulated-client "
       "--server=127.0.0.1:50051 --partition_index=0 --partition_count=4 "

@@ -43,11 +43,27 @@ absl::Status SetKey(absl::string_view key, double value, BoardProfile& board) {
       return absl::InvalidArgumentError("pause_seconds must be >= 0");
     }
     board.pause_seconds = value;
+  } else if (key == "secagg_kill_round" || key == "secagg_kill_stage") {
+    const double most = key == "secagg_kill_stage" ? 4 : 1e9;
+    if (!(value >= 1) || value > most || value != std::floor(value)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(key, " must be a whole number from 1 to ", most));
+    }
+    (key == "secagg_kill_round" ? board.secagg_kill_round
+                                : board.secagg_kill_stage) =
+        static_cast<int>(value);
+  } else if (key == "secagg_forge_signature") {
+    if (value != 0 && value != 1) {
+      return absl::InvalidArgumentError(
+          "secagg_forge_signature must be 0 or 1");
+    }
+    board.secagg_forge_signature = value == 1;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown key '", key,
                      "' (use data_fraction, compute_slowdown, bandwidth_mbit, "
-                     "pause_every, pause_seconds)"));
+                     "pause_every, pause_seconds, secagg_kill_round, "
+                     "secagg_kill_stage, secagg_forge_signature)"));
   }
   return absl::OkStatus();
 }
@@ -72,6 +88,10 @@ absl::StatusOr<BoardProfile> ParseBoard(absl::string_view line) {
   if ((board.pause_every > 0) != (board.pause_seconds > 0)) {
     return absl::InvalidArgumentError(
         "pause_every and pause_seconds are both set (> 0) or both absent");
+  }
+  if ((board.secagg_kill_round > 0) != (board.secagg_kill_stage > 0)) {
+    return absl::InvalidArgumentError(
+        "secagg_kill_round and secagg_kill_stage are both set or both absent");
   }
   return board;
 }

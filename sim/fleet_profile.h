@@ -18,6 +18,11 @@
 // paused it under memory pressure (N a whole number; both > 0, or both
 // absent: never). It sends no heartbeat meanwhile: past the server's
 // liveness period (2 min) it loses its task.
+// secagg_kill_round, secagg_kill_stage: with --secure_aggregation, the
+// client kills itself (SIGKILL) in that round just before it sends its
+// message of that stage (1 advertise keys, 2 share keys, 3 masked input,
+// 4 unmask); both or neither. secagg_forge_signature=1: the client's key
+// signature does not match its certificate (the gateway refuses its keys).
 // Thread-safety: plain data and pure functions.
 #ifndef FEDBERRY_SIM_FLEET_PROFILE_H_
 #define FEDBERRY_SIM_FLEET_PROFILE_H_
@@ -36,6 +41,11 @@ struct BoardProfile {
   double bandwidth_mbit = 0;  // 0: unshaped
   int pause_every = 0;        // 0: never paused
   double pause_seconds = 0;
+  // Secure aggregation's dropouts: in round secagg_kill_round the client
+  // kills itself just before its message of stage secagg_kill_stage (1..4).
+  int secagg_kill_round = 0;  // 0: never
+  int secagg_kill_stage = 0;
+  bool secagg_forge_signature = false;  // its key signatures do not verify
 };
 
 // InvalidArgument naming the line for an unknown key, a bad number, a value

@@ -99,13 +99,17 @@ absl::Status ApplySecAgg(const ServerConfig& config,
   o.dropout_rate = s.dropout_rate;
   o.corrupt_rate = s.corrupt_rate;
   o.stage_deadline = s.stage_deadline;
+  // Mutual TLS: every board has a fleet key to sign its keys with.
+  o.signed_keys = !config.transport.transport.tls.client_ca.empty();
   c.secagg = o;
   spdlog::info(
       "secure aggregation (SecAgg+): boards clip to [-{:g}, {:g}] and "
       "quantise into 2^{}; neighbours {}, threshold {} (0: chosen per cohort "
-      "for dropout rate {:g}, corrupt rate {:g})",
+      "for dropout rate {:g}, corrupt rate {:g}); keys {}",
       s.clip, s.clip, s.bits, s.neighbours, s.threshold, s.dropout_rate,
-      s.corrupt_rate);
+      s.corrupt_rate,
+      o.signed_keys ? "signed with the boards' fleet certificates"
+                    : "unsigned (no mutual TLS)");
   return absl::OkStatus();
 }
 

@@ -77,6 +77,13 @@ void AddTestInstruments(const SimPlan& plan, int index,
     argv.push_back(absl::StrCat("--pause_every=", board.pause_every));
     argv.push_back(absl::StrCat("--pause_seconds=", board.pause_seconds));
   }
+  if (board.secagg_forge_signature) {
+    argv.push_back("--secagg_forge_signature");
+  }
+  if (board.secagg_kill_round > 0) {
+    argv.push_back(absl::StrCat("--secagg_kill_at=", board.secagg_kill_round,
+                                ":", board.secagg_kill_stage));
+  }
 }
 
 // `config`'s flags after `program`.

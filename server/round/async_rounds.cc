@@ -57,7 +57,7 @@ std::optional<TrainTask> AsyncRounds::TaskFor(const std::string& id,
     if (task != nullptr) leases_.Lease(id, ctx_.job.clock().Now());
   }
   if (task == nullptr || task->claimed) return std::nullopt;
-  return TrainTask{task->round, task->task_id, task->seed};
+  return TrainTask{task->round, task->task_id, task->seed, std::nullopt};
 }
 
 absl::Status AsyncRounds::CheckTask(const std::string& id, uint64_t round,

@@ -42,8 +42,7 @@ std::unique_ptr<SyncRounds> MakeSyncRounds(const CoordinatorOptions& options,
 
 std::unique_ptr<RoundKind> MakeRoundKind(const CoordinatorOptions& options,
                                          const CloseOptions& close,
-                                         RoundContext context,
-                                         const secagg::KeyVerifier& keys) {
+                                         RoundContext context) {
   if (options.async) {
     return std::make_unique<AsyncRounds>(
         context, AsyncRoundOptions{*options.async, options.seed,
@@ -53,8 +52,7 @@ std::unique_ptr<RoundKind> MakeRoundKind(const CoordinatorOptions& options,
   if (!options.secagg) return plain;
   SecAggOptions secagg = *options.secagg;
   secagg.keys_deadline = close.deadline;
-  return std::make_unique<SecAggRounds>(context, secagg, std::move(plain),
-                                        keys);
+  return std::make_unique<SecAggRounds>(context, secagg, std::move(plain));
 }
 
 }  // namespace
@@ -90,11 +88,9 @@ absl::StatusOr<std::unique_ptr<JobRules>> JobRules::Create(
       planner::RoundPlanner::Create(options.planning);
   if (!planner.ok()) return Refused("work planner", planner.status());
   rules->planner_ = *std::move(planner);
-  rules->key_verifier_ = std::make_unique<secagg::UnsignedKeys>();
-  rules->kind_ = MakeRoundKind(
-      options, rules->close_,
-      RoundContext{job, polls, relay, rules->planner_.get()},
-      *rules->key_verifier_);
+  rules->kind_ =
+      MakeRoundKind(options, rules->close_,
+                    RoundContext{job, polls, relay, rules->planner_.get()});
   rules->secagg_ = dynamic_cast<SecAggRounds*>(rules->kind_.get());
   return rules;
 }

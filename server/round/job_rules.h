@@ -21,10 +21,9 @@
 #include "server/round/close_rule.h"
 #include "server/round/coordinator_options.h"
 #include "server/round/job_state.h"
-#include "secagg/unsigned_keys.h"
 #include "server/round/round_kind.h"
-#include "server/round/secagg_rounds.h"
 #include "server/round/round_source.h"
+#include "server/round/secagg_rounds.h"
 #include "server/sample_relay.h"
 #include "server/strategy/strategy.h"
 
@@ -69,8 +68,6 @@ class JobRules {
   std::unique_ptr<Strategy> strategy_;
   CloseOptions close_;
   std::unique_ptr<planner::RoundPlanner> planner_;
-  // Before kind_, which borrows it.
-  std::unique_ptr<secagg::UnsignedKeys> key_verifier_;
   std::unique_ptr<RoundKind> kind_;
   SecAggRounds* secagg_ = nullptr;
 };

@@ -48,24 +48,26 @@ absl::StatusOr<std::string> SessionName(uint64_t round) {
 }  // namespace
 
 SecAggRounds::SecAggRounds(RoundContext context, SecAggOptions options,
-                           std::unique_ptr<SyncRounds> plain,
-                           const secagg::KeyVerifier& verifier)
+                           std::unique_ptr<SyncRounds> plain)
     : ctx_(context),
       options_(options),
       plain_(std::move(plain)),
-      verifier_(&verifier) {}
+      // The handshake verified each certificate: no CA to check again.
+      certified_("", context.job.clock()) {}
 
 void SecAggRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
                         int available, RoundAggregator& sum) {
   plain_->Open(cohort, rng, available, sum);
   session_.reset();
   words_.reset();
+  certified_.Clear();
   board_of_.clear();
   keys_for_.clear();
   boxes_for_.clear();
   requests_for_.clear();
   finished_ = false;
   accepted_ = 0;
+  refused_.clear();
   given_up_.clear();
   figures_ = SecAggFigures{};
   sum_ = &sum;
@@ -81,7 +83,8 @@ absl::Status SecAggRounds::StartSession(
   if (n < 2) {
     return absl::FailedPreconditionError(absl::StrCat(
         "secure aggregation needs a cohort of at least 2 boards; this one "
-        "has ", n));
+        "has ",
+        n));
   }
   FEDBERRY_ASSIGN_OR_RETURN(auto kt, NeighboursAndThreshold(options_, n));
   FEDBERRY_ASSIGN_OR_RETURN(
@@ -99,7 +102,7 @@ absl::Status SecAggRounds::StartSession(
   FEDBERRY_RETURN_IF_ERROR(
       secagg::OsRandom().Fill(absl::MakeSpan(config.graph_seed)));
   FEDBERRY_ASSIGN_OR_RETURN(secagg::ServerSession session,
-                            secagg::ServerSession::Create(config, *verifier_));
+                            secagg::ServerSession::Create(config, Verifier()));
   weight_cap_ = 1;
   for (int i = 0; i < n; ++i) {
     board_of_[members[i]] = static_cast<uint32_t>(i);
@@ -150,11 +153,10 @@ RoundKind::Renamed SecAggRounds::Rename(const std::string& id,
 }
 
 absl::StatusOr<v1::SecAggResponse> SecAggRounds::Step(
-    const v1::SecAggRequest& request) {
+    const v1::SecAggRequest& request, const std::string& peer_certificate) {
   const std::string& id = request.client_id();
-  FEDBERRY_RETURN_IF_ERROR(plain_->CheckTask(id, request.round(),
-                                             request.task_id(),
-                                             TaskUse::kFollow));
+  FEDBERRY_RETURN_IF_ERROR(plain_->CheckTask(
+      id, request.round(), request.task_id(), TaskUse::kFollow));
   v1::SecAggResponse response;
   if (!session_) {
     response.set_action(v1::SecAggResponse::ABANDONED);
@@ -168,33 +170,56 @@ absl::StatusOr<v1::SecAggResponse> SecAggRounds::Step(
   }
   auto board = board_of_.find(id);
   if (board == board_of_.end()) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "this client is not in round ", ctx_.job.round(),
-        "'s secure-aggregation cohort"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("this client is not in round ", ctx_.job.round(),
+                     "'s secure-aggregation cohort"));
   }
-  if (absl::StatusOr<ClientRecord*> c = ctx_.job.clients().Lookup(id);
-      c.ok()) {
+  if (absl::StatusOr<ClientRecord*> c = ctx_.job.clients().Lookup(id); c.ok()) {
     (*c)->last_seen = ctx_.job.clock().Now();
   }
   if (request.message_case() == v1::SecAggRequest::kAwait) {
     return Await(board->second, request.await());
   }
-  return Accept(board->second, request);
+  return Accept(board->second, request, peer_certificate);
+}
+
+absl::Status SecAggRounds::AcceptKeys(uint32_t board,
+                                      const v1::SecAggKeys& keys,
+                                      const std::string& peer_certificate) {
+  FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement ad,
+                            secagg::FromProto(keys));
+  if (ad.board != board) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "board ", board, " sent keys in the name of board ", ad.board));
+  }
+  if (options_.signed_keys) {
+    if (peer_certificate.empty()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "board ", board,
+          " sent its keys without a client certificate; "
+          "under mutual TLS each board signs them with its fleet key"));
+    }
+    FEDBERRY_RETURN_IF_ERROR(certified_.Record(board, peer_certificate));
+  }
+  return session_->AcceptAdvertisement(ad);
 }
 
 absl::StatusOr<v1::SecAggResponse> SecAggRounds::Accept(
-    uint32_t board, const v1::SecAggRequest& request) {
+    uint32_t board, const v1::SecAggRequest& request,
+    const std::string& peer_certificate) {
   switch (request.message_case()) {
-    case v1::SecAggRequest::kKeys: {
-      FEDBERRY_ASSIGN_OR_RETURN(secagg::KeyAdvertisement ad,
-                                secagg::FromProto(request.keys()));
-      if (ad.board != board) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "board ", board, " sent keys in the name of board ", ad.board));
+    case v1::SecAggRequest::kKeys:
+      if (absl::Status s = AcceptKeys(board, request.keys(), peer_certificate);
+          !s.ok()) {
+        // Refused keys (a signature that does not verify): the board is
+        // out, and the stage need not wait for it.
+        if (absl::IsPermissionDenied(s)) refused_.insert(board);
+        spdlog::warn("round {}: secure aggregation refused board {}'s keys: {}",
+                     ctx_.job.round(), board, std::string(s.message()));
+        Advance();
+        return s;
       }
-      FEDBERRY_RETURN_IF_ERROR(session_->AcceptAdvertisement(ad));
       break;
-    }
     case v1::SecAggRequest::kShareKeys: {
       secagg::ShareKeysMessage message{board, {}};
       for (const v1::SecAggShareBox& box : request.share_keys().boxes()) {
@@ -244,10 +269,10 @@ v1::SecAggResponse SecAggRounds::Await(uint32_t board, uint32_t stage) const {
   }
   auto left_out = [&] {
     response.set_action(v1::SecAggResponse::ABANDONED);
-    response.set_reason(absl::StrCat(
-        "this board is out of the session: its message of stage '",
-        secagg::StageName(static_cast<Stage>(stage - 1)),
-        "' was not counted before the stage closed"));
+    response.set_reason(
+        absl::StrCat("this board is out of the session: its message of stage '",
+                     secagg::StageName(static_cast<Stage>(stage - 1)),
+                     "' was not counted before the stage closed"));
     return response;
   };
   response.set_action(v1::SecAggResponse::PROCEED);
@@ -255,7 +280,9 @@ v1::SecAggResponse SecAggRounds::Await(uint32_t board, uint32_t stage) const {
     auto it = keys_for_.find(board);
     if (it == keys_for_.end()) return left_out();
     for (const auto& ad : it->second) {
-      *response.add_neighbour_keys() = secagg::ToProto(ad);
+      v1::SecAggKeys* keys = response.add_neighbour_keys();
+      *keys = secagg::ToProto(ad);
+      keys->set_certificate(certified_.CertificateOf(ad.board));
     }
   } else if (stage == 2) {
     auto it = boxes_for_.find(board);
@@ -282,7 +309,9 @@ void SecAggRounds::Advance() {
     const absl::Time now = ctx_.job.clock().Now();
     const absl::Duration deadline =
         s == 0 ? options_.keys_deadline : options_.stage_deadline;
-    if (accepted_ < in && now - stage_began_ < deadline) return;
+    const int heard =
+        accepted_ + (s == 0 ? static_cast<int>(refused_.size()) : 0);
+    if (heard < in && now - stage_began_ < deadline) return;
     figures_.seconds_by_stage[s] = absl::ToDoubleSeconds(now - stage_began_);
     stage_began_ = now;
     spdlog::info(
@@ -318,8 +347,7 @@ absl::Status SecAggRounds::CloseStage(Stage stage) {
 }
 
 absl::Status SecAggRounds::Finish() {
-  FEDBERRY_ASSIGN_OR_RETURN(secagg::AggregateResult result,
-                            session_->Finish());
+  FEDBERRY_ASSIGN_OR_RETURN(secagg::AggregateResult result, session_->Finish());
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::UnmaskedMean mean,
       words_->Decode(result.sum, static_cast<uint32_t>(result.counted.size()),

@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,9 @@
 #include "absl/time/time.h"
 #include "fedberry/v1/federation.pb.h"
 #include "secagg/server_session.h"
+#include "secagg/unsigned_keys.h"
 #include "secagg/update_words.h"
+#include "security/secagg_keys.h"
 #include "server/round/round_kind.h"
 #include "server/round/secagg_options.h"
 #include "server/round/sync_rounds.h"
@@ -33,17 +36,18 @@ namespace fedberry::server {
 
 class SecAggRounds final : public RoundKind {
  public:
-  // `plain` runs the cohort and tasks; `verifier` checks the boards' key
-  // signatures and must outlive the rounds.
+  // `plain` runs the cohort and tasks.
   SecAggRounds(RoundContext context, SecAggOptions options,
-               std::unique_ptr<SyncRounds> plain,
-               const secagg::KeyVerifier& verifier);
+               std::unique_ptr<SyncRounds> plain);
 
   // A board's message of the open round's session, or its wait for the
   // next stage's input. NotFound/FailedPrecondition when `request` is not
   // of the open round's task and session; PermissionDenied when it speaks
-  // as another board; the session's refusals (server_session.h).
-  absl::StatusOr<v1::SecAggResponse> Step(const v1::SecAggRequest& request);
+  // as another board, or (with signed keys) sends keys without the
+  // certificate of a mutual-TLS call, `peer_certificate` (PEM); the
+  // session's refusals (server_session.h).
+  absl::StatusOr<v1::SecAggResponse> Step(const v1::SecAggRequest& request,
+                                          const std::string& peer_certificate);
 
   Cohort Draw(std::vector<std::string> available,
               std::mt19937_64& rng) const override {
@@ -99,15 +103,26 @@ class SecAggRounds final : public RoundKind {
   void Advance();
   absl::Status CloseStage(secagg::Stage stage);
   absl::Status Finish();
-  absl::StatusOr<v1::SecAggResponse> Accept(uint32_t board,
-                                            const v1::SecAggRequest& request);
+  const secagg::KeyVerifier& Verifier() const {
+    if (options_.signed_keys) return certified_;
+    return unsigned_;
+  }
+  absl::StatusOr<v1::SecAggResponse> Accept(
+      uint32_t board, const v1::SecAggRequest& request,
+      const std::string& peer_certificate);
+  absl::Status AcceptKeys(uint32_t board, const v1::SecAggKeys& keys,
+                          const std::string& peer_certificate);
   v1::SecAggResponse Await(uint32_t board, uint32_t stage) const;
   void GiveUp(const absl::Status& why);
 
   RoundContext ctx_;
   SecAggOptions options_;
   std::unique_ptr<SyncRounds> plain_;
-  const secagg::KeyVerifier* verifier_;
+  // The boards' key signatures: checked against the certificates of their
+  // calls (signed_keys), or only empty ones taken. Before session_, which
+  // borrows them.
+  security::CertificateKeyVerifier certified_;
+  secagg::UnsignedKeys unsigned_;
 
   // The open round's session; empty between rounds or when it gave up.
   std::optional<secagg::ServerSession> session_;
@@ -124,6 +139,8 @@ class SecAggRounds final : public RoundKind {
   // Messages accepted in the stage in progress (the session counts its
   // survivors only when a stage closes).
   int accepted_ = 0;
+  // Boards whose keys were refused (PermissionDenied): out of the session.
+  std::set<uint32_t> refused_;
   bool finished_ = false;
   // Why the open round's session gave up; kept until the next round opens
   // (the close's log line reads it).

@@ -81,7 +81,8 @@ std::optional<TrainTask> SyncRounds::TaskFor(const std::string& id,
   if (ctx_.job.phase() != RoundPhase::kCollecting || !open_.Awaits(id)) {
     return std::nullopt;
   }
-  return TrainTask{ctx_.job.round(), open_.task_id(), std::nullopt};
+  return TrainTask{ctx_.job.round(), open_.task_id(), std::nullopt,
+                   std::nullopt};
 }
 
 absl::Status SyncRounds::CheckTask(const std::string& id, uint64_t round,

@@ -3,6 +3,7 @@
 // stage's input, handed to the coordinator.
 // Thread-safety: see federation_service.h.
 #include "proto/wire.h"
+#include "security/peer_identity.h"
 #include "server/service/call_helpers.h"
 #include "server/service/federation_service.h"
 
@@ -13,7 +14,8 @@ grpc::ServerUnaryReactor* FederationService::SecAggStep(
     v1::SecAggResponse* response) {
   grpc::Status ok = Authorize(context, "SecAggStep", request->client_id());
   if (!ok.ok()) return AnswerNow(context, ok);
-  absl::StatusOr<v1::SecAggResponse> answer = coordinator_.SecAggStep(*request);
+  absl::StatusOr<v1::SecAggResponse> answer = coordinator_.SecAggStep(
+      *request, security::IdentityOf(*context).certificate_pem);
   if (answer.ok()) *response = *std::move(answer);
   return AnswerNow(context, wire::ToGrpcStatus(answer.status()));
 }
