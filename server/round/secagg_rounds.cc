@@ -18,19 +18,33 @@ namespace {
 using secagg::Stage;
 
 // K and t for a cohort of n: the flags', else the parameter chooser's, never
-// above the n - 1 others a board has.
-absl::StatusOr<std::pair<int, int>> NeighboursAndThreshold(
-    const SecAggOptions& options, int n) {
+// above the n - 1 others a board has. A cohort too small for the chooser's
+// failure targets gets the complete graph (SecAgg without the "+", every
+// board each other's neighbour) and a threshold of half the neighbours plus
+// one (each board can lose all but t of its neighbours), with a warning:
+// the small fleets fedberry runs on would otherwise get no rounds at all.
+std::pair<int, int> NeighboursAndThreshold(const SecAggOptions& options,
+                                           int n, uint64_t round) {
   int k = options.neighbours;
   int t = options.threshold;
   if (k == 0 || t == 0) {
     secagg::ParameterOptions chooser;
     chooser.dropout_rate = options.dropout_rate;
     chooser.corrupt_rate = options.corrupt_rate;
-    FEDBERRY_ASSIGN_OR_RETURN(secagg::SecAggParameters chosen,
-                              secagg::ChooseParameters(n, chooser));
-    if (k == 0) k = chosen.neighbours;
-    if (t == 0) t = chosen.threshold;
+    absl::StatusOr<secagg::SecAggParameters> chosen =
+        secagg::ChooseParameters(n, chooser);
+    if (chosen.ok()) {
+      if (k == 0) k = chosen->neighbours;
+      if (t == 0) t = chosen->threshold;
+    } else {
+      if (k == 0) k = n - 1;
+      if (t == 0) t = std::min(k, n - 1) / 2 + 1;
+      spdlog::warn(
+          "round {}: {}; using every board as each other's neighbour with "
+          "threshold {} (set --secagg_neighbours and --secagg_threshold to "
+          "choose)",
+          round, std::string(chosen.status().message()), std::min(t, k));
+    }
   }
   k = std::min(k, n - 1);
   return std::make_pair(k, std::min(t, k));
@@ -68,12 +82,15 @@ void SecAggRounds::Open(const Cohort& cohort, std::mt19937_64& rng,
   finished_ = false;
   accepted_ = 0;
   refused_.clear();
+  advertised_.clear();
   given_up_.clear();
   figures_ = SecAggFigures{};
   sum_ = &sum;
   base_ = ctx_.job.global();
-  stage_began_ = ctx_.job.clock().Now();
-  if (absl::Status s = StartSession(cohort.members); !s.ok()) GiveUp(s);
+  stage_began_ = opened_ = ctx_.job.clock().Now();
+  absl::Status started = StartSession(cohort.members);
+  started_ = started.ok();
+  if (!started_) GiveUp(started);
 }
 
 absl::Status SecAggRounds::StartSession(
@@ -86,7 +103,7 @@ absl::Status SecAggRounds::StartSession(
         "has ",
         n));
   }
-  FEDBERRY_ASSIGN_OR_RETURN(auto kt, NeighboursAndThreshold(options_, n));
+  const auto kt = NeighboursAndThreshold(options_, n, ctx_.job.round());
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::UpdateWords words,
       secagg::UpdateWords::Create(*base_, options_.clip, options_.bits,
@@ -126,6 +143,14 @@ std::optional<TrainTask> SecAggRounds::TaskFor(const std::string& id,
   std::optional<TrainTask> task = plain_->TaskFor(id, client);
   auto board = board_of_.find(id);
   if (!task || !session_ || board == board_of_.end()) return std::nullopt;
+  // Once its keys are in (or refused), or the key stage closed, a board has
+  // no more to train for this round: a board that asks again (restarted,
+  // or back after its session's end) waits for the next one.
+  if (session_->stage() != secagg::Stage::kAdvertiseKeys ||
+      advertised_.count(board->second) > 0 ||
+      refused_.count(board->second) > 0) {
+    return std::nullopt;
+  }
   task->secagg = secagg::ToProto(secagg::BoardTaskSettings{
       session_->config(), board->second, options_.clip, weight_cap_});
   return task;
@@ -210,7 +235,9 @@ absl::StatusOr<v1::SecAggResponse> SecAggRounds::Accept(
   switch (request.message_case()) {
     case v1::SecAggRequest::kKeys:
       if (absl::Status s = AcceptKeys(board, request.keys(), peer_certificate);
-          !s.ok()) {
+          s.ok()) {
+        advertised_.insert(board);
+      } else {
         // Refused keys (a signature that does not verify): the board is
         // out, and the stage need not wait for it.
         if (absl::IsPermissionDenied(s)) refused_.insert(board);
@@ -388,6 +415,12 @@ bool SecAggRounds::Closes(CloseDecision& decision) {
     decision.action = CloseAction::kClose;
     decision.complete = true;
     return true;
+  }
+  // A session that could not start would fail again at once: the round
+  // waits for its key deadline before it starts over.
+  if (!given_up_.empty() && !started_ &&
+      ctx_.job.clock().Now() - opened_ < options_.keys_deadline) {
+    return false;
   }
   if (!given_up_.empty()) {
     decision.action = CloseAction::kAbandon;

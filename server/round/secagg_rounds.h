@@ -132,6 +132,8 @@ class SecAggRounds final : public RoundKind {
   std::map<std::string, uint32_t> board_of_;  // client id -> board number
   uint64_t weight_cap_ = 0;
   absl::Time stage_began_;
+  absl::Time opened_;
+  bool started_ = false;  // the open round's session began
   // What each board gets for stages 1, 2 and 3 once the one before closed.
   std::map<uint32_t, std::vector<secagg::KeyAdvertisement>> keys_for_;
   std::map<uint32_t, std::vector<secagg::ShareCiphertext>> boxes_for_;
@@ -141,6 +143,8 @@ class SecAggRounds final : public RoundKind {
   int accepted_ = 0;
   // Boards whose keys were refused (PermissionDenied): out of the session.
   std::set<uint32_t> refused_;
+  // Boards whose keys the session took.
+  std::set<uint32_t> advertised_;
   bool finished_ = false;
   // Why the open round's session gave up; kept until the next round opens
   // (the close's log line reads it).
