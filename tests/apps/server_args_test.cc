@@ -67,6 +67,7 @@ void SetPlanAndRounds(ServerConfig& c) {
 
 void SetTheOtherGroups(ServerConfig& c) {
   c.strategy = {"multikrum", 0.01, 0.1, 0.9, 0.999, 1e-3, 0.2, 1, 2};
+  c.secagg = {"secagg+", 5, 3, 0.25, 24, 0.2, 0.05, absl::Seconds(30)};
   DpConfig& dp = c.dp;
   dp.noise_multiplier = 1.1;
   dp.clip = 0.5;
@@ -150,7 +151,7 @@ TEST(ServerArgsFrom, GivesEveryFlagOfTheServer) {
       defined.insert(std::string(name));
     }
   }
-  EXPECT_EQ(defined.size(), 101u);
+  EXPECT_EQ(defined.size(), 109u);
   EXPECT_EQ(given, defined);
 }
 
