@@ -165,8 +165,8 @@ class RoundCoordinator {
   // A board's step in the open round's secure-aggregation session
   // (SecAggRounds::Step). FailedPrecondition when rounds are not securely
   // aggregated.
-  // `peer_certificate`: the caller's client certificate (PEM) under mutual
-  // TLS, else empty.
+  // `peer_certificate`: for a keys message, the caller's client certificate
+  // (PEM) under mutual TLS; else empty.
   absl::StatusOr<v1::SecAggResponse> SecAggStep(
       const v1::SecAggRequest& request, const std::string& peer_certificate);
 

@@ -2,6 +2,8 @@
 // one stage of its round's SecAgg+ session, or its wait for the next
 // stage's input, handed to the coordinator.
 // Thread-safety: see federation_service.h.
+#include <string>
+
 #include "proto/wire.h"
 #include "security/peer_identity.h"
 #include "server/service/call_helpers.h"
@@ -14,8 +16,13 @@ grpc::ServerUnaryReactor* FederationService::SecAggStep(
     v1::SecAggResponse* response) {
   grpc::Status ok = Authorize(context, "SecAggStep", request->client_id());
   if (!ok.ok()) return AnswerNow(context, ok);
-  absl::StatusOr<v1::SecAggResponse> answer = coordinator_.SecAggStep(
-      *request, security::IdentityOf(*context).certificate_pem);
+  // Only a keys message is checked against the caller's certificate: the
+  // waits, polled every few hundred ms, need not parse it again.
+  const std::string certificate =
+      request->has_keys() ? security::IdentityOf(*context).certificate_pem
+                          : std::string();
+  absl::StatusOr<v1::SecAggResponse> answer =
+      coordinator_.SecAggStep(*request, certificate);
   if (answer.ok()) *response = *std::move(answer);
   return AnswerNow(context, wire::ToGrpcStatus(answer.status()));
 }
