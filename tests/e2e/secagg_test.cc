@@ -198,7 +198,7 @@ TEST(SecAgg, UnderMutualTlsAForgedKeySignatureIsRefused) {
   int code = 0;
   const std::string out = RunCommand(
       absl::StrCat(kSim,
-                   " --clients=4 --rounds=2 --min_clients=3 --tls "
+                   " --clients=4 --rounds=2 --tls "
                    "--local_steps=5 --batch_size=16 --lr=0.02 --data=",
                    dir.path(), " --fleet_profile=", dir / "fleet.txt",
                    " --secure_aggregation=secagg+ --output=", dir / "out"),
