@@ -104,7 +104,9 @@ class Session {
   uint64_t bytes_sent_ = 0;
 };
 
-// The board's words: its change, clipped, weighed and quantised.
+// The board's words: its change, clipped, weighed and quantised; under
+// differential privacy (count_clipped) its trainer has clipped the change
+// to the round's L2 bound already, and says whether that shortened it.
 absl::StatusOr<std::vector<uint32_t>> Words(const secagg::BoardTaskSettings& s,
                                             const runtime::NamedTensors& global,
                                             const TrainOutcome& outcome) {
@@ -114,7 +116,8 @@ absl::StatusOr<std::vector<uint32_t>> Words(const secagg::BoardTaskSettings& s,
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::UpdateWords words,
       secagg::UpdateWords::Create(global, s.clip, s.config.bits,
-                                  static_cast<uint32_t>(s.config.cohort)));
+                                  static_cast<uint32_t>(s.config.cohort),
+                                  s.count_clipped));
   if (words.vector_length() != s.config.vector_length) {
     return absl::InvalidArgumentError(absl::StrCat("the session masks ",
                                                    s.config.vector_length,
@@ -125,7 +128,8 @@ absl::StatusOr<std::vector<uint32_t>> Words(const secagg::BoardTaskSettings& s,
   const double weight =
       static_cast<double>(std::min(outcome.num_samples, s.weight_cap)) /
       static_cast<double>(s.weight_cap);
-  return words.Encode(outcome.model, global, weight);
+  return words.Encode(outcome.model, global, weight,
+                      outcome.metrics.update_clipped());
 }
 
 // The keys that sign this board's advertisement and check its neighbours':

@@ -40,6 +40,7 @@ v1::SecAggTask ToProto(const BoardTaskSettings& s) {
   task.set_graph_seed(Bytes(s.config.graph_seed));
   task.set_clip(s.clip);
   task.set_weight_cap(s.weight_cap);
+  task.set_count_clipped(s.count_clipped);
   return task;
 }
 
@@ -73,6 +74,7 @@ absl::StatusOr<BoardTaskSettings> FromProto(const v1::SecAggTask& task) {
   }
   s.clip = task.clip();
   s.weight_cap = task.weight_cap();
+  s.count_clipped = task.count_clipped();
   return s;
 }
 

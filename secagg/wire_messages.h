@@ -21,6 +21,9 @@ struct BoardTaskSettings {
   uint32_t board = 0;
   double clip = 0;
   uint64_t weight_cap = 0;
+  // Differential privacy: the board weighs 1 and sends whether its clip to
+  // the round's L2 bound shortened its update (UpdateWords' count_clipped).
+  bool count_clipped = false;
 };
 
 v1::SecAggTask ToProto(const BoardTaskSettings& settings);

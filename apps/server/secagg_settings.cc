@@ -59,9 +59,11 @@ const char* Conflict(const ServerConfig& config) {
                "so masked sums would not line up)"
          : config.planner.data_moves
              ? "--data_moves (they show the gateway boards' samples)"
-         : DpOptionsOf(config).enabled()
-             ? "differential privacy (not yet: noise on the unmasked sum "
-               "needs each board's clip inside the session)"
+         : DpOptionsOf(config).enabled() && DpOptionsOf(config).local
+             ? "--dp_local (each board's own noise would be clipped by the "
+               "session's value bound; with secure aggregation use central "
+               "DP: boards clip, the gateway adds the noise to the unmasked "
+               "sum only)"
          : !config.gateway.link.server.empty()
              ? "--upstream (not yet: a site gateway forwards its sum in the "
                "clear to its parent)"
@@ -102,12 +104,16 @@ absl::Status ApplySecAgg(const ServerConfig& config,
   // Mutual TLS: every board has a fleet key to sign its keys with.
   o.signed_keys = !config.transport.transport.tls.client_ca.empty();
   c.secagg = o;
+  const bool dp = DpOptionsOf(config).enabled();
   spdlog::info(
-      "secure aggregation (SecAgg+): boards clip to [-{:g}, {:g}] and "
+      "secure aggregation (SecAgg+): boards clip {} and "
       "quantise into 2^{}; neighbours {}, threshold {} (0: chosen per cohort "
       "for dropout rate {:g}, corrupt rate {:g}); keys {}",
-      s.clip, s.clip, s.bits, s.neighbours, s.threshold, s.dropout_rate,
-      s.corrupt_rate,
+      dp ? std::string("to the round's L2 bound (--dp_clip, in place of "
+                       "--secagg_clip), weigh 1, and the gateway adds the "
+                       "noise to the unmasked sum")
+         : absl::StrCat("to [-", s.clip, ", ", s.clip, "]"),
+      s.bits, s.neighbours, s.threshold, s.dropout_rate, s.corrupt_rate,
       o.signed_keys ? "signed with the boards' fleet certificates"
                     : "unsigned (no mutual TLS)");
   return absl::OkStatus();

@@ -2,6 +2,7 @@
 // no script: a gateway without internet serves it whole, and board-given
 // text can only ever be text (XmlEscape), never markup.
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -188,6 +189,30 @@ std::string AccuracyChart(const FleetStatus& fleet) {
   return LineChart(options, {series});
 }
 
+// The last secure-aggregation session, a line and a small table by stage.
+std::string SecAggPart(const std::optional<FleetSecAgg>& secagg) {
+  if (!secagg) return "";
+  const FleetSecAgg& s = *secagg;
+  std::string part = absl::StrFormat(
+      "<div id=\"secagg\"><p>Secure aggregation, round %d: <b "
+      "id=\"secagg-counted\">%d of %d</b> boards' updates counted "
+      "(%d neighbours each, threshold %d), %.1f MiB up</p>\n"
+      "<table><thead><tr><th>Stage</th><th>Dropped</th><th>Seconds</th>"
+      "</tr></thead><tbody>\n",
+      s.round, s.survived, s.started, s.neighbours, s.threshold,
+      static_cast<double>(s.bytes_up) / 1048576.0);
+  constexpr const char* kStages[] = {"advertise keys", "share keys",
+                                     "masked input", "unmask"};
+  for (int i = 0; i < 4; ++i) {
+    absl::StrAppend(&part,
+                    absl::StrFormat("<tr><td>%s</td><td class=\"num\">%d</td>"
+                                    "<td class=\"num\">%.2f</td></tr>\n",
+                                    kStages[i], s.dropped_by_stage[i],
+                                    s.seconds_by_stage[i]));
+  }
+  return part + "</tbody></table></div>\n";
+}
+
 }  // namespace
 
 std::string FleetPage(const FleetStatus& fleet, int refresh_seconds) {
@@ -197,6 +222,7 @@ std::string FleetPage(const FleetStatus& fleet, int refresh_seconds) {
       refresh_seconds, "\"><title>fedberry fleet</title><style>", kStyle,
       "</style></head>\n<body><h1>fedberry fleet</h1>\n", Job(fleet),
       "<div id=\"accuracy\">", AccuracyChart(fleet), "</div>\n",
+      SecAggPart(fleet.secagg),
       "<table id=\"boards\"><thead><tr><th>Board</th><th>State</th>"
       "<th>Last seen</th><th>Round</th><th>Progress</th><th>Samples/s</th>"
       "<th>Memory</th><th>SoC</th><th>Client</th><th>Arch</th>"

@@ -53,6 +53,17 @@ nlohmann::json BoardJson(const BoardRow& b, absl::Time now) {
   return j;
 }
 
+nlohmann::json SecAggJson(const FleetSecAgg& s) {
+  return {{"round", s.round},
+          {"secagg_neighbours", s.neighbours},
+          {"secagg_threshold", s.threshold},
+          {"secagg_boards_started", s.started},
+          {"secagg_boards_survived", s.survived},
+          {"secagg_dropped_by_stage", s.dropped_by_stage},
+          {"secagg_seconds_by_stage", s.seconds_by_stage},
+          {"secagg_bytes_up", s.bytes_up}};
+}
+
 }  // namespace
 
 std::string FleetJson(const FleetStatus& fleet) {
@@ -73,6 +84,7 @@ std::string FleetJson(const FleetStatus& fleet) {
                       {"min_client_version", fleet.min_client_version},
                       {"accuracy", std::move(accuracy)},
                       {"boards", std::move(boards)}};
+  if (fleet.secagg) j["secagg"] = SecAggJson(*fleet.secagg);
   // Text from a board that is not UTF-8 is replaced rather than failing
   // the whole answer.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -7,6 +7,7 @@
 #ifndef FEDBERRY_SERVER_FLEET_FLEET_STATUS_H_
 #define FEDBERRY_SERVER_FLEET_FLEET_STATUS_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,6 +51,20 @@ struct BoardRow {
   std::optional<uint32_t> watchdog_pauses;
 };
 
+// The last securely aggregated round's session (--secure_aggregation):
+// rounds.jsonl's secagg_* figures of the newest round that has them.
+struct FleetSecAgg {
+  uint64_t round = 0;
+  int neighbours = 0;  // K
+  int threshold = 0;   // t
+  int started = 0;
+  int survived = 0;  // the boards whose inputs the sum counted
+  // In stage order: advertise keys, share keys, masked input, unmask.
+  std::array<int, 4> dropped_by_stage{};
+  std::array<double, 4> seconds_by_stage{};
+  uint64_t bytes_up = 0;
+};
+
 struct FleetStatus {
   absl::Time now = absl::InfinitePast();
   std::string job_id;
@@ -61,12 +76,14 @@ struct FleetStatus {
   std::string min_client_version;  // empty: no gate
   // The test accuracy of each published round that was evaluated.
   std::vector<std::pair<uint64_t, double>> accuracy;
-  std::vector<BoardRow> boards;  // by name
+  std::vector<BoardRow> boards;       // by name
+  std::optional<FleetSecAgg> secagg;  // absent: no such round yet
 };
 
 // The JSON object of /api/fleet.json: the job's figures and `boards`,
 // each with at least name, state, last_seen (RFC 3339) and round; every
-// board, each text cut to its kShown* bound.
+// board, each text cut to its kShown* bound; under secure aggregation,
+// `secagg` with the last session's figures under their rounds.jsonl names.
 std::string FleetJson(const FleetStatus& fleet);
 
 // The page at /: self-contained HTML (inline style and SVG, no script, no

@@ -23,8 +23,8 @@ using secagg::Stage;
 // board each other's neighbour) and a threshold of half the neighbours plus
 // one (each board can lose all but t of its neighbours), with a warning:
 // the small fleets fedberry runs on would otherwise get no rounds at all.
-std::pair<int, int> NeighboursAndThreshold(const SecAggOptions& options,
-                                           int n, uint64_t round) {
+std::pair<int, int> NeighboursAndThreshold(const SecAggOptions& options, int n,
+                                           uint64_t round) {
   int k = options.neighbours;
   int t = options.threshold;
   if (k == 0 || t == 0) {
@@ -104,10 +104,16 @@ absl::Status SecAggRounds::StartSession(
         n));
   }
   const auto kt = NeighboursAndThreshold(options_, n, ctx_.job.round());
+  // Under differential privacy (the budget shaped the round's bound into
+  // its config) boards clip to that L2 bound, which bounds every value too,
+  // and weigh 1; the noise goes on the unmasked sum (Finish).
+  const double dp_clip = ctx_.job.train().dp_clip();
+  const bool dp = dp_clip > 0;
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::UpdateWords words,
-      secagg::UpdateWords::Create(*base_, options_.clip, options_.bits,
-                                  static_cast<uint32_t>(n)));
+      secagg::UpdateWords::Create(*base_, dp ? dp_clip : options_.clip,
+                                  options_.bits, static_cast<uint32_t>(n),
+                                  /*count_clipped=*/dp));
   secagg::SessionConfig config;
   FEDBERRY_ASSIGN_OR_RETURN(config.session, SessionName(ctx_.job.round()));
   config.round = ctx_.job.round();
@@ -123,6 +129,7 @@ absl::Status SecAggRounds::StartSession(
   weight_cap_ = 1;
   for (int i = 0; i < n; ++i) {
     board_of_[members[i]] = static_cast<uint32_t>(i);
+    if (dp) continue;  // sample counts play no part
     if (const ClientRecord* c = ctx_.job.clients().Find(members[i])) {
       weight_cap_ = std::max(weight_cap_, c->num_samples);
     }
@@ -133,8 +140,11 @@ absl::Status SecAggRounds::StartSession(
   session_.emplace(std::move(session));
   spdlog::info(
       "round {}: secure aggregation (SecAgg+) over {} boards: {} neighbours "
-      "each, threshold {}, {} words of {} bits",
-      config.round, n, kt.first, kt.second, config.vector_length, config.bits);
+      "each, threshold {}, {} words of {} bits{}",
+      config.round, n, kt.first, kt.second, config.vector_length, config.bits,
+      dp ? absl::StrCat("; each board clips to L2 norm ", dp_clip,
+                        " and weighs 1, the noise goes on the unmasked sum")
+         : "");
   return absl::OkStatus();
 }
 
@@ -152,7 +162,8 @@ std::optional<TrainTask> SecAggRounds::TaskFor(const std::string& id,
     return std::nullopt;
   }
   task->secagg = secagg::ToProto(secagg::BoardTaskSettings{
-      session_->config(), board->second, options_.clip, weight_cap_});
+      session_->config(), board->second, words_->clip(), weight_cap_,
+      words_->count_clipped()});
   return task;
 }
 
@@ -375,13 +386,24 @@ absl::Status SecAggRounds::CloseStage(Stage stage) {
 
 absl::Status SecAggRounds::Finish() {
   FEDBERRY_ASSIGN_OR_RETURN(secagg::AggregateResult result, session_->Finish());
-  FEDBERRY_ASSIGN_OR_RETURN(
-      secagg::UnmaskedMean mean,
-      words_->Decode(result.sum, static_cast<uint32_t>(result.counted.size()),
-                     *base_));
-  FEDBERRY_RETURN_IF_ERROR(sum_->Add(
-      mean.model, mean.weight_sum * static_cast<double>(weight_cap_)));
-  figures_.survived = static_cast<int>(result.counted.size());
+  const auto counted = static_cast<uint32_t>(result.counted.size());
+  double weight_sum = 0;
+  if (words_->count_clipped()) {
+    // Differential privacy: the unweighted sum of clipped updates goes to
+    // the Gaussian sum as a forwarded sum would, and gets its noise there.
+    FEDBERRY_ASSIGN_OR_RETURN(secagg::UnmaskedSum sum,
+                              words_->DecodeSum(result.sum, counted, *base_));
+    FEDBERRY_RETURN_IF_ERROR(
+        sum_->AddSum(sum.total, static_cast<int>(counted), sum.clipped));
+    weight_sum = sum.weight_sum;
+  } else {
+    FEDBERRY_ASSIGN_OR_RETURN(secagg::UnmaskedMean mean,
+                              words_->Decode(result.sum, counted, *base_));
+    FEDBERRY_RETURN_IF_ERROR(sum_->Add(
+        mean.model, mean.weight_sum * static_cast<double>(weight_cap_)));
+    weight_sum = mean.weight_sum;
+  }
+  figures_.survived = static_cast<int>(counted);
   for (int s = 0; s < secagg::kStageCount; ++s) {
     figures_.dropped_by_stage[s] =
         static_cast<int>(result.counts.dropped[s].size());
@@ -391,7 +413,7 @@ absl::Status SecAggRounds::Finish() {
   spdlog::info(
       "round {}: secure aggregation unmasked the sum of {} of {} boards' "
       "updates (weights summing to {:.4f})",
-      ctx_.job.round(), figures_.survived, figures_.started, mean.weight_sum);
+      ctx_.job.round(), figures_.survived, figures_.started, weight_sum);
   return absl::OkStatus();
 }
 

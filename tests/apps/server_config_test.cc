@@ -11,6 +11,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/time/time.h"
+#include "apps/server/secagg_settings.h"
 #include "apps/server/server_checks.h"
 #include "apps/server/server_flags.h"
 #include "apps/server/server_options.h"
@@ -153,6 +154,35 @@ TEST(CheckDpCombination, NamesTheConflictingFlag) {
               HasSubstr("--target_updates or --over_select"));
   config.gateway.link.server = "central:50051";
   EXPECT_THAT(CheckDpCombination(config).message(), HasSubstr("--dp_*"));
+}
+
+TEST(CheckSecAgg, TakesCentralDpAndNamesWhatItDoesNotCombineWith) {
+  ServerConfig config;
+  config.secagg.mode = "secagg+";
+  EXPECT_TRUE(CheckSecAgg(config).ok());
+  // Central DP: boards clip, the gateway noises the unmasked sum.
+  config.dp.noise_multiplier = 1;
+  config.dp.clip = 0.1;
+  EXPECT_TRUE(CheckSecAgg(config).ok());
+  config.dp.adaptive_clip = true;
+  EXPECT_TRUE(CheckSecAgg(config).ok());
+  config.dp.local = true;
+  EXPECT_THAT(CheckSecAgg(config).message(),
+              HasSubstr("does not combine with --dp_local"));
+  config = ServerConfig();
+  config.secagg.mode = "secagg+";
+  config.strategy.name = "krum";
+  EXPECT_THAT(CheckSecAgg(config).message(), HasSubstr("--strategy=median"));
+  config.strategy.name = "fedavg";
+  config.gateway.link.server = "central:50051";
+  EXPECT_THAT(CheckSecAgg(config).message(), HasSubstr("--upstream"));
+  config = ServerConfig();
+  config.secagg.mode = "secagg";
+  EXPECT_THAT(CheckSecAgg(config).message(),
+              HasSubstr("--secure_aggregation must be off or secagg+"));
+  config.secagg.mode = "secagg+";
+  config.secagg.bits = 33;
+  EXPECT_THAT(CheckSecAgg(config).message(), HasSubstr("--secagg_bits"));
 }
 
 TEST(CheckMode, AsyncNamesWhatItDoesNotCombineWith) {

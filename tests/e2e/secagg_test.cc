@@ -3,10 +3,12 @@
 // a hundredth of plain FedAvg's accuracy on the same seed; boards killed
 // (SIGKILL, by the fleet profile's secagg_kill_*) at each of the four
 // stages leave rounds that still publish; too few survivors abandon the
-// round, which starts over and publishes only a full session's sum; and
-// the gateway takes no plain update.
+// round, which starts over and publishes only a full session's sum; the
+// gateway takes no plain update; and under central differential privacy
+// the noise goes on the unmasked sum.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tests/json_lines.h"
+#include "tests/planned_epsilon.h"
 #include "tests/run_command.h"
 #include "tests/test_files.h"
 
@@ -24,11 +28,7 @@ using testing::RunCommand;
 const std::string kSim = std::string(FEDBERRY_BIN_DIR) + "/fedberry-sim";
 
 std::vector<nlohmann::json> Rounds(const std::string& out) {
-  std::vector<nlohmann::json> rounds;
-  std::ifstream in(out + "/rounds.jsonl");
-  std::string line;
-  while (std::getline(in, line)) rounds.push_back(nlohmann::json::parse(line));
-  return rounds;
+  return testing::ReadJsonLines(out + "/rounds.jsonl");
 }
 
 std::string FileText(const std::string& path) {
@@ -218,6 +218,75 @@ TEST(SecAgg, UnderMutualTlsAForgedKeySignatureIsRefused) {
     EXPECT_EQ(r.at("secagg_boards_survived").get<int>(), 3) << r;
     EXPECT_EQ(Stage(r, "secagg_dropped_by_stage", 0), 1) << r;
   }
+}
+
+// Central differential privacy with secure aggregation: each board clips
+// its update to the round's L2 bound and weighs 1, the gateway adds the
+// noise to the unmasked sum. With the same noise seed and cohort (q = 1),
+// round 1's model is the plain DP job's (the same clipped updates, the same
+// noise, up to the quantisation; a plain job with another noise seed is
+// the yardstick of "the same"), every round's epsilon is fedberry-dp's,
+// and under adaptive clipping the bound moves on the count of clipped
+// boards, which the gateway learns only as a sum.
+TEST(SecAgg, UnderCentralDpTheNoiseGoesOnTheUnmaskedSum) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 400);
+  const std::string job = absl::StrCat(
+      kSim,
+      " --clients=4 --rounds=3 --fraction=1 --local_steps=10 "
+      "--batch_size=16 --lr=0.02 --dp_noise_multiplier=1.2 --dp_clip=0.05 "
+      "--dp_adaptive_clip=true --data=",
+      dir.path(), " --output=");
+  int code = 0;
+  const std::string plain =
+      RunCommand(job + (dir / "plain") + " --dp_noise_seed=3", &code);
+  ASSERT_EQ(code, 0) << plain;
+  const std::string other =
+      RunCommand(job + (dir / "other") + " --dp_noise_seed=4", &code);
+  ASSERT_EQ(code, 0) << other;
+  const std::string masked =
+      RunCommand(job + (dir / "secagg") +
+                     " --dp_noise_seed=3 --secure_aggregation=secagg+",
+                 &code);
+  ASSERT_EQ(code, 0) << masked;
+  const std::vector<nlohmann::json> a = Rounds(dir / "plain");
+  const std::vector<nlohmann::json> c = Rounds(dir / "other");
+  ASSERT_FALSE(c.empty()) << other;
+  const std::vector<nlohmann::json> b = Rounds(dir / "secagg");
+  ASSERT_EQ(a.size(), 3u) << plain;
+  ASSERT_EQ(b.size(), 3u) << masked;
+  for (const nlohmann::json& r : b) {
+    EXPECT_EQ(r.at("secagg_boards_survived").get<int>(), 4) << r;
+    EXPECT_EQ(r.at("participants").get<int>(), 4) << r;
+    const double clipped = r.at("dp_clipped_fraction").get<double>();
+    EXPECT_TRUE(clipped >= 0 && clipped <= 1) << r;
+    EXPECT_NEAR(r.at("dp_epsilon").get<double>(),
+                testing::PlannedEpsilon(FEDBERRY_BIN_DIR, 1.0, 1.2,
+                                        r.at("dp_steps").get<int64_t>()),
+                1e-9 * r.at("dp_epsilon").get<double>())
+        << r;
+  }
+  // Round 1: the same bound, the same clipped count, the same noisy model.
+  EXPECT_EQ(b[0].at("dp_clip").get<double>(), 0.05);
+  EXPECT_EQ(b[0].at("dp_clipped_fraction"), a[0].at("dp_clipped_fraction"));
+  EXPECT_EQ(b[1].at("dp_clip"), a[1].at("dp_clip")) << "the bound moved alike";
+  const double plain_loss = a[0].at("test_loss").get<double>();
+  const double secagg_loss = b[0].at("test_loss").get<double>();
+  const double other_loss = c[0].at("test_loss").get<double>();
+  std::printf(
+      "round 1 test loss under DP: plain %.9f, SecAgg+ %.9f; plain with "
+      "another noise seed %.9f\n",
+      plain_loss, secagg_loss, other_loss);
+  ASSERT_GT(std::abs(other_loss - plain_loss), 0) << "the yardstick is 0";
+  EXPECT_LT(std::abs(secagg_loss - plain_loss),
+            std::abs(other_loss - plain_loss) / 100);
+  const std::string log = FileText(dir / "secagg/logs/server.log");
+  EXPECT_NE(log.find("each board clips to L2 norm 0.05 and weighs 1"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("unmasked the sum of 4 of 4 boards' updates"),
+            std::string::npos)
+      << log;
 }
 
 }  // namespace

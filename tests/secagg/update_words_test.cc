@@ -141,5 +141,66 @@ TEST(UpdateWords, RefusesAModelWithoutFloatingValues) {
   EXPECT_THAT(words.status().message(), HasSubstr("this one has 0"));
 }
 
+// Under differential privacy: boards weigh 1, a last word counts who was
+// clipped, and the gateway takes the unweighted sum to add its noise to.
+TEST(UpdateWords, UnderDpTheSumIsUnweightedAndCountsTheClipped) {
+  const runtime::NamedTensors global = Model(1.0f, -1.0f, 7);
+  auto words = UpdateWords::Create(global, kClip, 32, 3,
+                                   /*count_clipped=*/true);
+  ASSERT_TRUE(words.ok()) << words.status();
+  EXPECT_EQ(words->vector_length(), 6u + 2u + 2u);
+  EXPECT_DOUBLE_EQ(words->clip(), kClip);
+  const std::vector<float> changes = {0.2f, -0.1f, 0.4f};
+  const std::vector<bool> clipped = {false, true, true};
+  std::vector<std::vector<uint32_t>> all;
+  for (size_t i = 0; i < changes.size(); ++i) {
+    auto encoded =
+        words->Encode(Model(1.0f + changes[i], -1.0f - changes[i], 99), global,
+                      1.0, clipped[i]);
+    ASSERT_TRUE(encoded.ok()) << encoded.status();
+    all.push_back(*encoded);
+  }
+  auto sum = words->DecodeSum(PlainSum(all), 3, global);
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  EXPECT_EQ(sum->clipped, 2);
+  EXPECT_NEAR(sum->weight_sum, 3.0, 1e-6);
+  // The global plus the three changes, not their mean.
+  EXPECT_NEAR(sum->total[0].tensor[1][2].item<float>(), 1.0 + 0.5, 1e-5);
+  EXPECT_NEAR(sum->total[1].tensor[0].item<float>(), -1.0 - 0.5, 1e-5);
+  EXPECT_EQ(sum->total[2].tensor[0].item<int64_t>(), 7);
+  // The mean of the same words is still there for a job without noise.
+  auto mean = words->Decode(PlainSum(all), 3, global);
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  EXPECT_NEAR(mean->model[0].tensor[0][0].item<float>(), 1.0 + 0.5 / 3, 1e-5);
+}
+
+TEST(UpdateWords, UnderDpASumOfOtherWeightsOrCountsIsRefused) {
+  const runtime::NamedTensors global = Model(0, 0, 0);
+  auto words = UpdateWords::Create(global, kClip, 32, 2, true);
+  ASSERT_TRUE(words.ok()) << words.status();
+  // A board that weighed 0.25 instead of 1.
+  auto honest = words->Encode(Model(0.1f, 0.1f, 0), global, 1.0, false);
+  auto light = words->Encode(Model(0.1f, 0.1f, 0), global, 0.25, false);
+  ASSERT_TRUE(honest.ok() && light.ok());
+  EXPECT_THAT(words->DecodeSum(PlainSum({*honest, *light}), 2, global)
+                  .status()
+                  .message(),
+              HasSubstr("each board weighs 1"));
+  // A clipped word of 3 boards' worth from 2 boards: words that no honest
+  // pair makes (the last word's levels moved by hand).
+  std::vector<uint32_t> forged = PlainSum({*honest, *honest});
+  auto one = words->Encode(Model(0, 0, 0), global, 1.0, true);
+  auto zero = words->Encode(Model(0, 0, 0), global, 1.0, false);
+  ASSERT_TRUE(one.ok() && zero.ok());
+  forged.back() += 3 * (one->back() - zero->back());
+  EXPECT_THAT(words->DecodeSum(forged, 2, global).status().message(),
+              HasSubstr("clipped words sum to"));
+  // Without count_clipped the sum of weighted updates means nothing.
+  auto weighted = UpdateWords::Create(global, kClip, 32, 2);
+  ASSERT_TRUE(weighted.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(
+      weighted->DecodeSum(PlainSum({*honest, *honest}), 2, global).status()));
+}
+
 }  // namespace
 }  // namespace fedberry::secagg

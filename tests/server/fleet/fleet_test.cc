@@ -101,6 +101,43 @@ TEST(FleetJson, CarriesTheJobAndEveryBoardsFields) {
   EXPECT_FALSE(b.contains("steps_planned"));
 }
 
+// Under secure aggregation the page and the JSON carry the last session's
+// figures under rounds.jsonl's names; without it, neither mentions one.
+TEST(FleetJson, CarriesTheLastSecureAggregationSession) {
+  FleetStatus fleet = TwoBoards();
+  EXPECT_FALSE(nlohmann::json::parse(FleetJson(fleet)).contains("secagg"));
+  EXPECT_EQ(FleetPage(fleet).find("id=\"secagg\""), std::string::npos);
+  FleetSecAgg s;
+  s.round = 2;
+  s.neighbours = 5;
+  s.threshold = 3;
+  s.started = 6;
+  s.survived = 5;
+  s.dropped_by_stage = {0, 0, 1, 0};
+  s.seconds_by_stage = {8.5, 0.25, 0.5, 0.125};
+  s.bytes_up = 3 << 20;
+  fleet.secagg = s;
+  const nlohmann::json j = nlohmann::json::parse(FleetJson(fleet)).at("secagg");
+  EXPECT_EQ(j.at("round"), 2);
+  EXPECT_EQ(j.at("secagg_boards_started"), 6);
+  EXPECT_EQ(j.at("secagg_boards_survived"), 5);
+  EXPECT_EQ(j.at("secagg_neighbours"), 5);
+  EXPECT_EQ(j.at("secagg_threshold"), 3);
+  EXPECT_EQ(j.at("secagg_dropped_by_stage"), nlohmann::json({0, 0, 1, 0}));
+  EXPECT_EQ(j.at("secagg_seconds_by_stage")[0], 8.5);
+  EXPECT_EQ(j.at("secagg_bytes_up"), 3 << 20);
+  const std::string page = FleetPage(fleet);
+  EXPECT_NE(page.find("Secure aggregation, round 2: <b id=\"secagg-counted\">"
+                      "5 of 6</b> boards' updates counted (5 neighbours each, "
+                      "threshold 3), 3.0 MiB up"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<tr><td>masked input</td><td class=\"num\">1</td>"
+                      "<td class=\"num\">0.50</td></tr>"),
+            std::string::npos)
+      << page;
+}
+
 TEST(FleetJson, ReplacesBytesThatAreNotUtf8InsteadOfFailing) {
   FleetStatus fleet = TwoBoards();
   fleet.boards[0].name = "pi-\xff\xfe";
