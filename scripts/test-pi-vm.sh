@@ -29,7 +29,7 @@
 #  identical, bit for bit.
 #
 # Usage: scripts/test-pi-vm.sh [--quick] [--rounds=N]
-#        scripts/test-pi-vm.sh [--compute] [--models] | --image
+#        scripts/test-pi-vm.sh [--compute] [--models] [--secagg] | --image
 #   --quick    boot, install and one round (what CI runs)
 #   --image    only make (or check) the cached image, then exit
 #   --compute  no job: the board's compute paths compared by instructions
@@ -43,6 +43,10 @@
 #              trains both models in the fewest instructions
 #   --models   no job: the per-board table (each model at batch 16 and 32
 #              on the default path, its memory and PSI)
+#   --secagg   no job: secure aggregation's work per board and at the
+#              gateway for cohorts of 10, 50 and 200 (build-rpi3's
+#              secagg_bench, -DFEDBERRY_BUILD_BENCH=ON), counted in
+#              instructions on the emulated Cortex-A53 as --compute is
 # The job's board starts with its clock in 1970 (a Pi without a real-time
 # clock before NTP answers): the client must say so and wait, and join once
 # the clock is put right. The board's CPU is a Cortex-A53 (-cpu cortex-a53,
@@ -61,11 +65,13 @@ local_steps=60
 mode=job
 compute=0
 models=0
+secagg=0
 for arg in "$@"; do
   case $arg in
     --quick) quick=1; rounds=1; local_steps=20 ;;
     --compute) mode=compute; compute=1 ;;
     --models) mode=compute; models=1 ;;
+    --secagg) mode=compute; secagg=1 ;;
     --image) mode=image ;;
     --rounds=*) rounds=${arg#--rounds=} ;;
     -h | --help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -219,15 +225,22 @@ main() {
   [[ $mode == job && $quick == 0 ]] && extra+=(criu iptables)
   make_repo "$deb" "$work/share/repo" "${extra[@]}"
   cp scripts/pi-vm/guest-run.sh "$work/share/"
-  printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\nCOMPUTE=%s\nMODELS=%s\n' "$rounds" "$quick" \
-    "$mode" "$compute" "$models" >"$work/share/guest.env"
+  printf 'ROUNDS=%s\nQUICK=%s\nMODE=%s\nCOMPUTE=%s\nMODELS=%s\nSECAGG=%s\n' "$rounds" "$quick" \
+    "$mode" "$compute" "$models" "$secagg" >"$work/share/guest.env"
   if [[ $mode == compute ]]; then
-    [[ -x build-rpi3/bin/loop_bench ]] ||
-      fail "no build-rpi3/bin/loop_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
-    cp build-rpi3/bin/loop_bench "$work/share/"
-    # A user's TorchScript CNN (batch norm, dropout) for Fashion-MNIST.
-    /usr/bin/python3 examples/export_cnn.py --channels 1 --size 28 \
-      --classes 10 --out "$work/share/cnn.pt" >/dev/null
+    if ((compute || models)); then
+      [[ -x build-rpi3/bin/loop_bench ]] ||
+        fail "no build-rpi3/bin/loop_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
+      cp build-rpi3/bin/loop_bench "$work/share/"
+      # A user's TorchScript CNN (batch norm, dropout) for Fashion-MNIST.
+      /usr/bin/python3 examples/export_cnn.py --channels 1 --size 28 \
+        --classes 10 --out "$work/share/cnn.pt" >/dev/null
+    fi
+    if ((secagg)); then
+      [[ -x build-rpi3/bin/secagg_bench ]] ||
+        fail "no build-rpi3/bin/secagg_bench: configure build-rpi3 with -DFEDBERRY_BUILD_BENCH=ON"
+      cp build-rpi3/bin/secagg_bench "$work/share/"
+    fi
   else
     make_pki "$work/pki"
     cp "$work/pki/fleet-ca.crt" "$work/pki/pi-1.crt" "$work/pki/pi-1.key" "$work/share/"
@@ -258,8 +271,31 @@ report_compute() {
   cat "$work/share/out/summary.txt"
   ((compute)) && report_paths "$work"
   ((models)) && report_models "$work"
+  ((secagg)) && report_secagg "$work"
   step "ok: measured by instruction count on the emulated Cortex-A53" \
     "(estimates assume 1.4 GHz, 1 instruction per cycle; not a board's time)"
+}
+
+# secagg_bench's CPU milliseconds, read on the guest's clock: under -icount
+# shift=0 a millisecond is a million instructions. Each figure is restated
+# as millions of instructions and as an estimate for a 1.4 GHz Cortex-A53
+# at one instruction per cycle.
+report_secagg() {
+  local work=$1 file=$work/share/out/secagg.txt
+  grep -q '^signed keys' "$file" 2>/dev/null || {
+    tail -40 "$work/console.log" >&2
+    fail "secagg_bench did not finish on the board"
+  }
+  step "secure aggregation on the emulated Cortex-A53, by instruction count" \
+    "(M instr: millions of instructions; est. ms: at 1.4 GHz, 1 instruction a cycle, not a board's time)"
+  awk '
+    /^n=/ { print; printf "  %-10s %12s %9s %14s %11s %16s\n", "stage", "board M instr",
+      "est. ms", "gateway M instr", "est. ms", "bytes_up/board"; next }
+    /^  (advertise|share|mask|unmask) / { printf "  %-10s %12.2f %9.2f %14.1f %11.1f %16s\n",
+      $1, $2, $2 / 1.4, $3, $3 / 1.4, $4; next }
+    /^  stage/ { next }
+    /^signed keys/ { gsub(/ ms/, " M instr"); print; next }
+    { print }' "$file"
 }
 
 report_paths() {

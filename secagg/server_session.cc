@@ -234,7 +234,11 @@ absl::Status ServerSession::AcceptMaskedInput(const MaskedInput& input) {
     }
   }
   r.masked = true;
-  r.masked_input = input.masked;
+  if (masked_sum_.empty()) masked_sum_.assign(config_.vector_length, 0);
+  const uint32_t keep = static_cast<uint32_t>(top - 1);
+  for (size_t i = 0; i < masked_sum_.size(); ++i) {
+    masked_sum_[i] = (masked_sum_[i] + input.masked[i]) & keep;
+  }
   counts_.bytes_up[2] += WireBytes(input);
   return absl::OkStatus();
 }
@@ -320,15 +324,8 @@ absl::StatusOr<AggregateResult> ServerSession::Finish() {
 }
 
 absl::StatusOr<std::vector<uint32_t>> ServerSession::Unmasked() {
-  const uint32_t keep =
-      config_.bits == 32 ? ~uint32_t{0} : (uint32_t{1} << config_.bits) - 1;
-  std::vector<uint32_t> sum(config_.vector_length, 0);
-  for (const BoardRecord& r : boards_) {
-    if (!r.masked) continue;
-    for (size_t i = 0; i < sum.size(); ++i) {
-      sum[i] = (sum[i] + r.masked_input[i]) & keep;
-    }
-  }
+  std::vector<uint32_t> sum = masked_sum_;
+  sum.resize(config_.vector_length, 0);  // no input taken: zeros
   // The survivors' self masks: each b rebuilt from its neighbours' shares.
   for (uint32_t b = 0; b < boards_.size(); ++b) {
     if (!boards_[b].masked) continue;

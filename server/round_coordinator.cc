@@ -328,6 +328,38 @@ absl::Status RoundCoordinator::ReportEvaluation(
 absl::StatusOr<v1::SecAggResponse> RoundCoordinator::SecAggStep(
     const v1::SecAggRequest& request, const std::string& peer_certificate) {
   absl::MutexLock lock(&job_.mu);
+  return SecAggStepLocked(request, peer_certificate);
+}
+
+std::optional<absl::StatusOr<v1::SecAggResponse>>
+RoundCoordinator::PollSecAggStep(const v1::SecAggRequest& request,
+                                 const std::string& peer_certificate,
+                                 absl::Time deadline, SecAggAnswer answer,
+                                 uint64_t& poll_id) {
+  absl::MutexLock lock(&job_.mu);
+  absl::StatusOr<v1::SecAggResponse> now =
+      SecAggStepLocked(request, peer_certificate);
+  if (!now.ok() || now->action() != v1::SecAggResponse::WAIT ||
+      request.message_case() != v1::SecAggRequest::kAwait ||
+      polls_.clock().Now() >= deadline) {
+    return now;
+  }
+  // Parked under job_.mu, so no stage can close between the answer and
+  // the park. A wait carries no certificate to check.
+  poll_id = polls_.Park(SecAggRounds::WaitKey(request.client_id()), deadline,
+                        [this, request, answer = std::move(answer)](bool) {
+                          absl::StatusOr<v1::SecAggResponse> r;
+                          {
+                            absl::MutexLock lock(&job_.mu);
+                            r = SecAggStepLocked(request, "");
+                          }
+                          answer(std::move(r));
+                        });
+  return std::nullopt;
+}
+
+absl::StatusOr<v1::SecAggResponse> RoundCoordinator::SecAggStepLocked(
+    const v1::SecAggRequest& request, const std::string& peer_certificate) {
   SecAggRounds* secagg = rules_->secagg();
   if (secagg == nullptr) {
     return absl::FailedPreconditionError(

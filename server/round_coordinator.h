@@ -169,6 +169,15 @@ class RoundCoordinator {
   // (PEM) under mutual TLS; else empty.
   absl::StatusOr<v1::SecAggResponse> SecAggStep(
       const v1::SecAggRequest& request, const std::string& peer_certificate);
+  // SecAggStep whose wait for a stage (`await`) holds no thread and no
+  // RPC traffic: answers now unless the answer is WAIT; else parks
+  // `answer`, sets `poll_id` (for CancelTaskPoll) and calls it once, on the
+  // long polls' dispatcher thread, when the session moves on for this board
+  // (a stage closed, the session gave up) or at `deadline`.
+  using SecAggAnswer = std::function<void(absl::StatusOr<v1::SecAggResponse>)>;
+  std::optional<absl::StatusOr<v1::SecAggResponse>> PollSecAggStep(
+      const v1::SecAggRequest& request, const std::string& peer_certificate,
+      absl::Time deadline, SecAggAnswer answer, uint64_t& poll_id);
 
   // A known client was heard from by a call that reached no other method
   // (a push refused as busy): it still counts as live, so the end's DONE
@@ -278,6 +287,9 @@ class RoundCoordinator {
       const std::shared_ptr<const runtime::NamedTensors>& base);
   // A push is taken now (or the job ended: it hears so).
   bool TakesPushLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
+  absl::StatusOr<v1::SecAggResponse> SecAggStepLocked(
+      const v1::SecAggRequest& request, const std::string& peer_certificate)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(job_.mu);
   // Books an added update of board `id` (its figures, the planner's
   // capacity reading, the round's report); returns the updates the round
   // holds.

@@ -182,6 +182,13 @@ run_compute() {
   log "compute paths measured ($(grep -c '^train ' "$out/compute.txt") of 6 runs)"
 }
 
+# Secure aggregation's work (bench/secagg_bench.cc) for cohorts of 10, 50
+# and 200, one process; its CPU times are instruction counts here.
+run_secagg() {
+  "$share/secagg_bench" 10 50 200 >"$out/secagg.txt" 2>&1
+  log "secagg_bench: exit $?"
+}
+
 # The per-board table, on the default path (the package's LibTorch copy
 # with its OpenBLAS, im2col convolutions, one thread):
 # each model at batch 16 and 32, and the board's memory pressure after it.
@@ -291,6 +298,7 @@ install_package || { log "apt failed"; exit 1; }
 if [[ ${MODE:-job} == compute ]]; then
   [[ ${COMPUTE:-1} == 1 ]] && run_compute
   [[ ${MODELS:-0} == 1 ]] && run_models
+  [[ ${SECAGG:-0} == 1 ]] && run_secagg
 else
   configure_client
   run_client

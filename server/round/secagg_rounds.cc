@@ -362,7 +362,12 @@ void SecAggRounds::Advance() {
       return;
     }
     ctx_.job.WorkChanged();
+    WakeCohort();
   }
+}
+
+void SecAggRounds::WakeCohort() {
+  for (const auto& [id, board] : board_of_) ctx_.polls.Wake(WaitKey(id));
 }
 
 absl::Status SecAggRounds::CloseStage(Stage stage) {
@@ -429,6 +434,7 @@ void SecAggRounds::GiveUp(const absl::Status& why) {
   session_.reset();
   spdlog::warn("round {}: {}", ctx_.job.round(), given_up_);
   ctx_.job.WorkChanged();
+  WakeCohort();
 }
 
 bool SecAggRounds::Closes(CloseDecision& decision) {

@@ -48,6 +48,11 @@ class SecAggRounds final : public RoundKind {
   // session's refusals (server_session.h).
   absl::StatusOr<v1::SecAggResponse> Step(const v1::SecAggRequest& request,
                                           const std::string& peer_certificate);
+  // The long polls' key a board's parked wait for a stage goes under: its
+  // own, so a closed stage wakes no task poll.
+  static std::string WaitKey(const std::string& client_id) {
+    return "secagg:" + client_id;
+  }
 
   Cohort Draw(std::vector<std::string> available,
               std::mt19937_64& rng) const override {
@@ -114,6 +119,8 @@ class SecAggRounds final : public RoundKind {
                           const std::string& peer_certificate);
   v1::SecAggResponse Await(uint32_t board, uint32_t stage) const;
   void GiveUp(const absl::Status& why);
+  // Answers the cohort's parked waits (the session moved on).
+  void WakeCohort();
 
   RoundContext ctx_;
   SecAggOptions options_;

@@ -1,6 +1,7 @@
 // The service's secure-aggregation stages: SecAggStep, a board's message of
 // one stage of its round's SecAgg+ session, or its wait for the next
-// stage's input, handed to the coordinator.
+// stage's input, handed to the coordinator; a wait is a long poll
+// (LongPollCall) that the coordinator answers when the stage closes.
 // Thread-safety: see federation_service.h.
 #include <string>
 
@@ -14,17 +15,24 @@ namespace fedberry::server {
 grpc::ServerUnaryReactor* FederationService::SecAggStep(
     grpc::CallbackServerContext* context, const v1::SecAggRequest* request,
     v1::SecAggResponse* response) {
-  grpc::Status ok = Authorize(context, "SecAggStep", request->client_id());
-  if (!ok.ok()) return AnswerNow(context, ok);
+  auto* call = new LongPollCall<v1::SecAggResponse>(coordinator_, response,
+                                                    "SecAggStep");
+  if (grpc::Status ok = Authorize(context, "SecAggStep", request->client_id());
+      !ok.ok()) {
+    call->Finish(ok);
+    return call;
+  }
   // Only a keys message is checked against the caller's certificate: the
-  // waits, polled every few hundred ms, need not parse it again.
+  // other messages and the waits need not parse it again.
   const std::string certificate =
       request->has_keys() ? security::IdentityOf(*context).certificate_pem
                           : std::string();
-  absl::StatusOr<v1::SecAggResponse> answer =
-      coordinator_.SecAggStep(*request, certificate);
-  if (answer.ok()) *response = *std::move(answer);
-  return AnswerNow(context, wire::ToGrpcStatus(answer.status()));
+  const absl::Time deadline = clock_.Now() + PollBudget(context, max_poll_);
+  call->Start([&](auto answer, uint64_t& poll_id) {
+    return coordinator_.PollSecAggStep(*request, certificate, deadline,
+                                       std::move(answer), poll_id);
+  });
+  return call;
 }
 
 }  // namespace fedberry::server

@@ -1,5 +1,9 @@
 // RoundCoordinator: Rounds: parked polls, the planner, refused updates,
 // deadlines, paused and released boards, rejoins, snapshots.
+#include "secagg/board_session.h"
+#include "secagg/random_source.h"
+#include "secagg/unsigned_keys.h"
+#include "secagg/wire_messages.h"
 #include "tests/server/testing/round_coordinator_fixture.h"
 
 namespace fedberry::server::round_coordinator_test {
@@ -38,6 +42,61 @@ TEST_F(RoundCoordinatorTest, AParkedPollIsAnsweredByTheRoundThatSelectsIt) {
       c_poll);
   ASSERT_FALSE(c_now.has_value());
   EXPECT_TRUE(coordinator_->CancelTaskPoll(c_poll));
+  EXPECT_EQ(coordinator_->parked_polls(), 0u);
+}
+
+// A board's wait for the next secure-aggregation stage is a long poll too:
+// parked (no thread, no traffic) until the stage closes, then answered with
+// what the stage gave it.
+TEST_F(RoundCoordinatorTest, ASecAggWaitIsParkedUntilItsStageCloses) {
+  secagg_ = SecAggOptions{};
+  Make(2, /*rounds=*/1);
+  const std::string a = Join("a"), b = Join("b");
+  ASSERT_TRUE(coordinator_->RunOnce());
+  secagg::UnsignedKeys keys;
+  auto keys_message = [&](const std::string& id, v1::SecAggRequest& base) {
+    const v1::GetTaskResponse task = Task(id);
+    auto settings = secagg::FromProto(task.secagg());
+    EXPECT_TRUE(settings.ok()) << settings.status();
+    settings->config.round = task.round();
+    auto board = secagg::BoardSession::Create(settings->config, settings->board,
+                                              secagg::OsRandom(), keys, keys);
+    EXPECT_TRUE(board.ok()) << board.status();
+    auto ad = board->AdvertiseKeys();
+    EXPECT_TRUE(ad.ok()) << ad.status();
+    base.set_client_id(id);
+    base.set_round(task.round());
+    base.set_task_id(task.task_id());
+    base.set_session(task.secagg().session());
+    v1::SecAggRequest request = base;
+    *request.mutable_keys() = secagg::ToProto(*ad);
+    return request;
+  };
+  v1::SecAggRequest a_base, b_base;
+  const v1::SecAggRequest a_keys = keys_message(a, a_base);
+  const v1::SecAggRequest b_keys = keys_message(b, b_base);
+  ASSERT_TRUE(coordinator_->SecAggStep(a_keys, "").ok());
+  v1::SecAggRequest wait = a_base;
+  wait.set_await(1);
+  absl::Notification answered;
+  absl::StatusOr<v1::SecAggResponse> got;
+  uint64_t poll = 0;
+  auto now = coordinator_->PollSecAggStep(
+      wait, "", absl::Now() + absl::Hours(1),
+      [&](absl::StatusOr<v1::SecAggResponse> r) {
+        got = std::move(r);
+        answered.Notify();
+      },
+      poll);
+  ASSERT_FALSE(now.has_value()) << "b's keys are not in: the wait is parked";
+  EXPECT_EQ(coordinator_->parked_polls(), 1u);
+  ASSERT_TRUE(coordinator_->SecAggStep(b_keys, "").ok());  // closes stage 0
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->action(), v1::SecAggResponse::PROCEED);
+  ASSERT_EQ(got->neighbour_keys_size(), 1);          // b, its one neighbour
+  EXPECT_FALSE(coordinator_->CancelTaskPoll(poll));  // already answered
+  // Answered polls leave the park.
   EXPECT_EQ(coordinator_->parked_polls(), 0u);
 }
 

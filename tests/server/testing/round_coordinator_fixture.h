@@ -91,6 +91,7 @@ class RoundCoordinatorTest : public ::testing::Test {
     o.version_gate = version_gate_;
     o.site_gateways = SiteGateways::Parse(site_gateways_).value();
     o.async = async_;
+    o.secagg = secagg_;
     if (upstream_) {
       o.upstream = true;
       o.upstream_sink = [this](UpstreamResult r) {
@@ -227,6 +228,7 @@ class RoundCoordinatorTest : public ::testing::Test {
   std::shared_ptr<RoundBudget> budget_;               // null: none
   VersionGate version_gate_;                          // none
   std::optional<AsyncOptions> async_;                 // sync rounds
+  std::optional<SecAggOptions> secagg_;               // plain updates
 };
 
 inline v1::BoardCondition Declining(const std::string& why) {
