@@ -4,6 +4,7 @@
 
 #include "base/status_macros.h"
 #include "server/privacy/difference_sum.h"
+#include "server/privacy/forwarded_sum.h"
 #include "server/privacy/gaussian_sum.h"
 #include "server/strategy/strategy_decorator.h"
 #include "tiers/site_cohorts.h"
@@ -32,6 +33,24 @@ class ClippedSumRound : public server::RoundDecorator {
     if (!round_.local && norm >= server::kClipReached * round_.clip) {
       ++clipped_;
     }
+    return absl::OkStatus();
+  }
+  // A securely aggregated round's unmasked sum of its boards' clipped
+  // updates (the boards clipped; the session counted who reached the
+  // bound): added as one sum, within updates x the bound.
+  absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
+                      int clipped) override {
+    if (round_.local) {
+      return absl::InvalidArgumentError(
+          "a sum of noisy updates has no bound to check (local DP)");
+    }
+    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
+    FEDBERRY_ASSIGN_OR_RETURN(
+        const double scale,
+        server::ForwardedSumScale(norm, updates, round_.clip));
+    sum_.Add(sum, scale);
+    updates_ += updates;
+    clipped_ += clipped;
     return absl::OkStatus();
   }
   int updates() const override { return updates_; }

@@ -64,9 +64,6 @@ const char* Conflict(const ServerConfig& config) {
                "session's value bound; with secure aggregation use central "
                "DP: boards clip, the gateway adds the noise to the unmasked "
                "sum only)"
-         : !config.gateway.link.server.empty()
-             ? "--upstream (not yet: a site gateway forwards its sum in the "
-               "clear to its parent)"
              : nullptr;
 }
 

@@ -106,6 +106,9 @@ std::vector<std::string> ServerArgs(const SimPlan& plan, const SimPorts& ports,
   transport.listen =
       absl::StrCat(shaped ? "0.0.0.0:" : "127.0.0.1:", ports.server);
   config.output.dir = plan.output.dir;
+  // Under tiers secure aggregation runs at the site gateways, each over its
+  // own boards; the root takes their sums.
+  if (GatewayCount(plan) > 0) config.secagg.mode = "off";
   // The root takes forwarded sums from the simulator's gateways only.
   std::vector<std::string> gateways;
   for (int g = 0; g < GatewayCount(plan); ++g) {
@@ -144,6 +147,7 @@ std::vector<std::string> GatewayArgs(const SimPlan& plan, int g,
   if (plan.tiers.site_async_buffer) {
     config.mode.async_buffer = *plan.tiers.site_async_buffer;
   }
+  config.secagg = plan.server.secagg;
   return CommandLine(plan.output.bin_dir + "/fedberry-server", config,
                      &apps::ServerArgsFrom);
 }

@@ -1,5 +1,6 @@
 #include "server/round/round_source.h"
 
+#include <cmath>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -81,6 +82,10 @@ void UpstreamRounds::Closed(
     steps += c.metrics.steps();
   }
   out.participants = report.participants;
+  // Securely aggregated: no board pushed; the session's unmasked weights.
+  if (report.secagg && report.participants > 0) {
+    out.weight = static_cast<uint64_t>(std::llround(report.secagg->weight));
+  }
   if (out.weight > 0) {
     out.metrics.set_train_loss(loss / static_cast<double>(out.weight));
     out.metrics.set_train_accuracy(accuracy / static_cast<double>(out.weight));

@@ -93,6 +93,10 @@ struct SecAggFigures {
   int threshold = 0;   // t
   int started = 0;
   int survived = 0;
+  // The counted boards' weights summed, as the unmasked sum gave it: their
+  // samples (each capped at the cohort's largest), or 1 each under DP. A
+  // site gateway forwards it as its update's weight (no board pushed one).
+  double weight = 0;
   std::array<int, 4> dropped_by_stage{};
   std::array<double, 4> seconds_by_stage{};
   std::array<uint64_t, 4> bytes_up_by_stage{};

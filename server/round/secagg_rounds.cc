@@ -109,6 +109,14 @@ absl::Status SecAggRounds::StartSession(
   // and weigh 1; the noise goes on the unmasked sum (Finish).
   const double dp_clip = ctx_.job.train().dp_clip();
   const bool dp = dp_clip > 0;
+  // A site gateway learns its root's DP from the task: boards that add
+  // their own noise would have it clipped by the words' bound.
+  if (ctx_.job.train().dp_local_noise_multiplier() > 0) {
+    return absl::FailedPreconditionError(
+        "secure aggregation does not combine with local DP (the root's "
+        "--dp_local): each board's noise would be clipped by the session's "
+        "value bound");
+  }
   FEDBERRY_ASSIGN_OR_RETURN(
       secagg::UpdateWords words,
       secagg::UpdateWords::Create(*base_, dp ? dp_clip : options_.clip,
@@ -143,7 +151,7 @@ absl::Status SecAggRounds::StartSession(
       "each, threshold {}, {} words of {} bits{}",
       config.round, n, kt.first, kt.second, config.vector_length, config.bits,
       dp ? absl::StrCat("; each board clips to L2 norm ", dp_clip,
-                        " and weighs 1, the noise goes on the unmasked sum")
+                        " and weighs 1; the DP noise goes on the sum once")
          : "");
   return absl::OkStatus();
 }
@@ -401,11 +409,12 @@ absl::Status SecAggRounds::Finish() {
     FEDBERRY_RETURN_IF_ERROR(
         sum_->AddSum(sum.total, static_cast<int>(counted), sum.clipped));
     weight_sum = sum.weight_sum;
+    figures_.weight = counted;
   } else {
     FEDBERRY_ASSIGN_OR_RETURN(secagg::UnmaskedMean mean,
                               words_->Decode(result.sum, counted, *base_));
-    FEDBERRY_RETURN_IF_ERROR(sum_->Add(
-        mean.model, mean.weight_sum * static_cast<double>(weight_cap_)));
+    figures_.weight = mean.weight_sum * static_cast<double>(weight_cap_);
+    FEDBERRY_RETURN_IF_ERROR(sum_->Add(mean.model, figures_.weight));
     weight_sum = mean.weight_sum;
   }
   figures_.survived = static_cast<int>(counted);

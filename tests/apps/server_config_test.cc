@@ -174,8 +174,9 @@ TEST(CheckSecAgg, TakesCentralDpAndNamesWhatItDoesNotCombineWith) {
   config.strategy.name = "krum";
   EXPECT_THAT(CheckSecAgg(config).message(), HasSubstr("--strategy=median"));
   config.strategy.name = "fedavg";
+  // A site gateway runs its own boards' sessions and forwards the sum.
   config.gateway.link.server = "central:50051";
-  EXPECT_THAT(CheckSecAgg(config).message(), HasSubstr("--upstream"));
+  EXPECT_TRUE(CheckSecAgg(config).ok());
   config = ServerConfig();
   config.secagg.mode = "secagg";
   EXPECT_THAT(CheckSecAgg(config).message(),

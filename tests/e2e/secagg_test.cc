@@ -289,5 +289,62 @@ TEST(SecAgg, UnderCentralDpTheNoiseGoesOnTheUnmaskedSum) {
       << log;
 }
 
+// Tiers: each site gateway runs its own boards' sessions and forwards only
+// their sum to the root, weighted by its boards' samples (the weights came
+// masked too); the root, without secure aggregation, counts both gateways.
+// Under a root with central DP the sites' sums are the clipped sums the
+// root noises, its boards clipping to the root's bound.
+TEST(SecAgg, SiteGatewaysRunTheirOwnSessionsAndForwardOnlyTheSum) {
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir.path(), 600);
+  const std::string job = absl::StrCat(
+      kSim,
+      " --tiers=2 --gateways=2 --clients=6 --rounds=2 --local_steps=10 "
+      "--batch_size=16 --lr=0.02 --secure_aggregation=secagg+ --data=",
+      dir.path(), " --output=");
+  for (const std::string dp :
+       {"", " --dp_noise_multiplier=1.2 --dp_clip=0.05 --fraction=1"}) {
+    const std::string out = dir / (dp.empty() ? "plain-root" : "dp-root");
+    int code = 0;
+    const std::string log = RunCommand(job + out + dp, &code);
+    ASSERT_EQ(code, 0) << log;
+    const std::vector<nlohmann::json> rounds = Rounds(out);
+    ASSERT_EQ(rounds.size(), 2u) << log;
+    for (const nlohmann::json& r : rounds) {
+      EXPECT_EQ(r.at("participants").get<int>(), 2) << r;
+      EXPECT_FALSE(r.contains("secagg_boards_started")) << r;
+      EXPECT_EQ(r.contains("dp_epsilon"), !dp.empty()) << r;
+    }
+    for (int g = 0; g < 2; ++g) {
+      const std::string site = absl::StrCat(out, "/gateway-", g);
+      const std::vector<nlohmann::json> site_rounds = Rounds(site);
+      ASSERT_GE(site_rounds.size(), 2u) << log;
+      for (const nlohmann::json& r : site_rounds) {
+        EXPECT_EQ(r.at("secagg_boards_survived").get<int>(), 3) << r;
+      }
+      const std::string site_log =
+          FileText(absl::StrCat(out, "/logs/gateway-", g, ".log"));
+      EXPECT_NE(site_log.find("unmasked the sum of 3 of 3 boards' updates"),
+                std::string::npos)
+          << site_log;
+      EXPECT_EQ(site_log.find("gave no model"), std::string::npos) << site_log;
+      if (!dp.empty()) {
+        EXPECT_NE(site_log.find("each board clips to L2 norm 0.05"),
+                  std::string::npos)
+            << site_log;
+      }
+    }
+    // Each site's update weighs its three boards' 100 declared samples;
+    // under DP each board weighs 1 (the root sums unweighted).
+    for (const nlohmann::json& c :
+         testing::ReadJsonLines(out + "/clients.jsonl")) {
+      EXPECT_EQ(c.at("num_samples").get<int>(), dp.empty() ? 300 : 3) << c;
+    }
+    const std::string root_log = FileText(out + "/logs/server.log");
+    EXPECT_EQ(root_log.find("secure aggregation (SecAgg+)"), std::string::npos)
+        << root_log;
+  }
+}
+
 }  // namespace
 }  // namespace fedberry::secagg_e2e_test
