@@ -255,6 +255,25 @@ TEST(GatewayArgs, SiteModeAndPrivacyReachTheGateways) {
   }
 }
 
+// Under tiers the sites aggregate their boards securely; the root takes
+// their sums in the clear.
+TEST(GatewayArgs, SecureAggregationRunsAtTheSitesNotTheRoot) {
+  SimPlan plan = SevenBoardsOnThreeGateways();
+  plan.server.secagg.mode = "secagg+";
+  plan.server.secagg.neighbours = 2;
+  for (int g = 0; g < 3; ++g) {
+    const auto argv = GatewayArgs(plan, g, Ports(3));
+    EXPECT_THAT(argv, Contains("--secure_aggregation=secagg+"));
+    EXPECT_THAT(argv, Contains("--secagg_neighbours=2"));
+  }
+  EXPECT_FALSE(
+      HasFlag(ServerArgs(plan, Ports(3), nullptr), "--secure_aggregation"));
+  // Without tiers the one server runs it.
+  plan.tiers.tiers = 1;
+  EXPECT_THAT(ServerArgs(plan, Ports(), nullptr),
+              Contains("--secure_aggregation=secagg+"));
+}
+
 TEST(ClientArgs, WithTiersBoardIJoinsGatewayIModG) {
   const SimPlan plan = TieredPlan();
   const auto second = ClientArgs(plan, 1, Ports(2), nullptr, nullptr);
