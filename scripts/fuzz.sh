@@ -12,7 +12,7 @@ seconds=${FUZZ_SECONDS:-10}
 targets=("$@")
 if [[ ${#targets[@]} -eq 0 ]]; then
   targets=(get_plan pull_model_file join get_task heartbeat pull_model
-           pull_samples push_update push_samples)
+           pull_samples push_update push_samples secagg_step)
 fi
 scripts/configure.sh fuzz >/dev/null
 cmake --build --preset fuzz

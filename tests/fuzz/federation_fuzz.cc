@@ -53,18 +53,33 @@ struct FuzzFederation::Impl {
 };
 
 FuzzFederation& FuzzFederation::Get() {
-  static FuzzFederation* federation = new FuzzFederation();
+  static FuzzFederation* federation = new FuzzFederation(false);
   return *federation;
 }
 
-FuzzFederation::FuzzFederation() : impl_(std::make_shared<Impl>()) {
+FuzzFederation& FuzzFederation::GetSecAgg() {
+  static FuzzFederation* federation = new FuzzFederation(true);
+  return *federation;
+}
+
+FuzzFederation::FuzzFederation(bool secagg)
+    : impl_(std::make_shared<Impl>()), secagg_(secagg) {
   server::ServerOptions o;
   o.listen = "127.0.0.1:0";
   o.max_poll = absl::Milliseconds(100);
   o.max_threads = 64;
   o.coordinator.rounds = 1 << 30;  // the job never ends while fuzzing
-  o.coordinator.min_clients_per_round = 1;
-  o.coordinator.min_clients_to_start = 1;
+  // A session needs two boards; its stages give up quickly on the seed
+  // that never speaks, so new sessions keep coming.
+  o.coordinator.min_clients_per_round = secagg ? 2 : 1;
+  o.coordinator.min_clients_to_start = secagg ? 2 : 1;
+  if (secagg) {
+    o.coordinator.round_deadline = absl::Seconds(2);
+    server::SecAggOptions s;
+    s.keys_deadline = absl::Seconds(2);
+    s.stage_deadline = absl::Seconds(1);
+    o.coordinator.secagg = s;
+  }
   o.coordinator.max_clients = 1000;
   o.coordinator.train.set_model("fuzz");
   o.coordinator.train.set_local_epochs(1);
@@ -89,34 +104,44 @@ void FuzzFederation::SetDeadline(grpc::ClientContext& context) const {
   wire::SetDeadline(context, absl::Milliseconds(700));
 }
 
-void FuzzFederation::Refresh() {
-  for (int attempt = 0; attempt < 20; ++attempt) {
-    if (id_.empty()) {
-      v1::JoinRequest join;
-      join.set_client_name("seed");
-      join.set_num_samples(1000);
-      grpc::ClientContext context;
-      SetDeadline(context);
-      v1::JoinResponse joined;
-      if (!stub_->Join(&context, join, &joined).ok()) continue;
-      id_ = joined.client_id();
-    }
-    v1::GetTaskRequest request;
-    request.set_client_id(id_);
+bool FuzzFederation::Poll(const std::string& name, std::string& id,
+                          v1::GetTaskResponse& task) {
+  if (id.empty()) {
+    v1::JoinRequest join;
+    join.set_client_name(name);
+    join.set_num_samples(1000);
     grpc::ClientContext context;
     SetDeadline(context);
+    v1::JoinResponse joined;
+    if (!stub_->Join(&context, join, &joined).ok()) return false;
+    id = joined.client_id();
+  }
+  v1::GetTaskRequest request;
+  request.set_client_id(id);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Status s = stub_->GetTask(&context, request, &task);
+  if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
+    id.clear();  // a fuzzed join took the seed's name
+    return false;
+  }
+  return s.ok();
+}
+
+void FuzzFederation::Refresh() {
+  for (int attempt = 0; attempt < 20; ++attempt) {
     v1::GetTaskResponse task;
-    grpc::Status s = stub_->GetTask(&context, request, &task);
-    if (s.error_code() == grpc::StatusCode::NOT_FOUND) {
-      id_.clear();  // a fuzzed join took the seed's name
-      continue;
+    if (secagg_) {
+      v1::GetTaskResponse second;
+      (void)Poll("seed-2", second_id_, second);  // a round needs two
     }
-    if (s.ok() && task.action() == v1::GetTaskResponse::TRAIN) {
+    if (!Poll("seed", id_, task)) continue;
+    if (task.action() == v1::GetTaskResponse::TRAIN) {
       task_ = task.task_id();
       round_ = task.round();
-      return;
+      session_ = task.secagg().session();
     }
-    if (s.ok()) return;  // between rounds: keep the last task
+    return;  // between rounds: keep the last task
   }
 }
 
@@ -137,6 +162,8 @@ void FuzzFederation::Fill(google::protobuf::Message& message) const {
     } else if (f->name() == "model_sha256" &&
                r->GetString(message, f) == kModelSha) {
       r->SetString(&message, f, impl_->plan.plan.model_sha256());
+    } else if (f->name() == "session" && r->GetString(message, f) == kSession) {
+      r->SetString(&message, f, session_);
     } else if (f->name() == "round" && r->GetUInt64(message, f) == 0) {
       r->SetUInt64(&message, f, round_);
     }

@@ -27,11 +27,16 @@ namespace fedberry::fuzz {
 inline constexpr char kClientId[] = "$ID";
 inline constexpr char kTaskId[] = "$TASK";
 inline constexpr char kModelSha[] = "$SHA";
+inline constexpr char kSession[] = "$SESSION";
 
 class FuzzFederation {
  public:
   // Started on first use; lives until the process ends.
   static FuzzFederation& Get();
+  // The same under secure aggregation (SecAgg+): rounds of two seed boards,
+  // short stage deadlines so sessions turn over while fuzzing; the first
+  // seed's session name stands in for kSession.
+  static FuzzFederation& GetSecAgg();
 
   v1::Federation::Stub& stub() { return *stub_; }
   // A short deadline: no input may hold the fuzzer for long.
@@ -42,7 +47,8 @@ class FuzzFederation {
   void Refresh();
   // Replaces placeholders in `message` and its sub-messages: a client_id of
   // kClientId or a task_id of kTaskId become the seed's, round 0 becomes
-  // the open round, a model_sha256 of kModelSha the served file's.
+  // the open round, a model_sha256 of kModelSha the served file's, a
+  // session of kSession the seed's secure-aggregation session.
   void Fill(google::protobuf::Message& message) const;
 
   // Parses one request, brings the seed board up to date and fills the
@@ -84,11 +90,17 @@ class FuzzFederation {
   const std::string& model_file() const;
 
  private:
-  FuzzFederation();
+  explicit FuzzFederation(bool secagg);
+  // Joins (again) the board `name` and asks for its task; its id in `id`.
+  // False when the server could not be asked.
+  bool Poll(const std::string& name, std::string& id,
+            v1::GetTaskResponse& task);
   struct Impl;
   std::shared_ptr<Impl> impl_;
   std::unique_ptr<v1::Federation::Stub> stub_;
-  std::string id_, task_;
+  const bool secagg_;
+  std::string id_, task_, session_;
+  std::string second_id_;  // secure aggregation's second seed
   uint64_t round_ = 0;
 };
 

@@ -65,6 +65,43 @@ std::vector<v1::UpdateChunk> Update(float value) {
 
 }  // namespace
 
+// One SecAggStep request of each kind, as the seed board of the open
+// round's session (FuzzFederation::GetSecAgg) would send it.
+v1::SecAggRequest SecAggBase() {
+  v1::SecAggRequest r;
+  r.set_client_id(fuzz::kClientId);
+  r.set_task_id(fuzz::kTaskId);
+  r.set_session(fuzz::kSession);
+  return r;
+}
+
+void WriteSecAggSeeds() {
+  v1::SecAggRequest keys = SecAggBase();
+  keys.mutable_keys()->set_board(0);
+  keys.mutable_keys()->set_transport_public(std::string(32, '\x11'));
+  keys.mutable_keys()->set_mask_public(std::string(32, '\x22'));
+  Write("secagg_step", "keys", keys.SerializeAsString());
+  v1::SecAggRequest wait = SecAggBase();
+  wait.set_await(1);
+  Write("secagg_step", "await", wait.SerializeAsString());
+  v1::SecAggRequest shares = SecAggBase();
+  v1::SecAggShareBox* box = shares.mutable_share_keys()->add_boxes();
+  box->set_sender(0);
+  box->set_receiver(1);
+  box->set_box(std::string(120, '\x33'));
+  Write("secagg_step", "share_keys", shares.SerializeAsString());
+  v1::SecAggRequest masked = SecAggBase();
+  for (uint32_t i = 0; i < 26; ++i) masked.mutable_masked()->add_words(i);
+  Write("secagg_step", "masked", masked.SerializeAsString());
+  v1::SecAggRequest unmask = SecAggBase();
+  v1::SecAggShare* share = unmask.mutable_unmask()->add_shares();
+  share->set_owner(1);
+  share->set_index(1);
+  share->set_secret_size(32);
+  for (int i = 0; i < 4; ++i) share->add_values(0xFFFFFFFFFFFFFFFFull);
+  Write("secagg_step", "unmask", unmask.SerializeAsString());
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: fuzz_make_seeds <corpus folder>\n");
@@ -135,5 +172,6 @@ int main(int argc, char** argv) {
   chunk.set_pixels(std::string(8, '\x7f'));
   chunk.set_labels(std::string(2, '\x03'));
   WriteStream("push_samples", "seed", std::vector<v1::SampleChunk>{chunk});
+  WriteSecAggSeeds();
   return 0;
 }
