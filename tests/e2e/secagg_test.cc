@@ -8,14 +8,19 @@
 // the noise goes on the unmasked sum.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "sim/process.h"
 #include "tests/json_lines.h"
 #include "tests/planned_epsilon.h"
 #include "tests/run_command.h"
@@ -344,6 +349,90 @@ TEST(SecAgg, SiteGatewaysRunTheirOwnSessionsAndForwardOnlyTheSum) {
     EXPECT_EQ(root_log.find("secure aggregation (SecAgg+)"), std::string::npos)
         << root_log;
   }
+}
+
+// A board killed after its masked input left (it SIGKILLs itself just
+// before its unmask message) and started again on the same checkpoint
+// folder: its input still counts (its neighbours' shares rebuild its
+// self-mask; five boards, K = 4, t = 3, so every secret keeps 3 shares),
+// its session state on disk says it masked, and the restored board sends
+// no second masked input: it sits the rest of that round out and takes
+// part in the next one.
+TEST(SecAgg, ABoardRestoredAfterItsMaskedInputNeverSendsASecond) {
+  using sim::Process;
+  testing::TempDir dir;
+  testing::WriteTinyDataset(dir / "data", 600);
+  const std::string out = dir / "out";
+  std::filesystem::create_directories(out);
+  const std::string bin = FEDBERRY_BIN_DIR;
+  absl::StatusOr<Process> server = Process::Spawn(
+      {bin + "/fedberry-server", "--listen=127.0.0.1:0", "--output=" + out,
+       "--rounds=2", "--min_clients=5", "--min_clients_to_start=5",
+       "--local_steps=5", "--batch_size=16", "--model=lenet5",
+       "--eval_data=", "--round_deadline=30s", "--secagg_stage_deadline=5s",
+       "--secure_aggregation=secagg+"},
+      out + "/server.log");
+  ASSERT_TRUE(server.ok()) << server.status();
+  std::string address;
+  for (int i = 0; i < 3000 && address.empty() && !server->Poll(); ++i) {
+    std::ifstream(out + "/server.addr") >> address;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_FALSE(address.empty()) << FileText(out + "/server.log");
+  auto board = [&](int i, bool kill) {
+    std::vector<std::string> argv = {
+        bin + "/fedberry-emulated-client",
+        "--server=" + address,
+        "--data=" + (dir / "data"),
+        absl::StrCat("--partition_index=", i),
+        "--partition_count=5",
+        absl::StrCat("--name=board-", i),
+        absl::StrCat("--checkpoint_dir=", out, "/ckpt-", i),
+        "--max_backoff=300ms",
+        "--give_up_after=120s"};
+    if (kill) argv.push_back("--secagg_kill_at=1:4");
+    absl::StatusOr<Process> p = Process::Spawn(
+        argv, absl::StrCat(out, "/board-", i, kill ? "-killed" : "", ".log"));
+    EXPECT_TRUE(p.ok()) << p.status();
+    return *std::move(p);
+  };
+  auto wait = [](Process& p) {
+    for (int i = 0; i < 12000; ++i) {
+      if (auto e = p.Poll()) return e->code;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    p.Signal(SIGKILL);
+    return -1;
+  };
+  std::vector<Process> boards;
+  for (int i = 0; i < 5; ++i) boards.push_back(board(i, /*kill=*/i == 0));
+  EXPECT_EQ(wait(boards[0]), 128 + SIGKILL);
+  // What the board left on disk: its round-1 session, past masking.
+  int states = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(out + "/ckpt-0/secagg")) {
+    states += e.path().filename().string().rfind("secagg-round-1-", 0) == 0;
+  }
+  EXPECT_EQ(states, 1);
+  boards[0] = board(0, false);  // restored: the same checkpoint folder
+  for (Process& b : boards) EXPECT_EQ(wait(b), 0);
+  EXPECT_EQ(wait(*server), 0);
+  const std::vector<nlohmann::json> rounds = Rounds(out);
+  ASSERT_EQ(rounds.size(), 2u) << FileText(out + "/server.log");
+  // Round 1 counts the killed board's input; it dropped at unmask.
+  EXPECT_EQ(rounds[0].at("secagg_boards_survived").get<int>(), 5) << rounds[0];
+  EXPECT_EQ(Stage(rounds[0], "secagg_dropped_by_stage", 3), 1) << rounds[0];
+  EXPECT_EQ(rounds[1].at("secagg_boards_survived").get<int>(), 5) << rounds[1];
+  // The restored board masked only round 2's session.
+  const std::string restored = FileText(out + "/board-0.log");
+  EXPECT_EQ(testing::CountLines(out + "/board-0.log", "round 1: trained"), 0)
+      << restored;
+  EXPECT_EQ(
+      testing::CountLines(out + "/board-0.log", "sending the update masked"), 1)
+      << restored;
+  const std::string log = FileText(out + "/server.log");
+  EXPECT_EQ(log.find("already sent its masked input"), std::string::npos)
+      << log;
 }
 
 }  // namespace

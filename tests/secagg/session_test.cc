@@ -84,6 +84,29 @@ TEST(SessionTest, OneBoardDropsAtEachStage) {
   }
 }
 
+// Small cohorts run on the complete graph (K = n - 1) with t = K/2 + 1,
+// the least t that keeps a board's two secrets apart. Five boards (K = 4,
+// t = 3) lose one at unmask and still count its input: every secret keeps
+// 3 of its 4 shares. Three boards (K = 2, t = 2) cannot: the dead board
+// held a share of each other board's self-mask, so the session is given up,
+// saying so, never published wrongly.
+TEST(SessionTest, FiveBoardsSurviveOneDroppingAtUnmaskThreeCannot) {
+  for (uint32_t silent = 0; silent < 5; ++silent) {
+    SessionRun run(TestConfig(5, 4, 3, 32, 64, 90 + silent), 90 + silent);
+    absl::StatusOr<AggregateResult> result = run.Run({{silent, 3}});
+    ASSERT_TRUE(result.ok()) << silent << ": " << result.status();
+    EXPECT_EQ(result->counted, AllBut(5, {}));
+    EXPECT_EQ(result->sum, run.PlainSum(result->counted));
+  }
+  SessionRun three(TestConfig(3, 2, 2, 32, 64, 99), 99);
+  absl::StatusOr<AggregateResult> result = three.Run({{0, 3}});
+  ASSERT_FALSE(result.ok());
+  EXPECT_TRUE(
+      absl::StrContains(result.status().message(),
+                        "self-mask seed came back, below the threshold t=2"))
+      << result.status();
+}
+
 // Boards dropping at all four stages in one session: 0 before advertising,
 // 1 before sharing, 2 and 6 before masking, 5 before unmasking. With K=7
 // of 9 each board misses at most 2 others, so every secret the server must
