@@ -266,6 +266,7 @@ absl::Status ClientAgent::SendMasked(const v1::GetTaskResponse& task,
   calls.fleet_key_file = options_.secagg_key_file;
   calls.fleet_ca_file = options_.secagg_ca_file;
   calls.wrap_signer = options_.secagg_wrap_signer;
+  calls.on_words = options_.secagg_on_words;
   calls.track = [this](grpc::ClientContext* c) { Track(c); };
   calls.stop = &stop_;
   uint64_t bytes = 0;

@@ -85,6 +85,11 @@ struct AgentOptions {
   std::function<std::unique_ptr<secagg::KeySigner>(
       std::unique_ptr<secagg::KeySigner>)>
       secagg_wrap_signer;
+  // Shown each session's plain words before masking (a test instrument);
+  // may be empty.
+  std::function<void(const std::string& session, uint32_t board,
+                     const std::vector<uint32_t>& words)>
+      secagg_on_words;
 };
 
 class ClientAgent {

@@ -366,6 +366,7 @@ int RunBoard(const ClientConfig& config, const ClientDecorators& decorators,
   AgentOptions options = AgentOptionsOf(config, *transport);
   options.secagg_before_stage = decorators.secagg_before_stage;
   options.secagg_wrap_signer = decorators.secagg_wrap_signer;
+  options.secagg_on_words = decorators.secagg_on_words;
   if (options.allow_data_moves) {
     spdlog::warn(
         "data moves allowed: the server may move some of this board's "

@@ -9,8 +9,10 @@
 #ifndef FEDBERRY_CLIENT_RUN_CLIENT_H_
 #define FEDBERRY_CLIENT_RUN_CLIENT_H_
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -43,6 +45,11 @@ struct ClientDecorators {
   std::function<std::unique_ptr<secagg::KeySigner>(
       std::unique_ptr<secagg::KeySigner>)>
       secagg_wrap_signer;
+  // Shown each session's plain words before they are masked (a test: keeps
+  // them to check the gateway's unmasked sum); empty: nothing.
+  std::function<void(const std::string& session, uint32_t board,
+                     const std::vector<uint32_t>& words)>
+      secagg_on_words;
 };
 
 // The decorators a binary's own flags ask for, once the command line is

@@ -265,6 +265,9 @@ absl::Status SendMaskedUpdate(const SecAggCalls& calls,
   }
   FEDBERRY_ASSIGN_OR_RETURN(std::vector<uint32_t> words,
                             Words(settings, global, outcome));
+  if (calls.on_words) {
+    calls.on_words(settings.config.session, settings.board, words);
+  }
   if (!calls.fs->Exists(calls.state_dir)) {
     FEDBERRY_RETURN_IF_ERROR(calls.fs->CreateDir(calls.state_dir));
   }

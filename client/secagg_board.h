@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -30,6 +31,14 @@
 #include "secagg/session_messages.h"
 
 namespace fedberry::client {
+
+// Shown a session's name, this board's number and its plain words before
+// they are masked: a test instrument that checks the gateway's unmasked sum
+// (fedberry-emulated-client --secagg_words_dir); never set in
+// fedberry-client.
+using SecAggWordsHook =
+    std::function<void(const std::string& session, uint32_t board,
+                       const std::vector<uint32_t>& words)>;
 
 // What the agent lends a session; all must outlive the call.
 struct SecAggCalls {
@@ -54,6 +63,7 @@ struct SecAggCalls {
   std::function<std::unique_ptr<secagg::KeySigner>(
       std::unique_ptr<secagg::KeySigner>)>
       wrap_signer;
+  SecAggWordsHook on_words;  // may be empty
 };
 
 // Sends `outcome`'s model (trained from `global`) masked, through every

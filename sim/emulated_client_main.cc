@@ -9,9 +9,12 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdint>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/numbers.h"
@@ -47,6 +50,11 @@ ABSL_FLAG(std::string, secagg_kill_at, "",
 ABSL_FLAG(bool, secagg_forge_signature, false,
           "Test only: this board's secure-aggregation key signature does "
           "not match its certificate (one bit of it flipped).");
+ABSL_FLAG(std::string, secagg_words_dir, "",
+          "Test only: before masking, this board writes its plain words of "
+          "each secure-aggregation session to DIR/<session>.<board>.words "
+          "(little-endian uint32), so a test can check the gateway's "
+          "unmasked sum.");
 ABSL_FLAG(std::string, memory_readings_dir, "",
           "Test only: the memory watchdog reads DIR/meminfo, DIR/pressure "
           "(PSI) and DIR/cgroup (absent: no cgroup) instead of the kernel's "
@@ -150,6 +158,28 @@ void AddForgedSignature(ClientDecorators& decorators) {
   };
 }
 
+// --secagg_words_dir.
+void KeepSecAggWords(ClientDecorators& decorators) {
+  const std::string dir = absl::GetFlag(FLAGS_secagg_words_dir);
+  if (dir.empty()) return;
+  spdlog::warn(
+      "--secagg_words_dir={}: this board writes its plain secure-aggregation "
+      "words there (test only)",
+      dir);
+  decorators.secagg_on_words = [dir](const std::string& session, uint32_t board,
+                                     const std::vector<uint32_t>& words) {
+    std::string bytes(words.size() * 4, '\0');
+    for (size_t i = 0; i < words.size(); ++i) {
+      for (int b = 0; b < 4; ++b) {
+        bytes[4 * i + b] = static_cast<char>((words[i] >> (8 * b)) & 0xFF);
+      }
+    }
+    std::ofstream(absl::StrCat(dir, "/", session, ".", board, ".words"),
+                  std::ios::binary)
+        << bytes;
+  };
+}
+
 // --memory_readings_dir.
 void UseMemoryReadings(ClientDecorators& decorators) {
   const std::string dir = absl::GetFlag(FLAGS_memory_readings_dir);
@@ -183,6 +213,7 @@ absl::StatusOr<ClientDecorators> EmulationFromFlags(
   FEDBERRY_RETURN_IF_ERROR(AddPause(decorators));
   FEDBERRY_RETURN_IF_ERROR(AddSecAggKill(decorators));
   AddForgedSignature(decorators);
+  KeepSecAggWords(decorators);
   UseMemoryReadings(decorators);
   return decorators;
 }
@@ -196,7 +227,7 @@ int main(int argc, char** argv) {
       "fedberry-client with test instruments, for fedberry-sim and the "
       "tests (not installed): --attack, --compute_slowdown, "
       "--data_fraction, --pause_every, --pause_seconds, --secagg_kill_at, "
-      "--secagg_forge_signature, "
+      "--secagg_forge_signature, --secagg_words_dir, "
       "--memory_readings_dir.\nUsage: "
       "fedberry-emulated-client "
       "--server=127.0.0.1:50051 --partition_index=0 --partition_count=4 "

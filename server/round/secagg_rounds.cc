@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "runtime/sha256.h"
 #include "secagg/parameters.h"
 #include "secagg/random_source.h"
 #include "secagg/wire_messages.h"
@@ -424,10 +425,18 @@ absl::Status SecAggRounds::Finish() {
     figures_.bytes_up_by_stage[s] = result.counts.bytes_up[s];
   }
   finished_ = true;
+  // The sum's digest: what the gateway learned, checkable against the
+  // boards' own words by a test, without the words themselves.
+  std::string bytes;
+  for (uint32_t w : result.sum) {
+    for (int b = 0; b < 4; ++b)
+      bytes.push_back(static_cast<char>(w >> (8 * b)));
+  }
   spdlog::info(
       "round {}: secure aggregation unmasked the sum of {} of {} boards' "
-      "updates (weights summing to {:.4f})",
-      ctx_.job.round(), figures_.survived, figures_.started, weight_sum);
+      "updates (weights summing to {:.4f}; session {}, sum sha256 {})",
+      ctx_.job.round(), figures_.survived, figures_.started, weight_sum,
+      session_->config().session, runtime::Sha256Hex(bytes));
   return absl::OkStatus();
 }
 

@@ -15,11 +15,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "runtime/sha256.h"
 #include "sim/process.h"
 #include "tests/json_lines.h"
 #include "tests/planned_epsilon.h"
@@ -351,6 +353,122 @@ TEST(SecAgg, SiteGatewaysRunTheirOwnSessionsAndForwardOnlyTheSum) {
   }
 }
 
+// A job of real processes started one by one: fedberry-server and
+// fedberry-emulated-client boards on the tiny data set, so a test can kill
+// and restart boards and give each its own instruments.
+class ProcessJob : public ::testing::Test {
+ protected:
+  // The server of a `boards`-board job of `rounds` rounds.
+  void StartServer(int boards, int rounds) {
+    boards_ = boards;
+    testing::WriteTinyDataset(dir_ / "data", 600);
+    std::filesystem::create_directories(out_);
+    absl::StatusOr<sim::Process> server = sim::Process::Spawn(
+        {bin_ + "/fedberry-server", "--listen=127.0.0.1:0", "--output=" + out_,
+         absl::StrCat("--rounds=", rounds),
+         absl::StrCat("--min_clients=", boards),
+         absl::StrCat("--min_clients_to_start=", boards), "--local_steps=5",
+         "--batch_size=16", "--model=lenet5",
+         "--eval_data=", "--round_deadline=30s", "--secagg_stage_deadline=5s",
+         "--secure_aggregation=secagg+"},
+        out_ + "/server.log");
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_.emplace(*std::move(server));
+    for (int i = 0; i < 3000 && address_.empty() && !server_->Poll(); ++i) {
+      std::ifstream(out_ + "/server.addr") >> address_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_FALSE(address_.empty()) << FileText(out_ + "/server.log");
+  }
+
+  // Board `i`, its log `board-<i><log_suffix>.log`, with `extra` flags.
+  sim::Process Board(int i, const std::vector<std::string>& extra,
+                     const std::string& log_suffix = "") {
+    std::vector<std::string> argv = {
+        bin_ + "/fedberry-emulated-client",
+        "--server=" + address_,
+        "--data=" + (dir_ / "data"),
+        absl::StrCat("--partition_index=", i),
+        absl::StrCat("--partition_count=", boards_),
+        absl::StrCat("--name=board-", i),
+        absl::StrCat("--checkpoint_dir=", out_, "/ckpt-", i),
+        "--max_backoff=300ms",
+        "--give_up_after=120s"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    absl::StatusOr<sim::Process> p = sim::Process::Spawn(
+        argv, absl::StrCat(out_, "/board-", i, log_suffix, ".log"));
+    EXPECT_TRUE(p.ok()) << p.status();
+    return *std::move(p);
+  }
+
+  // Its exit code (-1: still running after 2 minutes, then killed).
+  static int Wait(sim::Process& p) {
+    for (int i = 0; i < 12000; ++i) {
+      if (auto e = p.Poll()) return e->code;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    p.Signal(SIGKILL);
+    return -1;
+  }
+
+  testing::TempDir dir_;
+  const std::string out_ = dir_ / "out";
+  const std::string bin_ = FEDBERRY_BIN_DIR;
+  int boards_ = 0;
+  std::optional<sim::Process> server_;
+  std::string address_;
+};
+
+using SecAggProcesses = ProcessJob;
+
+// Each board writes its plain words before masking them
+// (--secagg_words_dir, a test instrument); the server logs its unmasked
+// sum's SHA-256. Every round's sum is exactly the plain sum mod 2^32 of the
+// six boards' clipped, quantised words.
+TEST_F(SecAggProcesses, TheUnmaskedSumIsExactlyThePlainSumOfTheWords) {
+  StartServer(6, 2);
+  const std::string words = dir_ / "words";
+  std::filesystem::create_directories(words);
+  std::vector<sim::Process> boards;
+  for (int i = 0; i < 6; ++i) {
+    boards.push_back(Board(i, {"--secagg_words_dir=" + words}));
+  }
+  for (sim::Process& b : boards) EXPECT_EQ(Wait(b), 0);
+  ASSERT_EQ(Wait(*server_), 0);
+  const std::string log = FileText(out_ + "/server.log");
+  // "... (weights summing to W; session S, sum sha256 H)"
+  int checked = 0;
+  for (size_t at = log.find("session round-"); at != std::string::npos;
+       at = log.find("session round-", at + 1)) {
+    const size_t comma = log.find(',', at);
+    const std::string session = log.substr(at + 8, comma - at - 8);
+    const size_t hash = log.find("sum sha256 ", comma) + 11;
+    std::vector<uint32_t> sum;
+    for (int b = 0; b < 6; ++b) {
+      const std::string bytes =
+          FileText(absl::StrCat(words, "/", session, ".", b, ".words"));
+      ASSERT_FALSE(bytes.empty()) << session << " board " << b;
+      sum.resize(bytes.size() / 4, 0);
+      for (size_t i = 0; i < sum.size(); ++i) {
+        uint32_t w = 0;
+        for (int k = 0; k < 4; ++k) {
+          w |= static_cast<uint32_t>(static_cast<uint8_t>(bytes[4 * i + k]))
+               << (8 * k);
+        }
+        sum[i] += w;  // mod 2^32, the 32-bit field's sum
+      }
+    }
+    std::string summed;
+    for (uint32_t w : sum) {
+      for (int k = 0; k < 4; ++k)
+        summed.push_back(static_cast<char>(w >> (8 * k)));
+    }
+    EXPECT_EQ(runtime::Sha256Hex(summed), log.substr(hash, 64)) << session;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2) << log;
+}
+
 // A board killed after its masked input left (it SIGKILLs itself just
 // before its unmask message) and started again on the same checkpoint
 // folder: its input still counts (its neighbours' shares rebuild its
@@ -358,79 +476,35 @@ TEST(SecAgg, SiteGatewaysRunTheirOwnSessionsAndForwardOnlyTheSum) {
 // its session state on disk says it masked, and the restored board sends
 // no second masked input: it sits the rest of that round out and takes
 // part in the next one.
-TEST(SecAgg, ABoardRestoredAfterItsMaskedInputNeverSendsASecond) {
-  using sim::Process;
-  testing::TempDir dir;
-  testing::WriteTinyDataset(dir / "data", 600);
-  const std::string out = dir / "out";
-  std::filesystem::create_directories(out);
-  const std::string bin = FEDBERRY_BIN_DIR;
-  absl::StatusOr<Process> server = Process::Spawn(
-      {bin + "/fedberry-server", "--listen=127.0.0.1:0", "--output=" + out,
-       "--rounds=2", "--min_clients=5", "--min_clients_to_start=5",
-       "--local_steps=5", "--batch_size=16", "--model=lenet5",
-       "--eval_data=", "--round_deadline=30s", "--secagg_stage_deadline=5s",
-       "--secure_aggregation=secagg+"},
-      out + "/server.log");
-  ASSERT_TRUE(server.ok()) << server.status();
-  std::string address;
-  for (int i = 0; i < 3000 && address.empty() && !server->Poll(); ++i) {
-    std::ifstream(out + "/server.addr") >> address;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  ASSERT_FALSE(address.empty()) << FileText(out + "/server.log");
-  auto board = [&](int i, bool kill) {
-    std::vector<std::string> argv = {
-        bin + "/fedberry-emulated-client",
-        "--server=" + address,
-        "--data=" + (dir / "data"),
-        absl::StrCat("--partition_index=", i),
-        "--partition_count=5",
-        absl::StrCat("--name=board-", i),
-        absl::StrCat("--checkpoint_dir=", out, "/ckpt-", i),
-        "--max_backoff=300ms",
-        "--give_up_after=120s"};
-    if (kill) argv.push_back("--secagg_kill_at=1:4");
-    absl::StatusOr<Process> p = Process::Spawn(
-        argv, absl::StrCat(out, "/board-", i, kill ? "-killed" : "", ".log"));
-    EXPECT_TRUE(p.ok()) << p.status();
-    return *std::move(p);
-  };
-  auto wait = [](Process& p) {
-    for (int i = 0; i < 12000; ++i) {
-      if (auto e = p.Poll()) return e->code;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    p.Signal(SIGKILL);
-    return -1;
-  };
-  std::vector<Process> boards;
-  for (int i = 0; i < 5; ++i) boards.push_back(board(i, /*kill=*/i == 0));
-  EXPECT_EQ(wait(boards[0]), 128 + SIGKILL);
+TEST_F(SecAggProcesses, ABoardRestoredAfterItsMaskedInputNeverSendsASecond) {
+  StartServer(5, 2);
+  std::vector<sim::Process> boards;
+  boards.push_back(Board(0, {"--secagg_kill_at=1:4"}, "-killed"));
+  for (int i = 1; i < 5; ++i) boards.push_back(Board(i, {}));
+  EXPECT_EQ(Wait(boards[0]), 128 + SIGKILL);
   // What the board left on disk: its round-1 session, past masking.
   int states = 0;
   for (const auto& e :
-       std::filesystem::directory_iterator(out + "/ckpt-0/secagg")) {
+       std::filesystem::directory_iterator(out_ + "/ckpt-0/secagg")) {
     states += e.path().filename().string().rfind("secagg-round-1-", 0) == 0;
   }
   EXPECT_EQ(states, 1);
-  boards[0] = board(0, false);  // restored: the same checkpoint folder
-  for (Process& b : boards) EXPECT_EQ(wait(b), 0);
-  EXPECT_EQ(wait(*server), 0);
-  const std::vector<nlohmann::json> rounds = Rounds(out);
-  ASSERT_EQ(rounds.size(), 2u) << FileText(out + "/server.log");
+  boards[0] = Board(0, {});  // restored: the same checkpoint folder
+  for (sim::Process& b : boards) EXPECT_EQ(Wait(b), 0);
+  EXPECT_EQ(Wait(*server_), 0);
+  const std::vector<nlohmann::json> rounds = Rounds(out_);
+  ASSERT_EQ(rounds.size(), 2u) << FileText(out_ + "/server.log");
   // Round 1 counts the killed board's input; it dropped at unmask.
   EXPECT_EQ(rounds[0].at("secagg_boards_survived").get<int>(), 5) << rounds[0];
   EXPECT_EQ(Stage(rounds[0], "secagg_dropped_by_stage", 3), 1) << rounds[0];
   EXPECT_EQ(rounds[1].at("secagg_boards_survived").get<int>(), 5) << rounds[1];
   // The restored board masked only round 2's session.
-  const std::string restored = FileText(out + "/board-0.log");
-  EXPECT_EQ(testing::CountLines(out + "/board-0.log", "round 1: trained"), 0)
-      << restored;
-  EXPECT_EQ(
-      testing::CountLines(out + "/board-0.log", "sending the update masked"), 1)
-      << restored;
-  const std::string log = FileText(out + "/server.log");
+  const std::string restored = out_ + "/board-0.log";
+  EXPECT_EQ(testing::CountLines(restored, "round 1: trained"), 0)
+      << FileText(restored);
+  EXPECT_EQ(testing::CountLines(restored, "sending the update masked"), 1)
+      << FileText(restored);
+  const std::string log = FileText(out_ + "/server.log");
   EXPECT_EQ(log.find("already sent its masked input"), std::string::npos)
       << log;
 }
