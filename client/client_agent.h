@@ -27,6 +27,7 @@
 #include "client/backoff.h"
 #include "client/local_trainer.h"
 #include "client/round_meter.h"
+#include "client/secagg_board.h"
 #include "fedberry/v1/federation.grpc.pb.h"
 #include "secagg/session_messages.h"
 
@@ -87,9 +88,7 @@ struct AgentOptions {
       secagg_wrap_signer;
   // Shown each session's plain words before masking (a test instrument);
   // may be empty.
-  std::function<void(const std::string& session, uint32_t board,
-                     const std::vector<uint32_t>& words)>
-      secagg_on_words;
+  SecAggWordsHook secagg_on_words;
 };
 
 class ClientAgent {

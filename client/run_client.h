@@ -9,16 +9,15 @@
 #ifndef FEDBERRY_CLIENT_RUN_CLIENT_H_
 #define FEDBERRY_CLIENT_RUN_CLIENT_H_
 
-#include <cstdint>
 #include <functional>
 #include <memory>
-#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "client/client_config.h"
 #include "client/local_trainer.h"
+#include "client/secagg_board.h"
 #include "runtime/memory_readings.h"
 #include "secagg/session_messages.h"
 
@@ -47,9 +46,7 @@ struct ClientDecorators {
       secagg_wrap_signer;
   // Shown each session's plain words before they are masked (a test: keeps
   // them to check the gateway's unmasked sum); empty: nothing.
-  std::function<void(const std::string& session, uint32_t board,
-                     const std::vector<uint32_t>& words)>
-      secagg_on_words;
+  SecAggWordsHook secagg_on_words;
 };
 
 // The decorators a binary's own flags ask for, once the command line is

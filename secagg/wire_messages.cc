@@ -154,4 +154,14 @@ absl::StatusOr<UnmaskShare> FromProto(const v1::SecAggShare& share) {
   return out;
 }
 
+std::string WordBytes(absl::Span<const uint32_t> words) {
+  std::string bytes;
+  bytes.reserve(words.size() * 4);
+  for (uint32_t w : words) {
+    for (int b = 0; b < 4; ++b)
+      bytes.push_back(static_cast<char>(w >> (8 * b)));
+  }
+  return bytes;
+}
+
 }  // namespace fedberry::secagg

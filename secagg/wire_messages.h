@@ -7,9 +7,11 @@
 #define FEDBERRY_SECAGG_WIRE_MESSAGES_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "fedberry/v1/federation.pb.h"
 #include "secagg/session_messages.h"
 
@@ -51,6 +53,10 @@ inline constexpr size_t kMaxSignatureBytes = 1024;
 inline constexpr size_t kMaxShareBoxBytes = 4096;
 inline constexpr size_t kMaxShareValues = 64;
 inline constexpr size_t kMaxCertificateBytes = 16384;
+
+// `words` as little-endian bytes, four a word: what the gateway's digest of
+// an unmasked sum hashes, and how a test instrument keeps a board's words.
+std::string WordBytes(absl::Span<const uint32_t> words);
 
 }  // namespace fedberry::secagg
 

@@ -27,6 +27,7 @@
 #include "client/testing/forged_signer.h"
 #include "client/testing/update_attack.h"
 #include "runtime/dataset.h"
+#include "secagg/wire_messages.h"
 
 ABSL_FLAG(std::string, attack, "",
           "Test only, to measure robust aggregation: send poisoned updates, "
@@ -168,15 +169,9 @@ void KeepSecAggWords(ClientDecorators& decorators) {
       dir);
   decorators.secagg_on_words = [dir](const std::string& session, uint32_t board,
                                      const std::vector<uint32_t>& words) {
-    std::string bytes(words.size() * 4, '\0');
-    for (size_t i = 0; i < words.size(); ++i) {
-      for (int b = 0; b < 4; ++b) {
-        bytes[4 * i + b] = static_cast<char>((words[i] >> (8 * b)) & 0xFF);
-      }
-    }
     std::ofstream(absl::StrCat(dir, "/", session, ".", board, ".words"),
                   std::ios::binary)
-        << bytes;
+        << secagg::WordBytes(words);
   };
 }
 

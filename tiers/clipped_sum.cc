@@ -44,11 +44,8 @@ class ClippedSumRound : public server::RoundDecorator {
       return absl::InvalidArgumentError(
           "a sum of noisy updates has no bound to check (local DP)");
     }
-    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
-    FEDBERRY_ASSIGN_OR_RETURN(
-        const double scale,
-        server::ForwardedSumScale(norm, updates, round_.clip));
-    sum_.Add(sum, scale);
+    FEDBERRY_RETURN_IF_ERROR(
+        server::AddBoundedSum(sum_, sum, updates, round_.clip));
     updates_ += updates;
     clipped_ += clipped;
     return absl::OkStatus();

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/log_text.h"
+#include "secagg/session_messages.h"
 #include "server/fleet/fleet_status.h"
 #include "server/svg_chart.h"
 
@@ -201,14 +202,12 @@ std::string SecAggPart(const std::optional<FleetSecAgg>& secagg) {
       "</tr></thead><tbody>\n",
       s.round, s.survived, s.started, s.neighbours, s.threshold,
       static_cast<double>(s.bytes_up) / 1048576.0);
-  constexpr const char* kStages[] = {"advertise keys", "share keys",
-                                     "masked input", "unmask"};
-  for (int i = 0; i < 4; ++i) {
-    absl::StrAppend(&part,
-                    absl::StrFormat("<tr><td>%s</td><td class=\"num\">%d</td>"
-                                    "<td class=\"num\">%.2f</td></tr>\n",
-                                    kStages[i], s.dropped_by_stage[i],
-                                    s.seconds_by_stage[i]));
+  for (int i = 0; i < secagg::kStageCount; ++i) {
+    absl::StrAppend(
+        &part, absl::StrFormat("<tr><td>%s</td><td class=\"num\">%d</td>"
+                               "<td class=\"num\">%.2f</td></tr>\n",
+                               secagg::StageName(static_cast<secagg::Stage>(i)),
+                               s.dropped_by_stage[i], s.seconds_by_stage[i]));
   }
   return part + "</tbody></table></div>\n";
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "server/privacy/difference_sum.h"
 
 namespace fedberry::server {
 
@@ -41,6 +42,16 @@ absl::StatusOr<double> ForwardedSumScale(double norm, int updates,
         ": a gateway must clip each board's update to the round's dp_clip"));
   }
   return norm > bound ? bound / norm : 1.0;
+}
+
+absl::Status AddBoundedSum(DifferenceSum& into,
+                           const runtime::NamedTensors& sum, int updates,
+                           double clip) {
+  FEDBERRY_ASSIGN_OR_RETURN(const double norm, into.Norm(sum));
+  FEDBERRY_ASSIGN_OR_RETURN(const double scale,
+                            ForwardedSumScale(norm, updates, clip));
+  into.Add(sum, scale);
+  return absl::OkStatus();
 }
 
 absl::Status AddToRound(RoundAggregator& round, const v1::UpdateHeader& header,

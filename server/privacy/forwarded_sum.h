@@ -17,6 +17,8 @@
 
 namespace fedberry::server {
 
+class DifferenceSum;
+
 // A forwarded sum may exceed updates x clip by this share before it is
 // refused: float32 rounding of the model plus the sum, and lossy encodings
 // (fp16, int8) move its norm a little. What gets in is clipped to the bound.
@@ -32,6 +34,14 @@ absl::Status CheckForwardedSum(const v1::ForwardedSum& sum, uint32_t boards);
 // InvalidArgument naming the figures when the norm exceeds the bound by
 // more than kForwardedSumSlack.
 absl::StatusOr<double> ForwardedSumScale(double norm, int updates, double clip);
+
+// Adds `sum` (the round's model plus `updates` boards' clipped differences
+// from it: a site gateway's forwarded sum, a session's unmasked sum) to
+// `into`, brought within updates x `clip` (ForwardedSumScale's refusal
+// beyond its slack; `clip` 0: no bound).
+absl::Status AddBoundedSum(DifferenceSum& into,
+                           const runtime::NamedTensors& sum, int updates,
+                           double clip);
 
 // Adds the update of `header` to `round`: a forwarded sum (checked against
 // `boards`, what the sender declared at join) through AddSum, anything else

@@ -47,11 +47,8 @@ class GaussianSumRound : public RoundDecorator {
   // once onto the root's total.
   absl::Status AddSum(const runtime::NamedTensors& sum, int updates,
                       int clipped) override {
-    FEDBERRY_ASSIGN_OR_RETURN(const double norm, sum_.Norm(sum));
-    FEDBERRY_ASSIGN_OR_RETURN(
-        const double scale,
-        ForwardedSumScale(norm, updates, options_.local ? 0.0 : clip_));
-    sum_.Add(sum, scale);
+    FEDBERRY_RETURN_IF_ERROR(
+        AddBoundedSum(sum_, sum, updates, options_.local ? 0.0 : clip_));
     updates_ += updates;
     if (!options_.local) clipped_ += clipped;
     return absl::OkStatus();

@@ -427,16 +427,12 @@ absl::Status SecAggRounds::Finish() {
   finished_ = true;
   // The sum's digest: what the gateway learned, checkable against the
   // boards' own words by a test, without the words themselves.
-  std::string bytes;
-  for (uint32_t w : result.sum) {
-    for (int b = 0; b < 4; ++b)
-      bytes.push_back(static_cast<char>(w >> (8 * b)));
-  }
   spdlog::info(
       "round {}: secure aggregation unmasked the sum of {} of {} boards' "
       "updates (weights summing to {:.4f}; session {}, sum sha256 {})",
       ctx_.job.round(), figures_.survived, figures_.started, weight_sum,
-      session_->config().session, runtime::Sha256Hex(bytes));
+      session_->config().session,
+      runtime::Sha256Hex(secagg::WordBytes(result.sum)));
   return absl::OkStatus();
 }
 
